@@ -31,7 +31,7 @@ func (t *Timestamp) UnmarshalCBOR(b []byte) error {
 		v = tag.Content
 	}
 	if tm, ok := v.(time.Time); ok {
-		t.Time = tm.UTC()
+		t.Time = tm.Round(time.Millisecond).UTC()
 		return nil
 	}
 	switch n := v.(type) {
