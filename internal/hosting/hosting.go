@@ -1,0 +1,279 @@
+// Package hosting is the shared data model of managed hosting: the records that
+// builds, fleets, computes (instances), server processes, game sessions and
+// player sessions are stored as, and the contracts between the packages that
+// own them.
+//
+// Ownership (each record kind is written by one package; others only read it,
+// or change it through the owner's exported functions):
+//
+//	Build, UploadObject          internal/builds    (builds, the S3 upload endpoint)
+//	Fleet, FleetEvent, Location,
+//	ScalingPolicy, Compute,
+//	ComputeAuthToken             internal/fleets    (fleets, locations, scaling, computes,
+//	                                                 and the local compute provider that
+//	                                                 launches server processes)
+//	Process, GameSession,
+//	PlayerSession                internal/sessions  (server processes' state as they report it
+//	                                                 over the SDK, game sessions, player sessions)
+//
+// internal/sdkconn carries the Server SDK 5 WebSocket protocol and calls
+// sessions through the ProcessAPI interface below; sessions sends messages to
+// processes through a Messenger. fleets launches and stops OS processes and
+// tells sessions when one exits (ProcessExited).
+//
+// Every record is JSON in the store (see internal/store); the api types used
+// inside records marshal as they do on the AWS JSON 1.1 wire.
+package hosting
+
+import (
+	"context"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// Record kinds of managed hosting.
+const (
+	KindBuild            store.Kind = "Build"
+	KindFleet            store.Kind = "Fleet"
+	KindFleetEvent       store.Kind = "FleetEvent"
+	KindLocation         store.Kind = "Location"
+	KindScalingPolicy    store.Kind = "ScalingPolicy"
+	KindCompute          store.Kind = "Compute"
+	KindComputeAuthToken store.Kind = "ComputeAuthToken"
+	KindProcess          store.Kind = "Process"
+	KindGameSession      store.Kind = "GameSession"
+	KindPlayerSession    store.Kind = "PlayerSession"
+)
+
+// Fleet is a fleet's stored state. Record: Kind Fleet, ID = fleet ID,
+// Key = string(Attributes.Status).
+type Fleet struct {
+	Attributes           api.FleetAttributes      `json:"attributes"`
+	RuntimeConfiguration api.RuntimeConfiguration `json:"runtimeConfiguration"`
+	PortSettings         []api.IpPermission       `json:"portSettings,omitempty"`
+	// Locations holds the home location first, then remote/custom ones.
+	Locations []FleetLocation `json:"locations"`
+	// HomeLocation is the fleet's home Region (or first custom location for
+	// Anywhere fleets).
+	HomeLocation string `json:"homeLocation"`
+	// CA is the PEM of the fleet's certificate authority when
+	// CertificateConfiguration is GENERATED (its key is in the data directory).
+	CA string `json:"ca,omitempty"`
+}
+
+// FleetLocation is one location of a fleet with its capacity settings.
+type FleetLocation struct {
+	Location string                   `json:"location"`
+	Status   api.FleetStatus          `json:"status"`
+	Desired  int32                    `json:"desired"`
+	Min      int32                    `json:"min"`
+	Max      int32                    `json:"max"`
+	Stopped  []api.FleetAction        `json:"stopped,omitempty"`
+	Update   api.LocationUpdateStatus `json:"update,omitempty"`
+}
+
+// Compute is an instance of a managed fleet or a registered Anywhere compute.
+// Record: Kind Compute, ID = FleetID + "/" + ComputeName, Parent = fleet ID,
+// Key = location.
+type Compute struct {
+	FleetID     string            `json:"fleetId"`
+	ComputeName string            `json:"computeName"` // the instance ID on managed fleets
+	Location    string            `json:"location"`
+	Status      api.ComputeStatus `json:"status"` // PENDING | ACTIVE | TERMINATING
+	// InstanceStatus is the DescribeInstances status of a managed instance.
+	InstanceStatus api.InstanceStatus `json:"instanceStatus,omitempty"`
+	IPAddress      string             `json:"ipAddress"`
+	DNSName        string             `json:"dnsName,omitempty"`
+	CreationTime   time.Time          `json:"creationTime"`
+	// Host is the Hoist replica that runs this instance's processes
+	// (managed fleets only; "" for Anywhere computes).
+	Host string `json:"host,omitempty"`
+	// Dir is the instance's directory on Host (managed fleets only).
+	Dir string `json:"dir,omitempty"`
+	// CertificatePath, when the fleet's certificates are GENERATED, is where
+	// the instance's certificate chain and key were written.
+	CertificatePath string `json:"certificatePath,omitempty"`
+}
+
+// ComputeAuthToken authorizes server processes on a compute to connect to the
+// SDK endpoint. Record: Kind ComputeAuthToken, ID = SHA-256 hex of the token
+// (the token itself is never stored), Parent = FleetID + "/" + ComputeName.
+type ComputeAuthToken struct {
+	FleetID     string    `json:"fleetId"`
+	ComputeName string    `json:"computeName"`
+	Expires     time.Time `json:"expires"`
+}
+
+// ProcessState is a server process's lifecycle state as Hoist tracks it.
+type ProcessState string
+
+const (
+	// ProcessLaunching: started (or, on Anywhere, connected) but not ready.
+	ProcessLaunching ProcessState = "LAUNCHING"
+	// ProcessActive: called ProcessReady (ActivateServerProcess).
+	ProcessActive ProcessState = "ACTIVE"
+	// ProcessTerminating: asked to end or ending (ProcessEnding called, or
+	// TerminateProcess sent).
+	ProcessTerminating ProcessState = "TERMINATING"
+	// ProcessTerminated: exited or gone.
+	ProcessTerminated ProcessState = "TERMINATED"
+)
+
+// Process is one server process. Record: Kind Process, ID = process ID,
+// Parent = fleet ID, Key = ProcessKey(location, state, idle).
+type Process struct {
+	ID          string       `json:"id"`
+	FleetID     string       `json:"fleetId"`
+	ComputeName string       `json:"computeName"`
+	Location    string       `json:"location"`
+	State       ProcessState `json:"state"`
+	LaunchPath  string       `json:"launchPath,omitempty"`
+	Parameters  string       `json:"parameters,omitempty"`
+	Port        int32        `json:"port,omitempty"`
+	LogPaths    []string     `json:"logPaths,omitempty"`
+	SDKVersion  string       `json:"sdkVersion,omitempty"`
+	SDKLanguage string       `json:"sdkLanguage,omitempty"`
+	// GameSessionID is the game session the process hosts ("" when idle).
+	GameSessionID string    `json:"gameSessionId,omitempty"`
+	LaunchedAt    time.Time `json:"launchedAt"`
+	ReadyAt       time.Time `json:"readyAt,omitempty"`
+	// LastHeartbeat and UnhealthyReports track SDK health reports.
+	LastHeartbeat    time.Time `json:"lastHeartbeat,omitempty"`
+	UnhealthyReports int       `json:"unhealthyReports,omitempty"`
+	// ConnectedTo is the replica holding the process's WebSocket ("" when
+	// not connected).
+	ConnectedTo string    `json:"connectedTo,omitempty"`
+	EndedAt     time.Time `json:"endedAt,omitempty"`
+	EndReason   string    `json:"endReason,omitempty"`
+}
+
+// ProcessKey is the store Key of a process record: placement finds an idle
+// ready process of a fleet location with one List(Parent=fleet,
+// Key=ProcessKey(loc, ProcessActive, true), Limit=1).
+func ProcessKey(location string, state ProcessState, idle bool) string {
+	k := location + "/" + string(state)
+	if state == ProcessActive && idle {
+		k += "/IDLE"
+	}
+	return k
+}
+
+// GameSession is a game session's stored state. Record: Kind GameSession,
+// ID = the game session ID (its ARN, as GameLift uses), Parent = fleet ID,
+// Key = string(Session.Status).
+type GameSession struct {
+	Session api.GameSession `json:"session"`
+	// ProcessID hosts the session.
+	ProcessID        string               `json:"processId"`
+	IdempotencyToken string               `json:"idempotencyToken,omitempty"`
+	ProtectionPolicy api.ProtectionPolicy `json:"protectionPolicy,omitempty"`
+	// ActivationDeadline is when an ACTIVATING session goes to ERROR.
+	ActivationDeadline time.Time `json:"activationDeadline,omitempty"`
+	LogPaths           []string  `json:"logPaths,omitempty"`
+	// LogDir is where Hoist collected the process's logs when the session ended.
+	LogDir string `json:"logDir,omitempty"`
+}
+
+// PlayerSession is a player session's stored state. Record: Kind
+// PlayerSession, ID = player session ID, Parent = game session ID,
+// Key = string(Session.Status).
+type PlayerSession struct {
+	Session api.PlayerSession `json:"session"`
+	// ReservedUntil is when a RESERVED session times out.
+	ReservedUntil time.Time `json:"reservedUntil,omitempty"`
+}
+
+// FleetEvent is one fleet event. Record: Kind FleetEvent, ID = event ID,
+// Parent = fleet ID (listed in creation order).
+type FleetEvent struct {
+	Event api.Event `json:"event"`
+}
+
+// Message is a message from Hoist to a server process (section 3 of the
+// Server SDK 5 protocol notes): a JSON object whose Action names it. sdkconn
+// adds StatusCode 200 and a RequestId.
+type Message map[string]any
+
+// Messenger delivers messages to connected server processes. sdkconn
+// implements it for processes connected to this replica; a multi-replica
+// deployment routes to the replica named by Process.ConnectedTo.
+type Messenger interface {
+	// SendToProcess delivers msg to the process, or returns an error if it is
+	// not connected.
+	SendToProcess(ctx context.Context, processID string, msg Message) error
+}
+
+// Conn identifies an authenticated SDK connection.
+type Conn struct {
+	ProcessID   string
+	FleetID     string
+	ComputeName string
+	SDKVersion  string
+	SDKLanguage string
+}
+
+// SDKError is an error answered to a server process: Status is the reply's
+// StatusCode (400 bad request, 401/403 not allowed, 404 not found, 409
+// conflict, 429 throttled, 500 internal).
+type SDKError struct {
+	Status  int
+	Message string
+}
+
+func (e *SDKError) Error() string { return e.Message }
+
+// ProcessAPI is what server processes call over the SDK (section 2 of the
+// protocol notes). sessions implements it; sdkconn calls it for each request
+// after authenticating the connection, and answers with the returned result
+// fields (merged at the top level of the reply) or error (an *SDKError, or
+// 500).
+type ProcessAPI interface {
+	// Connected is called when a process's WebSocket is established (again).
+	Connected(ctx context.Context, c Conn) error
+	// Disconnected is called when it closes; normal is true for close codes
+	// 1000/1001 or a drop after ProcessEnding.
+	Disconnected(ctx context.Context, c Conn, normal bool)
+	ProcessReady(ctx context.Context, c Conn, port int32, logPaths []string) error
+	Heartbeat(ctx context.Context, c Conn, healthy bool) error
+	ActivateGameSession(ctx context.Context, c Conn, gameSessionID string) error
+	AcceptPlayerSession(ctx context.Context, c Conn, gameSessionID, playerSessionID string) error
+	RemovePlayerSession(ctx context.Context, c Conn, gameSessionID, playerSessionID string) error
+	UpdatePlayerSessionCreationPolicy(ctx context.Context, c Conn, gameSessionID string, policy api.PlayerSessionCreationPolicy) error
+	DescribePlayerSessions(ctx context.Context, c Conn, req DescribePlayerSessionsRequest) (map[string]any, error)
+	ProcessEnding(ctx context.Context, c Conn) error
+	GetComputeCertificate(ctx context.Context, c Conn) (map[string]any, error)
+	GetFleetRoleCredentials(ctx context.Context, c Conn, roleArn, roleSessionName string) (map[string]any, error)
+}
+
+// DescribePlayerSessionsRequest is the SDK's DescribePlayerSessions request.
+type DescribePlayerSessionsRequest struct {
+	GameSessionID, PlayerID, PlayerSessionID, StatusFilter, NextToken string
+	Limit                                                             int
+}
+
+// TokenVerifier authenticates an SDK connection: it returns the fleet and
+// compute a token was issued for (fleets implements it over
+// ComputeAuthToken records), or an error when the token is unknown or
+// expired.
+type TokenVerifier interface {
+	VerifyComputeToken(ctx context.Context, token string) (fleetID, computeName string, err error)
+}
+
+// ProcessHost starts and stops OS processes of managed fleets; fleets
+// implements it with its local compute provider. sessions calls it to end a
+// process that broke the rules (3 unhealthy heartbeats): the process is sent
+// TerminateProcess, then killed after grace, then replaced.
+type ProcessHost interface {
+	TerminateProcess(ctx context.Context, processID, reason string) error
+}
+
+// ProcessEvents is how fleets tells sessions about OS-level process events.
+type ProcessEvents interface {
+	// ProcessLaunched records a new process (state LAUNCHING).
+	ProcessLaunched(ctx context.Context, p Process) error
+	// ProcessExited records that the OS process ended; its game session goes
+	// to TERMINATED (or ERROR) and its player sessions to COMPLETED.
+	ProcessExited(ctx context.Context, processID string, exitCode int, reason string) error
+}
