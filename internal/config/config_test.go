@@ -1,0 +1,84 @@
+package config
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestParse(t *testing.T) {
+	dir := t.TempDir()
+	credFile := filepath.Join(dir, "credentials")
+	os.WriteFile(credFile, []byte("[default]\naws_access_key_id = AKIDFILE\naws_secret_access_key = s3cret\n\n[other]\naws_access_key_id=AK2\naws_secret_access_key=sec2\n"), 0o600)
+	tests := map[string]struct {
+		args    []string
+		env     map[string]string
+		check   func(t *testing.T, c *Config)
+		wantErr string
+	}{
+		"defaults": {check: func(t *testing.T, c *Config) {
+			if c.Addr != DefaultAddr || c.DataDir != DefaultDataDir || c.Region != DefaultRegion || len(c.Credentials) != 0 || c.HealthExpiry != DefaultHealthExpiry {
+				t.Errorf("%+v", c)
+			}
+		}},
+		"env then flag wins": {
+			args: []string{"--addr", "127.0.0.1:1"},
+			env:  map[string]string{"HOIST_ADDR": "127.0.0.1:2", "HOIST_DATA_DIR": "/x", "HOIST_HEALTH_EXPIRY": "90s"},
+			check: func(t *testing.T, c *Config) {
+				if c.Addr != "127.0.0.1:1" || c.DataDir != "/x" || c.HealthExpiry != 90*time.Second {
+					t.Errorf("%+v", c)
+				}
+			}},
+		"non-loopback without credentials refused": {args: []string{"--addr", "0.0.0.0:9080"}, wantErr: "refusing to listen"},
+		"non-loopback tls refused":                 {args: []string{"--tls-addr", ":9443"}, wantErr: "refusing to listen"},
+		"non-loopback with credentials": {
+			args: []string{"--addr", "0.0.0.0:9080", "--credentials-file", credFile},
+			env:  map[string]string{"HOIST_CREDENTIALS": "AKINLINE:x"},
+			check: func(t *testing.T, c *Config) {
+				if c.Credentials["AKIDFILE"] != "s3cret" || c.Credentials["AK2"] != "sec2" || c.Credentials["AKINLINE"] != "x" {
+					t.Errorf("%v", c.Credentials)
+				}
+			}},
+		"bad inline credentials": {env: map[string]string{"HOIST_CREDENTIALS": "nocolon"}, wantErr: "ACCESS_KEY_ID:SECRET"},
+		"bad duration":           {env: map[string]string{"HOIST_HEALTH_EXPIRY": "soon"}, wantErr: "HOIST_HEALTH_EXPIRY"},
+		"stray argument":         {args: []string{"extra"}, wantErr: "unexpected argument"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c, err := Parse(tc.args, envOf(tc.env), io.Discard)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+func TestIsLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:1": true, "127.9.9.9:1": true, "[::1]:1": true, "localhost:1": true,
+		":1": false, "0.0.0.0:1": false, "10.0.0.1:1": false, "[::]:1": false, "bad": false,
+	} {
+		if got := IsLoopback(addr); got != want {
+			t.Errorf("%s: %v", addr, got)
+		}
+	}
+}
+
+func TestCredentialsFileHalfProfile(t *testing.T) {
+	err := parseCredentialsFile(strings.NewReader("[p]\naws_access_key_id=A\n"), "f", map[string]string{})
+	if err == nil {
+		t.Fatal("want error")
+	}
+}
