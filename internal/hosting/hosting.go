@@ -95,6 +95,10 @@ type Compute struct {
 	// CertificatePath, when the fleet's certificates are GENERATED, is where
 	// the instance's certificate chain and key were written.
 	CertificatePath string `json:"certificatePath,omitempty"`
+	// GameRoot is the directory on Host that the game's /local/game maps to
+	// (managed fleets only). sessions collects the log paths a process gives
+	// in ProcessReady from under it when the process's game session ends.
+	GameRoot string `json:"gameRoot,omitempty"`
 }
 
 // ComputeAuthToken authorizes server processes on a compute to connect to the
@@ -122,7 +126,9 @@ const (
 )
 
 // Process is one server process. Record: Kind Process, ID = process ID,
-// Parent = fleet ID, Key = ProcessKey(location, state, idle).
+// Parent = fleet ID, Key = ProcessKey(location, state, idle), Rank = the
+// Unix millisecond at which sessions' background sweep must next look at it
+// (a heartbeat, readiness or termination deadline; math.MaxInt64 for none).
 type Process struct {
 	ID          string       `json:"id"`
 	FleetID     string       `json:"fleetId"`
@@ -144,14 +150,27 @@ type Process struct {
 	UnhealthyReports int       `json:"unhealthyReports,omitempty"`
 	// ConnectedTo is the replica holding the process's WebSocket ("" when
 	// not connected).
-	ConnectedTo string    `json:"connectedTo,omitempty"`
-	EndedAt     time.Time `json:"endedAt,omitempty"`
-	EndReason   string    `json:"endReason,omitempty"`
+	ConnectedTo string `json:"connectedTo,omitempty"`
+	// ConnID is the Conn.ConnID of the process's current WebSocket; a
+	// Disconnected for any other (older) socket is ignored.
+	ConnID string `json:"connId,omitempty"`
+	// DisconnectedAt is when the last WebSocket closed (zero while connected).
+	DisconnectedAt time.Time `json:"disconnectedAt,omitempty"`
+	// TerminatingAt is when the process entered TERMINATING.
+	TerminatingAt time.Time `json:"terminatingAt,omitempty"`
+	// OutputPath, set by fleets at launch, is the file on the compute's Host
+	// holding the process's captured stdout and stderr; sessions adds it to
+	// the game session's collected logs.
+	OutputPath string    `json:"outputPath,omitempty"`
+	EndedAt    time.Time `json:"endedAt,omitempty"`
+	EndReason  string    `json:"endReason,omitempty"`
 }
 
 // ProcessKey is the store Key of a process record: placement finds an idle
 // ready process of a fleet location with one List(Parent=fleet,
-// Key=ProcessKey(loc, ProcessActive, true), Limit=1).
+// Key=ProcessKey(loc, ProcessActive, true), Limit=1). sessions files a
+// process as idle only while it hosts no game session and its WebSocket is
+// connected (a process hosts at most one game session in its life).
 func ProcessKey(location string, state ProcessState, idle bool) string {
 	k := location + "/" + string(state)
 	if state == ProcessActive && idle {
@@ -162,7 +181,9 @@ func ProcessKey(location string, state ProcessState, idle bool) string {
 
 // GameSession is a game session's stored state. Record: Kind GameSession,
 // ID = the game session ID (its ARN, as GameLift uses), Parent = fleet ID,
-// Key = string(Session.Status).
+// Key = string(Session.Status), Rank = the Unix millisecond at which
+// sessions' sweep must next look at it (activation deadline, termination
+// grace, or retention end).
 type GameSession struct {
 	Session api.GameSession `json:"session"`
 	// ProcessID hosts the session.
@@ -174,11 +195,17 @@ type GameSession struct {
 	LogPaths           []string  `json:"logPaths,omitempty"`
 	// LogDir is where Hoist collected the process's logs when the session ended.
 	LogDir string `json:"logDir,omitempty"`
+	// RequestHash fingerprints the CreateGameSession request, so a repeat
+	// with the same idempotency token and different parameters is refused.
+	RequestHash string `json:"requestHash,omitempty"`
+	// TerminatingAt is when the session entered TERMINATING.
+	TerminatingAt time.Time `json:"terminatingAt,omitempty"`
 }
 
 // PlayerSession is a player session's stored state. Record: Kind
 // PlayerSession, ID = player session ID, Parent = game session ID,
-// Key = string(Session.Status).
+// Key = string(Session.Status), Rank = ReservedUntil (Unix ms) while
+// RESERVED, else the termination time.
 type PlayerSession struct {
 	Session api.PlayerSession `json:"session"`
 	// ReservedUntil is when a RESERVED session times out.
@@ -207,6 +234,10 @@ type Messenger interface {
 
 // Conn identifies an authenticated SDK connection.
 type Conn struct {
+	// ConnID is unique per WebSocket (sdkconn assigns it), so that when a
+	// process moves to a new socket (RefreshConnection, reconnect) the old
+	// socket's Disconnected does not mark it disconnected.
+	ConnID      string
 	ProcessID   string
 	FleetID     string
 	ComputeName string
@@ -268,6 +299,12 @@ type TokenVerifier interface {
 type ProcessHost interface {
 	TerminateProcess(ctx context.Context, processID, reason string) error
 }
+
+// ProcessReadyFunc is called by sessions inside the transaction that records
+// a process's ProcessReady (on every one, so it must be cheap when there is
+// nothing to do). fleets provides it to move a fleet location that is
+// ACTIVATING to ACTIVE as soon as one server process is ready.
+type ProcessReadyFunc func(ctx context.Context, tx store.Tx, fleetID, location string) error
 
 // ProcessEvents is how fleets tells sessions about OS-level process events.
 type ProcessEvents interface {
