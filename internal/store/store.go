@@ -49,6 +49,9 @@ var (
 	ErrConflict = errors.New("store: transaction conflict")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("store: closed")
+	// ErrInvalidCursor: Query.After is not a cursor this backend returned for
+	// a query with the same Order (the API layer answers it as a bad NextToken).
+	ErrInvalidCursor = errors.New("store: invalid cursor")
 )
 
 // Record is one stored document.
