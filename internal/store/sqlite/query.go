@@ -1,0 +1,349 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// fixedStmt names a statement whose text never changes.
+type fixedStmt uint8
+
+const (
+	noFixed fixedStmt = iota
+	stmtBegin
+	stmtBeginImmediate
+	stmtCommit
+	stmtRollback
+	stmtSavepoint
+	stmtRelease
+	stmtRollbackTo
+	stmtGet
+	stmtInsert
+	stmtPut
+	stmtDelete
+	stmtLease
+	stmtSaveSeq
+)
+
+var fixedSQL = [...]string{
+	stmtBegin:          `BEGIN`,
+	stmtBeginImmediate: `BEGIN IMMEDIATE`,
+	stmtCommit:         `COMMIT`,
+	stmtRollback:       `ROLLBACK`,
+	stmtSavepoint:      `SAVEPOINT u`,
+	stmtRelease:        `RELEASE u`,
+	stmtRollbackTo:     `ROLLBACK TO u`,
+	stmtGet:            `SELECT parent, key, rank, seq, data FROM records WHERE kind = ? AND id = ?`,
+	stmtInsert: `INSERT INTO records (kind, id, parent, key, rank, seq, data) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (kind, id) DO NOTHING`,
+	stmtPut: `INSERT INTO records (kind, id, parent, key, rank, seq, data) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (kind, id) DO UPDATE SET
+		parent = excluded.parent, key = excluded.key, rank = excluded.rank, data = excluded.data`,
+	stmtDelete: `DELETE FROM records WHERE kind = ? AND id = ?`,
+	// A lease row is taken over when it is free (expired) or renewed by its
+	// holder; otherwise the conditional upsert changes nothing.
+	stmtLease: `INSERT INTO leases (name, holder, expires) VALUES (?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
+		WHERE leases.holder = excluded.holder OR leases.expires <= ?`,
+	stmtSaveSeq: `UPDATE meta SET value = ? WHERE name = 'seq'`,
+}
+
+// stmtKey identifies a prepared statement: a fixed one, or the shape of a
+// List or Count query (which filters are set, the order and the paging).
+// Every connection caches its statements by stmtKey.
+type stmtKey struct {
+	fixed                fixedStmt
+	count                bool
+	parent, key, rankMax bool
+	order                store.Order
+	desc                 bool
+	after, limit         bool
+}
+
+// sql returns the statement text of k.
+func (k stmtKey) sql() string {
+	if k.fixed != noFixed {
+		return fixedSQL[k.fixed]
+	}
+	var b strings.Builder
+	if k.count {
+		b.WriteString(`SELECT count(*) FROM records WHERE kind = ?`)
+	} else {
+		b.WriteString(`SELECT id, parent, key, rank, seq, data FROM records WHERE kind = ?`)
+	}
+	if k.parent {
+		b.WriteString(` AND parent = ?`)
+	}
+	if k.key {
+		b.WriteString(` AND key = ?`)
+	}
+	if k.rankMax {
+		b.WriteString(` AND rank <= ?`)
+	}
+	if k.count {
+		return b.String()
+	}
+	if k.after {
+		b.WriteString(afterSQL(k.order, k.desc))
+	}
+	b.WriteString(orderSQL(k.order, k.desc))
+	if k.limit {
+		b.WriteString(` LIMIT ?`)
+	}
+	return b.String()
+}
+
+// afterSQL is the keyset condition "strictly after the cursor" of an order.
+func afterSQL(o store.Order, desc bool) string {
+	switch {
+	case o == store.OrderCreated && desc:
+		return ` AND seq < ?`
+	case o == store.OrderCreated:
+		return ` AND seq > ?`
+	case o == store.OrderRankAsc:
+		return ` AND (rank, id) > (?, ?)`
+	case o == store.OrderRankDesc:
+		return ` AND (rank < ? OR (rank = ? AND id > ?))`
+	case desc:
+		return ` AND id < ?`
+	default:
+		return ` AND id > ?`
+	}
+}
+
+func orderSQL(o store.Order, desc bool) string {
+	switch {
+	case o == store.OrderCreated && desc:
+		return ` ORDER BY seq DESC`
+	case o == store.OrderCreated:
+		return ` ORDER BY seq`
+	case o == store.OrderRankAsc:
+		return ` ORDER BY rank, id`
+	case o == store.OrderRankDesc:
+		return ` ORDER BY rank DESC, id`
+	case desc:
+		return ` ORDER BY id DESC`
+	default:
+		return ` ORDER BY id`
+	}
+}
+
+// plan is a List or Count query ready to run.
+type plan struct {
+	key   stmtKey
+	args  []any
+	limit int // 0: no cap
+}
+
+// planQuery turns q into a statement key and its arguments. A List fetches
+// one record more than Limit to learn whether there is a next page.
+func planQuery(q store.Query, count bool) (plan, error) {
+	desc := q.Desc && (q.Order == store.OrderID || q.Order == store.OrderCreated)
+	p := plan{key: stmtKey{count: count, parent: q.HasParent, key: q.HasKey, rankMax: q.HasRankMax,
+		order: q.Order, desc: desc}}
+	p.args = make([]any, 1, 8)
+	p.args[0] = string(q.Kind)
+	if q.HasParent {
+		p.args = append(p.args, q.Parent)
+	}
+	if q.HasKey {
+		p.args = append(p.args, q.Key)
+	}
+	if q.HasRankMax {
+		p.args = append(p.args, q.RankMax)
+	}
+	if count {
+		p.key.order, p.key.desc = store.OrderID, false
+		return p, nil
+	}
+	if q.Order < store.OrderID || q.Order > store.OrderRankDesc {
+		return plan{}, fmt.Errorf("sqlite: unknown order %d", q.Order)
+	}
+	if q.After != "" {
+		c, err := decodeCursor(q.After, q.Order, desc)
+		if err != nil {
+			return plan{}, err
+		}
+		p.key.after = true
+		p.args = c.appendArgs(p.args)
+	}
+	if q.Limit > 0 {
+		p.key.limit = true
+		p.limit = min(q.Limit, math.MaxInt32)
+		p.args = append(p.args, p.limit+1)
+	}
+	return p, nil
+}
+
+// cursor is the decoded position of the last record of a page.
+type cursor struct {
+	order store.Order
+	seq   int64
+	rank  int64
+	id    string
+}
+
+const cursorVersion = 1
+
+// encodeCursor encodes the position of r under order as an opaque string:
+// version, order and direction, then the order's key (seq, or rank and ID,
+// or ID) in binary, base64url-encoded.
+func encodeCursor(order store.Order, desc bool, r *store.Record) string {
+	flags := byte(order) << 1
+	if desc {
+		flags |= 1
+	}
+	buf := make([]byte, 0, 2+binary.MaxVarintLen64+len(r.ID))
+	buf = append(buf, cursorVersion, flags)
+	switch order {
+	case store.OrderCreated:
+		buf = binary.AppendVarint(buf, r.Seq)
+	case store.OrderRankAsc, store.OrderRankDesc:
+		buf = binary.AppendVarint(buf, r.Rank)
+		buf = append(buf, r.ID...)
+	default:
+		buf = append(buf, r.ID...)
+	}
+	return base64.RawURLEncoding.EncodeToString(buf)
+}
+
+// decodeCursor decodes s, which must have been issued for order and desc.
+func decodeCursor(s string, order store.Order, desc bool) (cursor, error) {
+	buf, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(buf) < 2 || buf[0] != cursorVersion {
+		return cursor{}, store.ErrInvalidCursor
+	}
+	flags := byte(order) << 1
+	if desc {
+		flags |= 1
+	}
+	if buf[1] != flags {
+		return cursor{}, fmt.Errorf("%w: issued for another order", store.ErrInvalidCursor)
+	}
+	c, rest := cursor{order: order}, buf[2:]
+	switch order {
+	case store.OrderCreated:
+		v, n := binary.Varint(rest)
+		if n <= 0 || n != len(rest) {
+			return cursor{}, store.ErrInvalidCursor
+		}
+		c.seq = v
+	case store.OrderRankAsc, store.OrderRankDesc:
+		v, n := binary.Varint(rest)
+		if n <= 0 {
+			return cursor{}, store.ErrInvalidCursor
+		}
+		c.rank, c.id = v, string(rest[n:])
+	default:
+		c.id = string(rest)
+	}
+	return c, nil
+}
+
+// appendArgs appends the arguments of afterSQL for c's order.
+func (c cursor) appendArgs(args []any) []any {
+	switch c.order {
+	case store.OrderCreated:
+		return append(args, c.seq)
+	case store.OrderRankAsc:
+		return append(args, c.rank, c.id)
+	case store.OrderRankDesc:
+		return append(args, c.rank, c.rank, c.id)
+	default:
+		return append(args, c.id)
+	}
+}
+
+// stmter hands out the prepared statement for a key on one connection.
+type stmter interface {
+	stmt(key stmtKey) (*sql.Stmt, error)
+}
+
+// The read helpers below run their statements with context.Background and
+// check ctx themselves (the caller checked it before the call; listRecords
+// checks it again while it reads rows). A context given to database/sql and
+// the driver costs two goroutines per statement, and on the write connection
+// an interrupted statement would roll back the whole batch.
+
+// getRecord reads one record through stmtGet.
+func getRecord(_ context.Context, c stmter, kind store.Kind, id string) (store.Record, error) {
+	st, err := c.stmt(stmtKey{fixed: stmtGet})
+	if err != nil {
+		return store.Record{}, err
+	}
+	rec := store.Record{Kind: kind, ID: id}
+	err = st.QueryRowContext(context.Background(), string(kind), id).Scan(&rec.Parent, &rec.Key, &rec.Rank, &rec.Seq, &rec.Data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Record{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Record{}, dbErr("get "+string(kind)+"/"+id, err)
+	}
+	return rec, nil
+}
+
+// listRecords runs a List query.
+func listRecords(ctx context.Context, c stmter, q store.Query) ([]store.Record, string, error) {
+	p, err := planQuery(q, false)
+	if err != nil {
+		return nil, "", err
+	}
+	st, err := c.stmt(p.key)
+	if err != nil {
+		return nil, "", err
+	}
+	rows, err := st.QueryContext(context.Background(), p.args...)
+	if err != nil {
+		return nil, "", dbErr("list "+string(q.Kind), err)
+	}
+	defer rows.Close()
+	var recs []store.Record
+	if p.limit > 0 {
+		recs = make([]store.Record, 0, min(p.limit+1, 64))
+	}
+	for rows.Next() {
+		if len(recs)%256 == 255 {
+			if err := ctx.Err(); err != nil {
+				return nil, "", err
+			}
+		}
+		rec := store.Record{Kind: q.Kind}
+		if err := rows.Scan(&rec.ID, &rec.Parent, &rec.Key, &rec.Rank, &rec.Seq, &rec.Data); err != nil {
+			return nil, "", dbErr("list "+string(q.Kind), err)
+		}
+		recs = append(recs, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", dbErr("list "+string(q.Kind), err)
+	}
+	if p.limit == 0 || len(recs) <= p.limit {
+		return recs, "", nil
+	}
+	recs = recs[:p.limit]
+	return recs, encodeCursor(p.key.order, p.key.desc, &recs[p.limit-1]), nil
+}
+
+// countRecords runs a Count query.
+func countRecords(_ context.Context, c stmter, q store.Query) (int, error) {
+	p, err := planQuery(q, true)
+	if err != nil {
+		return 0, err
+	}
+	st, err := c.stmt(p.key)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	if err := st.QueryRowContext(context.Background(), p.args...).Scan(&n); err != nil {
+		return 0, dbErr("count "+string(q.Kind), err)
+	}
+	return n, nil
+}

@@ -1,0 +1,380 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// ErrLocked is returned by Open when another process (or another Store in
+// this process) has the database open.
+var ErrLocked = errors.New("sqlite: database is in use by another Hoist process")
+
+// Options configure Open. The zero value is usable.
+type Options struct {
+	// Logger receives migrations, open/close and write failures. Default: discard.
+	Logger *slog.Logger
+	// MaxBatch caps how many Updates one commit carries. Default 256.
+	MaxBatch int
+	// ReadConns is the number of read connections, so the number of Views
+	// that run at once (more wait). Default 4.
+	ReadConns int
+	// BusyTimeout is how long a connection waits for a lock that another
+	// connection holds (a checkpoint, an outside sqlite3 shell). Default 5s.
+	BusyTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 256
+	}
+	if o.ReadConns <= 0 {
+		o.ReadConns = 4
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 5 * time.Second
+	}
+	return o
+}
+
+// Store is the embedded SQLite store.Store. See the package documentation.
+type Store struct {
+	path    string
+	log     *slog.Logger
+	lock    *os.File
+	wdb     *sql.DB // holds the one write connection
+	w       *writer
+	rdb     *sql.DB    // the read connections
+	readers chan *conn // idle read connections
+
+	mu     sync.RWMutex
+	closed bool
+	active sync.WaitGroup // Updates, Views and Leases in progress
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating it if needed) the database file at path, takes the
+// lock file path+".lock", and brings the schema up to date. A second Open of
+// the same path, from any process, fails with ErrLocked until Close.
+func Open(path string, opts Options) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlite: empty database path")
+	}
+	opts = opts.withDefaults()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
+		return nil, fmt.Errorf("sqlite: data directory: %w", err)
+	}
+	lock, err := lockFile(abs + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{path: abs, log: opts.Logger, lock: lock}
+	if err := s.open(opts); err != nil {
+		_ = s.release()
+		return nil, err
+	}
+	go s.w.run()
+	s.log.Info("sqlite: store opened", "path", abs, "schema_version", len(migrations))
+	return s, nil
+}
+
+// open opens the write connection, migrates, and opens the read connections.
+func (s *Store) open(opts Options) error {
+	ctx := context.Background()
+	busy := busyPragma(opts.BusyTimeout)
+	var err error
+	if s.wdb, err = openDB(dsn(s.path, busy, "journal_mode(WAL)", "synchronous(FULL)"), 1); err != nil {
+		return err
+	}
+	wc, err := s.wdb.Conn(ctx)
+	if err != nil {
+		return dbErr("open", err)
+	}
+	s.w = &writer{conn: newConn(wc), reqs: make(chan *request, 1024), fnDone: make(chan error),
+		exited: make(chan struct{}), maxBatch: opts.MaxBatch, log: s.log}
+	if err := checkDurability(ctx, wc); err != nil {
+		return err
+	}
+	if err := migrate(ctx, wc, s.log); err != nil {
+		return err
+	}
+	seq, err := loadSeq(ctx, wc)
+	if err != nil {
+		return err
+	}
+	s.w.nextSeq, s.w.savedSeq = seq+1, seq
+	if s.rdb, err = openDB(dsn(s.path, busy, "query_only(1)"), opts.ReadConns); err != nil {
+		return err
+	}
+	s.readers = make(chan *conn, opts.ReadConns)
+	for range opts.ReadConns {
+		rc, err := s.rdb.Conn(ctx)
+		if err != nil {
+			return dbErr("open read connection", err)
+		}
+		s.readers <- newConn(rc)
+	}
+	return nil
+}
+
+// checkDurability verifies that the write connection got WAL mode and
+// synchronous=FULL (a file system without shared memory refuses WAL).
+func checkDurability(ctx context.Context, c *sql.Conn) error {
+	var mode string
+	var sync int
+	if err := c.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		return dbErr("read journal_mode", err)
+	}
+	if err := c.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync); err != nil {
+		return dbErr("read synchronous", err)
+	}
+	if mode != "wal" || sync != 2 {
+		return fmt.Errorf("sqlite: journal_mode=%s synchronous=%d, want wal and 2 (FULL)", mode, sync)
+	}
+	return nil
+}
+
+// release closes connections and the lock file; the writer goroutine must
+// not be running.
+func (s *Store) release() error {
+	var errs []error
+	if s.readers != nil {
+	drain:
+		for {
+			select {
+			case c := <-s.readers:
+				errs = append(errs, c.close())
+			default:
+				break drain
+			}
+		}
+	}
+	if s.rdb != nil {
+		errs = append(errs, s.rdb.Close())
+	}
+	if s.w != nil {
+		errs = append(errs, s.w.conn.close())
+	}
+	if s.wdb != nil {
+		errs = append(errs, s.wdb.Close())
+	}
+	errs = append(errs, s.lock.Close())
+	return errors.Join(errs...)
+}
+
+// enter registers an operation; it fails once Close has begun.
+func (s *Store) enter() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return false
+	}
+	s.active.Add(1)
+	return true
+}
+
+// Close waits for the Updates, Views and Leases in progress, stops the
+// writer and closes the database, which checkpoints the WAL into it. Later
+// calls return nil.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.active.Wait()
+	close(s.w.reqs)
+	<-s.w.exited
+	err := s.release()
+	s.log.Info("sqlite: store closed", "path", s.path, "err", err)
+	return err
+}
+
+// Update queues fn for the writer and, when its turn comes, runs it in the
+// calling goroutine inside the writer's transaction. See the package doc for
+// the group commit. fn must not call Update or Lease (it would wait for
+// itself).
+func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !s.enter() {
+		return store.ErrClosed
+	}
+	defer s.active.Done()
+	req := &request{msgs: make(chan message, 1)}
+	select {
+	case s.w.reqs <- req:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for {
+		var m message
+		select {
+		case m = <-req.msgs:
+		case <-ctx.Done():
+			if req.state.CompareAndSwap(reqPending, reqCanceled) {
+				return ctx.Err()
+			}
+			m = <-req.msgs // the writer took it first: its outcome decides
+		}
+		if m.tx == nil {
+			return m.err
+		}
+		if err := s.w.call(ctx, m.tx, fn); err != nil {
+			return err
+		}
+	}
+}
+
+// View runs fn on a read connection in a read transaction: it sees the
+// snapshot of the database at its first read, whatever commits meanwhile.
+func (s *Store) View(ctx context.Context, fn func(tx store.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !s.enter() {
+		return store.ErrClosed
+	}
+	defer s.active.Done()
+	var c *conn
+	select {
+	case c = <-s.readers:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { s.readers <- c }()
+	if _, err := c.exec(context.Background(), stmtBegin); err != nil {
+		return dbErr("begin view", err)
+	}
+	tx := &readTx{c: c}
+	defer func() {
+		tx.done.Store(true)
+		if _, err := c.exec(context.Background(), stmtRollback); err != nil {
+			s.log.Error("sqlite: end of view", "err", err)
+		}
+	}()
+	return fn(tx)
+}
+
+// Lease takes or renews the lease name for holder until now+ttl when it is
+// free, expired (its expiry is not after now) or already holder's. It is a
+// durable write like an Update. A ttl <= 0 gives a holder's lease up.
+func (s *Store) Lease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (bool, error) {
+	at := unixNanos(now)
+	expires := addNanos(at, ttl)
+	var got bool
+	err := s.Update(ctx, func(tx store.Tx) error {
+		var err error
+		got, err = tx.(*writeTx).lease(ctx, name, holder, at, expires)
+		return err
+	})
+	return got && ttl > 0, err
+}
+
+// Stats are counters of the writer since Open.
+type Stats struct {
+	// Batches is the number of write transactions committed.
+	Batches int64
+	// Updates is the number of Updates (and Leases) committed; Updates/Batches
+	// is the mean group commit size.
+	Updates int64
+	// Aborted counts batches rolled back because a statement failed; their
+	// other Updates were run again in a new batch.
+	Aborted int64
+}
+
+// Stats returns the writer's counters.
+func (s *Store) Stats() Stats {
+	return Stats{
+		Batches: s.w.stats.batches.Load(),
+		Updates: s.w.stats.updates.Load(),
+		Aborted: s.w.stats.aborted.Load(),
+	}
+}
+
+// unixNanos is t in Unix nanoseconds, saturated to the int64 range.
+func unixNanos(t time.Time) int64 {
+	const maxSec = math.MaxInt64/int64(time.Second) - 1
+	switch s := t.Unix(); {
+	case s > maxSec:
+		return math.MaxInt64
+	case s < -maxSec:
+		return math.MinInt64
+	}
+	return t.UnixNano()
+}
+
+// addNanos is a+d, saturated to the int64 range.
+func addNanos(a int64, d time.Duration) int64 {
+	s := a + int64(d)
+	switch {
+	case d > 0 && s < a:
+		return math.MaxInt64
+	case d < 0 && s > a:
+		return math.MinInt64
+	}
+	return s
+}
+
+// readTx is the store.Tx of a View.
+type readTx struct {
+	c    *conn
+	done atomic.Bool
+}
+
+var _ store.Tx = (*readTx)(nil)
+
+var errReadOnly = errors.New("sqlite: write in a read-only transaction (View)")
+
+func (tx *readTx) check(ctx context.Context) error {
+	if tx.done.Load() {
+		return errTxDone
+	}
+	return ctx.Err()
+}
+
+func (tx *readTx) Get(ctx context.Context, kind store.Kind, id string) (store.Record, error) {
+	if err := tx.check(ctx); err != nil {
+		return store.Record{}, err
+	}
+	return getRecord(ctx, tx.c, kind, id)
+}
+
+func (tx *readTx) List(ctx context.Context, q store.Query) ([]store.Record, string, error) {
+	if err := tx.check(ctx); err != nil {
+		return nil, "", err
+	}
+	return listRecords(ctx, tx.c, q)
+}
+
+func (tx *readTx) Count(ctx context.Context, q store.Query) (int, error) {
+	if err := tx.check(ctx); err != nil {
+		return 0, err
+	}
+	return countRecords(ctx, tx.c, q)
+}
+
+func (tx *readTx) Insert(context.Context, store.Record) error       { return errReadOnly }
+func (tx *readTx) Put(context.Context, store.Record) error          { return errReadOnly }
+func (tx *readTx) Delete(context.Context, store.Kind, string) error { return errReadOnly }

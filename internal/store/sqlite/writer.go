@@ -1,0 +1,387 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// Request states. A request is claimed by the writer (pending -> running) or
+// given up by its caller whose context ended (pending -> canceled), whichever
+// comes first; running and canceled are final.
+const (
+	reqPending int32 = iota
+	reqRunning
+	reqCanceled
+)
+
+// request is one Update waiting for, or taking, its turn on the writer.
+type request struct {
+	state atomic.Int32
+	// msgs carries the caller's turn (tx != nil: run the function now) or the
+	// final outcome (tx == nil). It is buffered so the writer never waits for
+	// the caller to receive.
+	msgs chan message
+}
+
+type message struct {
+	tx  *writeTx
+	err error
+}
+
+// claim reports whether the writer may run r: it was pending (and is now
+// running), or it is running already and is being run again after its batch
+// was rolled back.
+func (r *request) claim() bool {
+	return r.state.CompareAndSwap(reqPending, reqRunning) || r.state.Load() == reqRunning
+}
+
+// errFnAborted tells the writer that an Update function did not return (it
+// panicked or called runtime.Goexit) so its writes must be rolled back.
+var errFnAborted = errors.New("sqlite: update function did not return")
+
+// writer owns the one write connection. Its goroutine (run) takes the queued
+// Update requests in batches, opens one transaction per batch, gives each
+// request's caller a turn inside its own savepoint, and commits the batch
+// once. Fields other than reqs, fnDone and exited are touched only by the
+// writer goroutine and by the caller whose turn it is; the channel handoffs
+// order those accesses.
+type writer struct {
+	conn     *conn
+	reqs     chan *request
+	fnDone   chan error // the turn's caller reports its function's result
+	exited   chan struct{}
+	maxBatch int
+	log      *slog.Logger
+
+	nextSeq  int64 // next Seq to assign
+	savedSeq int64 // highest Seq stored in meta
+	// poison is the first statement error of the open transaction. SQLite may
+	// roll back a whole transaction on some errors (disk full, I/O), so after
+	// one the batch is never committed.
+	poison  error
+	waiting []*request // requests whose function succeeded in the open transaction
+	stats   counters
+}
+
+type counters struct {
+	batches, updates, aborted atomic.Int64
+}
+
+// run is the writer goroutine. It returns when reqs is closed and drained.
+func (w *writer) run() {
+	defer close(w.exited)
+	batch := make([]*request, 0, w.maxBatch)
+	for {
+		if len(batch) == 0 {
+			req, ok := <-w.reqs
+			if !ok {
+				return
+			}
+			batch = append(batch, req)
+		}
+		batch = w.fill(batch)
+		rerun := w.runBatch(batch)
+		batch = append(batch[:0], rerun...)
+	}
+}
+
+// fill adds queued requests to batch without waiting, up to maxBatch.
+func (w *writer) fill(batch []*request) []*request {
+	for len(batch) < w.maxBatch {
+		select {
+		case req, ok := <-w.reqs:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, req)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// runBatch runs batch in one transaction. It returns the requests to run
+// again in a new transaction when the batch had to be rolled back.
+func (w *writer) runBatch(batch []*request) []*request {
+	ctx := context.Background()
+	if _, err := w.conn.exec(ctx, stmtBeginImmediate); err != nil {
+		err = dbErr("begin", err)
+		w.log.Error("sqlite: cannot start a write transaction", "err", err)
+		for _, r := range batch {
+			if r.claim() {
+				r.msgs <- message{err: err}
+			}
+		}
+		return nil
+	}
+	w.poison = nil
+	w.waiting = w.waiting[:0]
+	for i, req := range batch {
+		if !req.claim() {
+			continue // its caller gave up
+		}
+		if err := w.turn(req); err != nil {
+			return w.abort(err, batch[i+1:])
+		}
+	}
+	err := w.commit()
+	for _, r := range w.waiting {
+		r.msgs <- message{err: err}
+	}
+	if err == nil && len(w.waiting) > 0 {
+		w.stats.batches.Add(1)
+		w.stats.updates.Add(int64(len(w.waiting)))
+	}
+	return nil
+}
+
+// turn runs req's function inside a savepoint, keeping or rolling back what
+// it wrote. An error means the transaction is no longer usable; req has then
+// been told its outcome if it was waiting for one.
+func (w *writer) turn(req *request) error {
+	ctx := context.Background()
+	if _, err := w.conn.exec(ctx, stmtSavepoint); err != nil {
+		err = dbErr("savepoint", err)
+		req.msgs <- message{err: err}
+		return err
+	}
+	req.msgs <- message{tx: &writeTx{w: w}}
+	fnErr := <-w.fnDone
+	if w.poison != nil {
+		if fnErr == nil {
+			req.msgs <- message{err: w.poison}
+		}
+		return w.poison
+	}
+	if fnErr != nil { // the caller has returned fnErr: undo its writes only
+		if _, err := w.conn.exec(ctx, stmtRollbackTo); err != nil {
+			return dbErr("rollback to savepoint", err)
+		}
+		if _, err := w.conn.exec(ctx, stmtRelease); err != nil {
+			return dbErr("release savepoint", err)
+		}
+		return nil
+	}
+	if _, err := w.conn.exec(ctx, stmtRelease); err != nil {
+		err = dbErr("release savepoint", err)
+		req.msgs <- message{err: err}
+		return err
+	}
+	w.waiting = append(w.waiting, req)
+	return nil
+}
+
+// abort rolls back the open transaction after cause. The requests whose
+// functions had succeeded in it, and those not run yet (tail), are returned
+// to run again: Update functions may be run more than once.
+func (w *writer) abort(cause error, tail []*request) []*request {
+	if _, err := w.conn.exec(context.Background(), stmtRollback); err != nil {
+		w.log.Debug("sqlite: rollback after a failed statement", "err", err)
+	}
+	w.stats.aborted.Add(1)
+	rerun := make([]*request, 0, len(w.waiting)+len(tail))
+	rerun = append(rerun, w.waiting...)
+	rerun = append(rerun, tail...)
+	w.waiting = w.waiting[:0]
+	w.log.Warn("sqlite: write batch rolled back after a statement failed", "err", cause, "rerun", len(rerun))
+	return rerun
+}
+
+// commit makes the batch durable (one COMMIT, one WAL fsync) or, when no
+// function in it succeeded, rolls it back.
+func (w *writer) commit() error {
+	ctx := context.Background()
+	if len(w.waiting) == 0 {
+		if _, err := w.conn.exec(ctx, stmtRollback); err != nil {
+			w.log.Error("sqlite: rollback of an empty batch", "err", err)
+		}
+		return nil
+	}
+	last := w.nextSeq - 1
+	if last > w.savedSeq {
+		if _, err := w.conn.exec(ctx, stmtSaveSeq, last); err != nil {
+			w.rollback()
+			return dbErr("save seq", err)
+		}
+	}
+	if _, err := w.conn.exec(ctx, stmtCommit); err != nil {
+		w.rollback()
+		err = dbErr("commit", err)
+		w.log.Error("sqlite: commit failed", "err", err, "updates", len(w.waiting))
+		return err
+	}
+	w.savedSeq = max(w.savedSeq, last)
+	return nil
+}
+
+func (w *writer) rollback() {
+	if _, err := w.conn.exec(context.Background(), stmtRollback); err != nil {
+		w.log.Debug("sqlite: rollback", "err", err)
+	}
+}
+
+// call runs fn in the caller's goroutine during its turn and reports the
+// result to the writer, also when fn panics or exits the goroutine.
+func (w *writer) call(ctx context.Context, tx *writeTx, fn func(store.Tx) error) (err error) {
+	returned := false
+	defer func() {
+		tx.done.Store(true)
+		if !returned {
+			w.fnDone <- errFnAborted
+			return
+		}
+		w.fnDone <- err
+	}()
+	if err = ctx.Err(); err == nil {
+		err = fn(tx)
+	}
+	returned = true
+	return err
+}
+
+// writeTx is the store.Tx of one Update turn. Its statements run on the
+// writer connection with context.Background: a canceled context would make
+// SQLite interrupt the statement, and an interrupted write rolls back the
+// whole transaction, that is the whole batch. The caller's context is checked
+// before every call instead.
+type writeTx struct {
+	w    *writer
+	done atomic.Bool
+}
+
+var _ store.Tx = (*writeTx)(nil)
+
+var errTxDone = errors.New("sqlite: transaction used after its function returned")
+
+func (tx *writeTx) check(ctx context.Context) error {
+	if tx.done.Load() {
+		return errTxDone
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return tx.w.poison
+}
+
+// fail records a statement error: the batch will not be committed.
+func (tx *writeTx) fail(err error) error {
+	var de *dbError
+	if errors.As(err, &de) && tx.w.poison == nil {
+		tx.w.poison = err
+	}
+	return err
+}
+
+func (tx *writeTx) Get(ctx context.Context, kind store.Kind, id string) (store.Record, error) {
+	if err := tx.check(ctx); err != nil {
+		return store.Record{}, err
+	}
+	rec, err := getRecord(ctx, tx.w.conn, kind, id)
+	return rec, tx.fail(err)
+}
+
+func (tx *writeTx) List(ctx context.Context, q store.Query) ([]store.Record, string, error) {
+	if err := tx.check(ctx); err != nil {
+		return nil, "", err
+	}
+	recs, next, err := listRecords(ctx, tx.w.conn, q)
+	return recs, next, tx.fail(err)
+}
+
+func (tx *writeTx) Count(ctx context.Context, q store.Query) (int, error) {
+	if err := tx.check(ctx); err != nil {
+		return 0, err
+	}
+	n, err := countRecords(ctx, tx.w.conn, q)
+	return n, tx.fail(err)
+}
+
+func (tx *writeTx) Insert(ctx context.Context, rec store.Record) error {
+	n, err := tx.write(ctx, stmtInsert, rec)
+	if err == nil && n == 0 {
+		return store.ErrExists
+	}
+	return err
+}
+
+func (tx *writeTx) Put(ctx context.Context, rec store.Record) error {
+	_, err := tx.write(ctx, stmtPut, rec)
+	return err
+}
+
+// write runs stmtInsert or stmtPut with the next Seq and reports the number of
+// rows changed. Seq values are never reused; a Put that replaces a record or
+// an Insert that finds one leaves a gap, which is allowed.
+func (tx *writeTx) write(ctx context.Context, f fixedStmt, rec store.Record) (int64, error) {
+	if err := tx.check(ctx); err != nil {
+		return 0, err
+	}
+	w := tx.w
+	data := rec.Data
+	if data == nil {
+		data = []byte{}
+	}
+	res, err := w.conn.exec(context.Background(), f,
+		string(rec.Kind), rec.ID, rec.Parent, rec.Key, rec.Rank, w.nextSeq, data)
+	if err != nil {
+		return 0, tx.fail(dbErr("write "+string(rec.Kind)+"/"+rec.ID, err))
+	}
+	w.nextSeq++
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, tx.fail(dbErr("write", err))
+	}
+	return n, nil
+}
+
+func (tx *writeTx) Delete(ctx context.Context, kind store.Kind, id string) error {
+	if err := tx.check(ctx); err != nil {
+		return err
+	}
+	res, err := tx.w.conn.exec(context.Background(), stmtDelete, string(kind), id)
+	if err != nil {
+		return tx.fail(dbErr("delete "+string(kind)+"/"+id, err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return tx.fail(dbErr("delete", err))
+	}
+	if n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// lease takes or renews a lease row: see stmtLease.
+func (tx *writeTx) lease(ctx context.Context, name, holder string, now, expires int64) (bool, error) {
+	if err := tx.check(ctx); err != nil {
+		return false, err
+	}
+	res, err := tx.w.conn.exec(context.Background(), stmtLease, name, holder, expires, now)
+	if err != nil {
+		return false, tx.fail(dbErr("lease "+name, err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, tx.fail(dbErr("lease", err))
+	}
+	return n == 1, nil
+}
+
+// dbError marks an error that SQLite returned (as opposed to a store error
+// such as ErrNotFound or a bad query).
+type dbError struct {
+	op  string
+	err error
+}
+
+func dbErr(op string, err error) error { return &dbError{op: op, err: err} }
+
+func (e *dbError) Error() string { return fmt.Sprintf("sqlite: %s: %v", e.op, e.err) }
+func (e *dbError) Unwrap() error { return e.err }
