@@ -1,0 +1,218 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// effects are the side effects a transaction decided on; they run only after
+// it commits (a store may run a transaction function more than once).
+type effects struct {
+	sends     []outgoing
+	terminate []terminateReq
+	collect   []collectReq
+	// removeDirs are collected log directories whose retention ended.
+	removeDirs []string
+}
+
+type outgoing struct {
+	processID string
+	msg       hosting.Message
+}
+
+type terminateReq struct{ processID, reason string }
+
+// update runs fn in a store transaction and, once it committed, its effects.
+func (s *Service) update(ctx context.Context, fn func(tx store.Tx, fx *effects) error) error {
+	var fx effects
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		fx = effects{}
+		return fn(tx, &fx)
+	})
+	if err != nil {
+		return err
+	}
+	s.apply(ctx, &fx)
+	return nil
+}
+
+func (s *Service) view(ctx context.Context, fn func(tx store.Tx) error) error {
+	return s.cfg.Store.View(ctx, fn)
+}
+
+// apply runs committed side effects. Failures are logged: the sweep retries
+// whatever must still happen.
+func (s *Service) apply(ctx context.Context, fx *effects) {
+	for _, m := range fx.sends {
+		if s.cfg.Messenger == nil {
+			continue
+		}
+		if err := s.cfg.Messenger.SendToProcess(ctx, m.processID, m.msg); err != nil {
+			s.log.Warn("sessions: message to process not delivered", "process", m.processID,
+				"action", m.msg["Action"], "err", err)
+		}
+	}
+	for _, t := range fx.terminate {
+		if s.cfg.Host == nil {
+			continue
+		}
+		if err := s.cfg.Host.TerminateProcess(ctx, t.processID, t.reason); err != nil {
+			s.log.Warn("sessions: ending process failed", "process", t.processID, "reason", t.reason, "err", err)
+		}
+	}
+	for _, c := range fx.collect {
+		s.collectLogs(ctx, c)
+	}
+	for _, d := range fx.removeDirs {
+		s.removeLogDir(d)
+	}
+}
+
+// terminateMessage is the TerminateProcess message: the process should call
+// ProcessEnding before TerminationTime.
+func (s *Service) terminateMessage(now time.Time) hosting.Message {
+	return hosting.Message{"Action": "TerminateProcess", "TerminationTime": ms(now.Add(s.t.TerminateGrace))}
+}
+
+// endProcessTx asks a live process to end (3 bad health reports, readiness
+// or activation timeout, FORCE_TERMINATE). On managed fleets the ProcessHost
+// ends it (TerminateProcess, grace, kill, relaunch) and ProcessExited
+// follows; on Anywhere the process is sent TerminateProcess, or is gone at
+// once when it is not connected.
+func (s *Service) endProcessTx(ctx context.Context, tx store.Tx, fx *effects, p *hosting.Process, reason string) error {
+	if p.State == hosting.ProcessTerminated {
+		return nil
+	}
+	managed, err := managedFleet(ctx, tx, p.FleetID)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	if !managed && p.ConnectedTo == "" {
+		return s.processGoneTx(ctx, tx, fx, p, reason)
+	}
+	if p.State != hosting.ProcessTerminating {
+		p.State, p.TerminatingAt = hosting.ProcessTerminating, now
+	}
+	if p.EndReason == "" {
+		p.EndReason = reason
+	}
+	if managed {
+		fx.terminate = append(fx.terminate, terminateReq{p.ID, reason})
+	} else {
+		fx.sends = append(fx.sends, outgoing{p.ID, s.terminateMessage(now)})
+	}
+	if err := s.putProcess(ctx, tx, p); err != nil {
+		return err
+	}
+	return s.sessionTerminatingTx(ctx, tx, p.GameSessionID, "")
+}
+
+// sessionTerminatingTx moves the ACTIVE game session id to TERMINATING.
+func (s *Service) sessionTerminatingTx(ctx context.Context, tx store.Tx, id string, reason api.GameSessionStatusReason) error {
+	if id == "" {
+		return nil
+	}
+	gs, err := getGameSession(ctx, tx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil || gs.Session.Status != api.GameSessionStatusActive {
+		return err
+	}
+	gs.Session.Status, gs.TerminatingAt = api.GameSessionStatusTerminating, s.now()
+	if reason != "" {
+		gs.Session.StatusReason = reason
+	}
+	return s.putGameSession(ctx, tx, gs)
+}
+
+// processGoneTx records that a process no longer runs: it is TERMINATED, its
+// game session ends (ERROR if it never activated, else TERMINATED) with its
+// player sessions, and its logs are collected.
+func (s *Service) processGoneTx(ctx context.Context, tx store.Tx, fx *effects, p *hosting.Process, reason string) error {
+	if p.State == hosting.ProcessTerminated {
+		return nil
+	}
+	now := s.now()
+	p.State, p.EndedAt, p.ConnectedTo, p.ConnID = hosting.ProcessTerminated, now, "", ""
+	if p.EndReason == "" {
+		p.EndReason = reason
+	}
+	if err := s.putProcess(ctx, tx, p); err != nil {
+		return err
+	}
+	if p.GameSessionID == "" {
+		return nil
+	}
+	gs, err := getGameSession(ctx, tx, p.GameSessionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !ended(gs.Session.Status) {
+		status := api.GameSessionStatusTerminated
+		if gs.Session.Status == api.GameSessionStatusActivating {
+			status = api.GameSessionStatusError
+		}
+		if err := s.finishSessionTx(ctx, tx, gs, status, ""); err != nil {
+			return err
+		}
+	}
+	return s.planCollectTx(ctx, tx, fx, p, gs)
+}
+
+// finishSessionTx ends a game session: status TERMINATED or ERROR, and every
+// RESERVED or ACTIVE player session COMPLETED.
+func (s *Service) finishSessionTx(ctx context.Context, tx store.Tx, gs *hosting.GameSession, status api.GameSessionStatus, reason api.GameSessionStatusReason) error {
+	now := s.now()
+	gs.Session.Status = status
+	if reason != "" {
+		gs.Session.StatusReason = reason
+	}
+	gs.Session.TerminationTime = api.Time(now)
+	gs.Session.CurrentPlayerSessionCount = api.Int32(0)
+	if err := s.putGameSession(ctx, tx, gs); err != nil {
+		return err
+	}
+	id := api.ToString(gs.Session.GameSessionId)
+	for _, st := range []api.PlayerSessionStatus{api.PlayerSessionStatusReserved, api.PlayerSessionStatusActive} {
+		if err := s.endPlayerSessionsTx(ctx, tx, id, st, api.PlayerSessionStatusCompleted, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// endPlayerSessionsTx moves every player session of a game session in
+// status from to status to.
+func (s *Service) endPlayerSessionsTx(ctx context.Context, tx store.Tx, gsID string, from, to api.PlayerSessionStatus, now time.Time) error {
+	q := store.Query{Kind: hosting.KindPlayerSession, Parent: gsID, HasParent: true, Key: string(from), HasKey: true}
+	for {
+		recs, next, err := tx.List(ctx, q)
+		if err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			ps := new(hosting.PlayerSession)
+			if err := decode(rec, ps); err != nil {
+				return err
+			}
+			ps.Session.Status, ps.Session.TerminationTime = to, api.Time(now)
+			if err := putPlayerSession(ctx, tx, ps); err != nil {
+				return err
+			}
+		}
+		if next == "" {
+			return nil
+		}
+		q.After = next
+	}
+}

@@ -1,0 +1,110 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+
+	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// placementPage is how many idle processes placement reads at a time.
+const placementPage = 64
+
+// placeTx finds the server process a new game session goes to: the
+// longest-waiting idle, ready, connected process of the fleet location whose
+// compute is below MaxConcurrentGameSessionActivations.
+func (s *Service) placeTx(ctx context.Context, tx store.Tx, f *hosting.Fleet, location string) (*hosting.Process, *hosting.Compute, error) {
+	fid := api.ToString(f.Attributes.FleetId)
+	limit := int(api.ToInt32(f.RuntimeConfiguration.MaxConcurrentGameSessionActivations))
+	var activating map[string]int
+	if limit > 0 {
+		var err error
+		if activating, err = activatingPerCompute(ctx, tx, fid); err != nil {
+			return nil, nil, err
+		}
+	}
+	q := store.Query{Kind: hosting.KindProcess, Parent: fid, HasParent: true,
+		Key: hosting.ProcessKey(location, hosting.ProcessActive, true), HasKey: true,
+		Order: store.OrderCreated, Limit: placementPage}
+	throttled := false
+	for {
+		recs, next, err := tx.List(ctx, q)
+		if err != nil {
+			return nil, nil, err
+		}
+		cands := make([]*hosting.Process, 0, len(recs))
+		for _, rec := range recs {
+			p := new(hosting.Process)
+			if err := decode(rec, p); err != nil {
+				return nil, nil, err
+			}
+			cands = append(cands, p)
+		}
+		for {
+			i, blocked := pickProcess(cands, activating, limit)
+			throttled = throttled || blocked
+			if i < 0 {
+				break
+			}
+			c, err := getCompute(ctx, tx, fid, cands[i].ComputeName)
+			if err == nil {
+				return cands[i], c, nil
+			}
+			if !errors.Is(err, store.ErrNotFound) {
+				return nil, nil, err
+			}
+			cands[i] = nil // its compute is gone: not a candidate
+		}
+		if next == "" {
+			break
+		}
+		q.After = next
+	}
+	if throttled {
+		return nil, nil, api.NewFleetCapacityExceededException(
+			"fleet %s has no server process free to host a game session in location %s: every instance with an idle process already activates %d game sessions (MaxConcurrentGameSessionActivations)",
+			fid, location, limit)
+	}
+	return nil, nil, api.NewFleetCapacityExceededException(
+		"fleet %s has no server process free to host a game session in location %s", fid, location)
+}
+
+// pickProcess returns the index of the first candidate that may take a game
+// session (-1 if none) and whether a candidate was passed over because its
+// compute reached limit ACTIVATING game sessions (limit 0: no limit). nil
+// entries are skipped.
+func pickProcess(cands []*hosting.Process, activating map[string]int, limit int) (int, bool) {
+	blocked := false
+	for i, p := range cands {
+		if p == nil || !placeable(p) {
+			continue
+		}
+		if limit > 0 && activating[p.ComputeName] >= limit {
+			blocked = true
+			continue
+		}
+		return i, blocked
+	}
+	return -1, blocked
+}
+
+// activatingPerCompute counts the fleet's ACTIVATING game sessions by compute.
+func activatingPerCompute(ctx context.Context, tx store.Tx, fleetID string) (map[string]int, error) {
+	out := make(map[string]int)
+	q := store.Query{Kind: hosting.KindGameSession, Parent: fleetID, HasParent: true,
+		Key: string(api.GameSessionStatusActivating), HasKey: true}
+	recs, _, err := tx.List(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range recs {
+		gs := new(hosting.GameSession)
+		if err := decode(rec, gs); err != nil {
+			return nil, err
+		}
+		out[api.ToString(gs.Session.ComputeName)]++
+	}
+	return out, nil
+}
