@@ -10,8 +10,12 @@
 // never goes back, even after the newest records were deleted. Indexes:
 // (kind, id) unique for Get/Put/Delete and OrderID; (kind, seq) for
 // OrderCreated; (kind, parent, key, rank, id) and (kind, key, rank, id) for
-// the claim and placement paths; (kind, parent, seq) for a parent's records in
-// creation order. Leases are rows of table leases(name, holder, expires).
+// the claim and placement paths; (kind, parent, seq) and (kind, parent, id)
+// for a parent's records in creation or ID order. TestQueryPlans pins which
+// index each common query uses. A Put that changes only Data is a plain
+// UPDATE of data, which touches no index; other Puts are an upsert. Leases
+// are rows of table leases(name, holder, expires), taken over by a
+// conditional upsert when expired or renewed by their holder.
 //
 // The schema is versioned: migrations is an ordered list in code, and Open
 // applies the missing ones in one transaction, recording each in
@@ -59,9 +63,11 @@
 // gets the error, and the batch's other Updates run again in a new batch
 // (store.Store allows a function to run more than once).
 //
-// Views use a pool of Options.ReadConns read-only connections; a View's
-// transaction sees the WAL snapshot taken at its first read. Readers never
-// block the writer, nor the writer them.
+// Views use a pool of Options.ReadConns connections opened with
+// query_only; a View's transaction sees the WAL snapshot taken at its first
+// read. Readers never block the writer, nor the writer them. Every
+// connection prepares each statement once and keeps it (the List and Count
+// statements are keyed by the query's shape: filters, order, cursor, limit).
 //
 // # Durability
 //

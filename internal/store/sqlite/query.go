@@ -28,6 +28,7 @@ const (
 	stmtGet
 	stmtInsert
 	stmtPut
+	stmtPutData
 	stmtDelete
 	stmtLease
 	stmtSaveSeq
@@ -47,6 +48,11 @@ var fixedSQL = [...]string{
 	stmtPut: `INSERT INTO records (kind, id, parent, key, rank, seq, data) VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (kind, id) DO UPDATE SET
 		parent = excluded.parent, key = excluded.key, rank = excluded.rank, data = excluded.data`,
+	// A Put that changes only Data: no index holds data, so SQLite writes
+	// no index entry (the upsert sets the indexed columns and so rewrites
+	// every index that holds one of them).
+	stmtPutData: `UPDATE records SET data = ?
+		WHERE kind = ? AND id = ? AND parent = ? AND key = ? AND rank = ?`,
 	stmtDelete: `DELETE FROM records WHERE kind = ? AND id = ?`,
 	// A lease row is taken over when it is free (expired) or renewed by its
 	// holder; otherwise the conditional upsert changes nothing.
@@ -111,7 +117,7 @@ func afterSQL(o store.Order, desc bool) string {
 	case o == store.OrderRankAsc:
 		return ` AND (rank, id) > (?, ?)`
 	case o == store.OrderRankDesc:
-		return ` AND (rank < ? OR (rank = ? AND id > ?))`
+		return ` AND rank <= ? AND (rank < ? OR id > ?)`
 	case desc:
 		return ` AND id < ?`
 	default:

@@ -33,8 +33,10 @@ var migrations = [][]string{
 		`CREATE INDEX records_kind_parent_key_rank ON records (kind, parent, key, rank, id)`,
 		// Key filter without Parent, ordered by rank.
 		`CREATE INDEX records_kind_key_rank ON records (kind, key, rank, id)`,
-		// Parent filter in creation order (a fleet's sessions, a group's servers).
+		// Parent filter in creation order (a fleet's sessions, a group's servers)
+		// and in ID order.
 		`CREATE INDEX records_kind_parent_seq ON records (kind, parent, seq)`,
+		`CREATE INDEX records_kind_parent_id ON records (kind, parent, id)`,
 		`CREATE TABLE leases (
 			name    TEXT    PRIMARY KEY,
 			holder  TEXT    NOT NULL,

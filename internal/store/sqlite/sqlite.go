@@ -101,7 +101,7 @@ func (s *Store) open(opts Options) error {
 	ctx := context.Background()
 	busy := busyPragma(opts.BusyTimeout)
 	var err error
-	if s.wdb, err = openDB(dsn(s.path, busy, "journal_mode(WAL)", "synchronous(FULL)"), 1); err != nil {
+	if s.wdb, err = openDB(dsn(s.path, busy, "journal_mode(WAL)", "synchronous(FULL)", "cache_size(-32768)"), 1); err != nil {
 		return err
 	}
 	wc, err := s.wdb.Conn(ctx)

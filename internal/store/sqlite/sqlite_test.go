@@ -324,3 +324,29 @@ func TestFailedStatementReruns(t *testing.T) {
 		t.Errorf("Aborted = %d, want 1", s.Stats().Aborted)
 	}
 }
+
+// TestCancelWhileQueued: an Update whose context ends while it waits in the
+// writer's queue returns at once and its function never runs.
+func TestCancelWhileQueued(t *testing.T) {
+	s := openTemp(t)
+	release := blockWriter(t, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := false
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Update(ctx, func(tx store.Tx) error {
+			ran = true
+			return tx.Put(ctx, store.Record{Kind: "K", ID: "queued"})
+		})
+	}()
+	waitQueued(s, 1)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Update: %v, want context.Canceled", err)
+	}
+	release()
+	put(t, s, "after") // the writer skipped the canceled request
+	if ran || has(t, s, "queued") {
+		t.Errorf("canceled Update ran (%v) or wrote", ran)
+	}
+}

@@ -311,7 +311,22 @@ func (tx *writeTx) Insert(ctx context.Context, rec store.Record) error {
 }
 
 func (tx *writeTx) Put(ctx context.Context, rec store.Record) error {
-	_, err := tx.write(ctx, stmtPut, rec)
+	if err := tx.check(ctx); err != nil {
+		return err
+	}
+	res, err := tx.w.conn.exec(context.Background(), stmtPutData,
+		blob(rec.Data), string(rec.Kind), rec.ID, rec.Parent, rec.Key, rec.Rank)
+	if err != nil {
+		return tx.fail(dbErr("put "+string(rec.Kind)+"/"+rec.ID, err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return tx.fail(dbErr("put", err))
+	}
+	if n == 1 {
+		return nil
+	}
+	_, err = tx.write(ctx, stmtPut, rec)
 	return err
 }
 
@@ -323,12 +338,8 @@ func (tx *writeTx) write(ctx context.Context, f fixedStmt, rec store.Record) (in
 		return 0, err
 	}
 	w := tx.w
-	data := rec.Data
-	if data == nil {
-		data = []byte{}
-	}
 	res, err := w.conn.exec(context.Background(), f,
-		string(rec.Kind), rec.ID, rec.Parent, rec.Key, rec.Rank, w.nextSeq, data)
+		string(rec.Kind), rec.ID, rec.Parent, rec.Key, rec.Rank, w.nextSeq, blob(rec.Data))
 	if err != nil {
 		return 0, tx.fail(dbErr("write "+string(rec.Kind)+"/"+rec.ID, err))
 	}
@@ -372,6 +383,14 @@ func (tx *writeTx) lease(ctx context.Context, name, holder string, now, expires 
 		return false, tx.fail(dbErr("lease", err))
 	}
 	return n == 1, nil
+}
+
+// blob is data as SQLite must bind it: never NULL.
+func blob(data []byte) []byte {
+	if data == nil {
+		return []byte{}
+	}
+	return data
 }
 
 // dbError marks an error that SQLite returned (as opposed to a store error

@@ -26,6 +26,14 @@
 //   - Tx methods called after the transaction's function returned fail;
 //   - a panic in an Update or View function reaches the caller, nothing the
 //     function wrote is kept, and the store keeps working.
+//
+// A PostgreSQL backend passes it with SERIALIZABLE Update transactions that
+// rerun the function on serialization failures (40001, 40P01) before giving
+// up with store.ErrConflict, REPEATABLE READ READ ONLY View transactions,
+// Seq from a sequence that Put's upsert leaves alone, IDs compared byte-wise
+// (COLLATE "C"), keyset cursors like the SQLite ones, and leases as rows
+// taken over by a conditional upsert (holder is the same, or expires <= now).
+// internal/store/README.md has the details.
 package storetest
 
 import (
