@@ -63,6 +63,8 @@ type Store struct {
 	mu     sync.RWMutex
 	closed bool
 	active sync.WaitGroup // Updates, Views and Leases in progress
+	shut   chan struct{}  // closed when Close has finished
+	err    error          // Close's result, set before shut is closed
 }
 
 var _ store.Store = (*Store)(nil)
@@ -86,7 +88,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{path: abs, log: opts.Logger, lock: lock}
+	s := &Store{path: abs, log: opts.Logger, lock: lock, shut: make(chan struct{})}
 	if err := s.open(opts); err != nil {
 		_ = s.release()
 		return nil, err
@@ -193,21 +195,23 @@ func (s *Store) enter() bool {
 
 // Close waits for the Updates, Views and Leases in progress, stops the
 // writer and closes the database, which checkpoints the WAL into it. Later
-// calls return nil.
+// calls wait for the first to finish and return its result.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil
+		<-s.shut
+		return s.err
 	}
 	s.closed = true
 	s.mu.Unlock()
 	s.active.Wait()
 	close(s.w.reqs)
 	<-s.w.exited
-	err := s.release()
-	s.log.Info("sqlite: store closed", "path", s.path, "err", err)
-	return err
+	s.err = s.release()
+	close(s.shut)
+	s.log.Info("sqlite: store closed", "path", s.path, "err", s.err)
+	return s.err
 }
 
 // Update queues fn for the writer and, when its turn comes, runs it in the
@@ -249,6 +253,8 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 
 // View runs fn on a read connection in a read transaction: it sees the
 // snapshot of the database at its first read, whatever commits meanwhile.
+// fn must not call View itself: nested Views can take every read connection
+// and wait for one forever.
 func (s *Store) View(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
