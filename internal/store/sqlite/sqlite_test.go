@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/storetest"
@@ -349,4 +351,30 @@ func TestCancelWhileQueued(t *testing.T) {
 	if ran || has(t, s, "queued") {
 		t.Errorf("canceled Update ran (%v) or wrote", ran)
 	}
+}
+
+// TestInSynctestBubble: domain tests run their loops in testing/synctest
+// bubbles with a real store; Open, Update, View and Close work inside one
+// and leave no goroutine behind.
+func TestInSynctestBubble(t *testing.T) {
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		s, err := Open(filepath.Join(dir, "hoist.db"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		put(t, s, "a")
+		time.Sleep(time.Hour) // fake time: the store has no timers to fire
+		if !has(t, s, "a") {
+			t.Error("record missing")
+		}
+		ok, err := s.Lease(t.Context(), "loop", "me", time.Now(), time.Minute)
+		if err != nil || !ok {
+			t.Errorf("Lease: %v %v", ok, err)
+		}
+		synctest.Wait()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
