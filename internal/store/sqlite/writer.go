@@ -113,6 +113,7 @@ func (w *writer) runBatch(batch []*request) []*request {
 	if _, err := w.conn.exec(ctx, stmtBeginImmediate); err != nil {
 		err = dbErr("begin", err)
 		w.log.Error("sqlite: cannot start a write transaction", "err", err)
+		w.rollback() // in case the connection was left inside a transaction
 		for _, r := range batch {
 			if r.claim() {
 				r.msgs <- message{err: err}
