@@ -93,11 +93,13 @@ func (s *Service) collectLogs(ctx context.Context, c collectReq) {
 	}
 }
 
-// logCopier copies files into one destination root within the limits.
+// logCopier copies files into one destination root within its limits.
 type logCopier struct {
-	dst   *os.Root
-	files int
-	bytes int64
+	dst               *os.Root
+	maxFile, maxTotal int64
+	maxFiles          int
+	files             int
+	bytes             int64
 }
 
 // copyLogs collects c's files into dir and returns how many it copied.
@@ -113,7 +115,7 @@ func copyLogs(dir string, c collectReq) (int, error) {
 		return 0, err
 	}
 	defer dst.Close()
-	lc := &logCopier{dst: dst}
+	lc := &logCopier{dst: dst, maxFile: maxLogFile, maxTotal: maxLogTotal, maxFiles: maxLogFiles}
 	var errs []error
 	if c.outputPath != "" {
 		if f, err := os.Open(c.outputPath); err == nil {
@@ -186,8 +188,8 @@ var errLogLimit = errors.New("log collection limit reached")
 
 // copy writes r to name under the destination, within the limits.
 func (lc *logCopier) copy(name string, r io.Reader) error {
-	left := min(int64(maxLogFile), maxLogTotal-lc.bytes)
-	if lc.files >= maxLogFiles || left <= 0 {
+	left := min(lc.maxFile, lc.maxTotal-lc.bytes)
+	if lc.files >= lc.maxFiles || left <= 0 {
 		return errLogLimit
 	}
 	if dir := path.Dir(name); dir != "." {

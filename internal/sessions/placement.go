@@ -9,12 +9,15 @@ import (
 	"github.com/hoistgg/hoist/internal/store"
 )
 
-// placementPage is how many idle processes placement reads at a time.
-const placementPage = 64
+// placementPage is how many idle processes placement reads at a time when
+// MaxConcurrentGameSessionActivations may rule some out (else it reads one).
+const placementPage = 16
 
-// placeTx finds the server process a new game session goes to: the
-// longest-waiting idle, ready, connected process of the fleet location whose
-// compute is below MaxConcurrentGameSessionActivations.
+// placeTx finds the server process a new game session goes to: an idle,
+// ready, connected process of the fleet location whose compute is below
+// MaxConcurrentGameSessionActivations. Candidates come in Rank order (the
+// one whose last health report is oldest first): one index seek, however
+// many processes the fleet has.
 func (s *Service) placeTx(ctx context.Context, tx store.Tx, f *hosting.Fleet, location string) (*hosting.Process, *hosting.Compute, error) {
 	fid := api.ToString(f.Attributes.FleetId)
 	limit := int(api.ToInt32(f.RuntimeConfiguration.MaxConcurrentGameSessionActivations))
@@ -27,7 +30,10 @@ func (s *Service) placeTx(ctx context.Context, tx store.Tx, f *hosting.Fleet, lo
 	}
 	q := store.Query{Kind: hosting.KindProcess, Parent: fid, HasParent: true,
 		Key: hosting.ProcessKey(location, hosting.ProcessActive, true), HasKey: true,
-		Order: store.OrderCreated, Limit: placementPage}
+		Order: store.OrderRankAsc, Limit: 1}
+	if limit > 0 {
+		q.Limit = placementPage
+	}
 	throttled := false
 	for {
 		recs, next, err := tx.List(ctx, q)

@@ -24,7 +24,13 @@ const (
 	// kindPlayerIndex: one per player session. ID = player session ID,
 	// Parent = PlayerId. Finds a player's sessions across game sessions.
 	kindPlayerIndex store.Kind = "PlayerSessionByPlayer"
+	// kindProcessDue: one per process. ID = process ID, Key = "due",
+	// Rank = the process record's Rank. Lets the sweep find due processes
+	// with one index range, whatever their Key.
+	kindProcessDue store.Kind = "ProcessDue"
 )
+
+const dueKey = "due"
 
 // never is the Rank of a record the sweep need not look at.
 const never = math.MaxInt64
@@ -77,8 +83,12 @@ func placeable(p *hosting.Process) bool {
 
 func (s *Service) putProcess(ctx context.Context, tx store.Tx, p *hosting.Process) error {
 	key := hosting.ProcessKey(p.Location, p.State, placeable(p))
-	rec := store.Record{Kind: hosting.KindProcess, ID: p.ID, Parent: p.FleetID, Key: key, Rank: s.processDue(p)}
-	return putJSON(ctx, tx, rec, p)
+	due := s.processDue(p)
+	rec := store.Record{Kind: hosting.KindProcess, ID: p.ID, Parent: p.FleetID, Key: key, Rank: due}
+	if err := putJSON(ctx, tx, rec, p); err != nil {
+		return err
+	}
+	return tx.Put(ctx, store.Record{Kind: kindProcessDue, ID: p.ID, Key: dueKey, Rank: due, Data: []byte("{}")})
 }
 
 // processDue is when the sweep must next look at p (Unix ms).

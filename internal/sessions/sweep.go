@@ -79,9 +79,7 @@ func (s *Service) steps() []sweepStep {
 	return []sweepStep{
 		{"activation timeouts", byKey(hosting.KindGameSession, string(api.GameSessionStatusActivating)), s.activationDue},
 		{"reservation timeouts", byKey(hosting.KindPlayerSession, string(api.PlayerSessionStatusReserved)), s.reservationDue},
-		{"processes", func(now int64) store.Query {
-			return store.Query{Kind: hosting.KindProcess, Order: store.OrderRankAsc, RankMax: now, HasRankMax: true, Limit: sweepBatch}
-		}, s.processDueStep},
+		{"processes", byKey(kindProcessDue, dueKey), s.processDueStep},
 		{"terminating game sessions", byKey(hosting.KindGameSession, string(api.GameSessionStatusTerminating)), s.terminatingDue},
 		{"terminated game sessions", byKey(hosting.KindGameSession, string(api.GameSessionStatusTerminated)), s.retentionDue},
 		{"failed game sessions", byKey(hosting.KindGameSession, string(api.GameSessionStatusError)), s.retentionDue},
@@ -102,11 +100,18 @@ func (s *Service) runStep(ctx context.Context, st sweepStep) error {
 	var errs []error
 	for _, listed := range recs {
 		err := s.update(ctx, func(tx store.Tx, fx *effects) error {
-			rec, err := tx.Get(ctx, listed.Kind, listed.ID)
+			kind := listed.Kind
+			if kind == kindProcessDue {
+				kind = hosting.KindProcess
+			}
+			rec, err := tx.Get(ctx, kind, listed.ID)
+			if errors.Is(err, store.ErrNotFound) && kind != listed.Kind {
+				return ignoreNotFound(tx.Delete(ctx, listed.Kind, listed.ID)) // a stray index entry
+			}
 			if err != nil {
 				return ignoreNotFound(err)
 			}
-			if rec.Key != listed.Key || rec.Rank > ms(now) {
+			if (kind == listed.Kind && rec.Key != listed.Key) || rec.Rank > ms(now) {
 				return nil // changed since it was listed
 			}
 			return st.handle(ctx, tx, fx, rec, now)
@@ -159,7 +164,7 @@ func (s *Service) processDueStep(ctx context.Context, tx store.Tx, fx *effects, 
 	case hosting.ProcessTerminating:
 		return s.terminateGraceOver(ctx, tx, fx, p, now)
 	case hosting.ProcessTerminated:
-		return tx.Delete(ctx, hosting.KindProcess, p.ID)
+		return deleteAll(ctx, tx, []store.Kind{hosting.KindProcess, kindProcessDue}, p.ID)
 	}
 	return nil
 }
