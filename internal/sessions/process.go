@@ -60,11 +60,11 @@ func (s sdkAPI) Connected(ctx context.Context, c hosting.Conn) error {
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			p, err = s.newConnectedProcess(ctx, tx, c)
-		case err != nil:
-		case p.FleetID != c.FleetID || p.ComputeName != c.ComputeName:
-			err = sdkErr(403, "process ID %s is in use by another fleet or compute", c.ProcessID)
+		case err != nil: // returned below
 		case p.State == hosting.ProcessTerminated:
 			p, err = s.reconnectEnded(ctx, tx, c)
+		case p.FleetID != c.FleetID || p.ComputeName != c.ComputeName:
+			err = sdkErr(403, "process ID %s is in use by another fleet or compute", c.ProcessID)
 		}
 		if err != nil {
 			return err
@@ -93,9 +93,9 @@ func (s *Service) newConnectedProcess(ctx context.Context, tx store.Tx, c hostin
 }
 
 // reconnectEnded handles a connection from a process ID whose process has
-// ended: on Anywhere a game server restarted by hand may reuse its ID and
-// starts a new life; on managed fleets Hoist never reuses an ID, so it is
-// refused.
+// ended: on Anywhere a game server restarted by hand may reuse its ID (on
+// any compute) and starts a new life; on managed fleets Hoist never reuses
+// an ID, so it is refused.
 func (s *Service) reconnectEnded(ctx context.Context, tx store.Tx, c hosting.Conn) (*hosting.Process, error) {
 	managed, err := managedFleet(ctx, tx, c.FleetID)
 	if err != nil {
