@@ -1,0 +1,103 @@
+package builds
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/store/sqlite"
+)
+
+// fakeClock is a settable clock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// harness is a Service over a fresh SQLite store in a temporary data
+// directory, with a fake clock and sequential build IDs.
+type harness struct {
+	*Service
+	clock   *fakeClock
+	dataDir string
+	ctx     context.Context
+}
+
+func newHarness(t testing.TB, mod ...func(*Config)) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := sqlite.Open(filepath.Join(dir, "hoist.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clock := &fakeClock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+	var mu sync.Mutex
+	n := 0
+	cfg := Config{
+		Store:     st,
+		DataDir:   dir,
+		Region:    "us-west-2",
+		PublicURL: "http://127.0.0.1:9080",
+		Now:       clock.Now,
+		NewID: func() string {
+			mu.Lock()
+			defer mu.Unlock()
+			n++
+			return fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
+		},
+	}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return &harness{Service: s, clock: clock, dataDir: dir, ctx: context.Background()}
+}
+
+// deliver stores archive bytes as an upload to key (as PutObject does
+// after reading the body) and, for a build's key, waits for the unpack
+// outcome as the handler does.
+func (h *harness) deliver(t testing.TB, key string, archive []byte) error {
+	t.Helper()
+	w, err := h.blobs.create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(archive); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.commit(); err != nil {
+		t.Fatal(err)
+	}
+	tg, err := h.uploadTarget(h.ctx, &authResult{}, key)
+	if err != nil {
+		h.blobs.remove(w.name)
+		return err
+	}
+	if err := h.storeUpload(h.ctx, tg, w.name, int64(len(archive)), `"etag"`, nil); err != nil {
+		return err
+	}
+	if tg.build != nil {
+		return h.awaitUnpack(h.ctx, *tg.build.BuildId)
+	}
+	return nil
+}

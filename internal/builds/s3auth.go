@@ -1,0 +1,69 @@
+package builds
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+)
+
+// authResult is an authenticated S3 request.
+type authResult struct {
+	accessKeyID string
+	// cred is set when the request was signed with upload credentials;
+	// nil for Hoist's API credentials (the operator).
+	cred *credRecord
+	// payloadHash is the x-amz-content-sha256 value the signature covers.
+	payloadHash string
+}
+
+// authenticate verifies r's SigV4 signature (service s3) with the upload
+// credentials Hoist issued, checking their session token and expiry, or
+// with Hoist's API credentials. Without API credentials (unauthenticated
+// mode) a request signed with any other key is taken as the operator's.
+func (s *Service) authenticate(r *http.Request) (*authResult, error) {
+	akid := accessKeyIDOf(r)
+	if akid == "" {
+		return nil, errAccessDenied("Anonymous requests are not accepted; sign with the upload credentials from CreateBuild or RequestUploadCredentials.")
+	}
+	a := &authResult{accessKeyID: akid, payloadHash: r.Header.Get("x-amz-content-sha256")}
+	token := r.Header.Get("X-Amz-Security-Token")
+	if token == "" {
+		token = r.URL.Query().Get("X-Amz-Security-Token")
+	}
+	c, secret, err := s.lookupCredentials(r.Context(), akid, token)
+	var ce *credentialError
+	switch {
+	case err == nil:
+		a.cred = &c
+	case errors.As(err, &ce):
+		return nil, s3Errorf(http.StatusForbidden, ce.Code, "%s", ce.Message)
+	case !errors.Is(err, errUnknownKey):
+		return nil, err
+	case len(s.cfg.APICredentials) == 0:
+		return a, nil // unauthenticated mode: the operator on loopback
+	default:
+		var ok bool
+		if secret, ok = s.cfg.APICredentials[akid]; !ok {
+			return nil, s3Errorf(http.StatusForbidden, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.")
+		}
+	}
+	if err := s.verifySignature(r, akid, secret); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// accessKeyIDOf returns the access key ID of a SigV4-signed request
+// (Authorization header or presigned query).
+func accessKeyIDOf(r *http.Request) string {
+	cred := r.URL.Query().Get("X-Amz-Credential")
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		_, rest, ok := strings.Cut(auth, "Credential=")
+		if !ok {
+			return ""
+		}
+		cred = rest
+	}
+	akid, _, _ := strings.Cut(cred, "/")
+	return strings.TrimSpace(akid)
+}
