@@ -46,7 +46,9 @@ func newHarness(t testing.TB, mod ...func(*Config)) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	clock := &fakeClock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+	// The clock starts at the real time: the S3 SDK signs with the real
+	// time, and signatures are checked against this clock.
+	clock := &fakeClock{t: time.Now().UTC().Truncate(time.Millisecond)}
 	var mu sync.Mutex
 	n := 0
 	cfg := Config{

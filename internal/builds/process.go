@@ -135,8 +135,8 @@ func (s *Service) removeBuildDir(buildID string) {
 
 // Recover resumes what a previous run of this replica left undone: it
 // unpacks archives that were received but not unpacked, and removes
-// blobs no record names and unpack directories cut short. Call it once at
-// start-up, before serving uploads.
+// blobs no record names and unpack directories cut short. Run calls it
+// first; it must run before uploads are served.
 func (s *Service) Recover(ctx context.Context) error {
 	owned := map[string]bool{}
 	var pending []string
