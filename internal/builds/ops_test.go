@@ -334,8 +334,12 @@ func TestRecover(t *testing.T) {
 	w, _ := h.blobs.create()
 	w.Write(goodArchive(t))
 	w.commit()
-	orphan, _ := h.blobs.create()
+	orphan, _ := h.blobs.create() // left by an earlier run
 	orphan.commit()
+	old := h.started.Add(-time.Hour)
+	os.Chtimes(h.blobs.path(orphan.name), old, old)
+	inFlight, _ := h.blobs.create() // an upload this run is receiving
+	defer inFlight.abort()
 	err := h.cfg.Store.Update(h.ctx, func(tx store.Tx) error {
 		return receiveArchive(h.ctx, tx, id, w.name, h.now())
 	})
@@ -350,8 +354,8 @@ func TestRecover(t *testing.T) {
 	if d.Build.Status != api.BuildStatusReady {
 		t.Fatalf("status %s", d.Build.Status)
 	}
-	if names, _ := h.blobs.list(); len(names) != 0 {
-		t.Errorf("blobs left: %v", names)
+	if names, _ := h.blobs.list(); len(names) != 1 || names[0] != inFlight.name {
+		t.Errorf("blobs left: %v, want only the upload in flight %s", names, inFlight.name)
 	}
 }
 

@@ -148,14 +148,8 @@ func (s *Service) Recover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	names, err := s.blobs.list()
-	if err != nil {
+	if err := s.removeOrphanBlobs(owned); err != nil {
 		return err
-	}
-	for _, n := range names {
-		if !owned[n] {
-			s.blobs.remove(n)
-		}
 	}
 	tmp := filepath.Join(s.buildsDir(), ".tmp")
 	if err := os.RemoveAll(tmp); err != nil {
@@ -167,6 +161,24 @@ func (s *Service) Recover(ctx context.Context) error {
 	for _, id := range pending {
 		s.log.Info("resuming the unpacking of a received build", "build", id)
 		s.startUnpack(id)
+	}
+	return nil
+}
+
+// removeOrphanBlobs removes the blobs no record names that were written
+// before this Service started (newer ones may be uploads in progress).
+func (s *Service) removeOrphanBlobs(owned map[string]bool) error {
+	names, err := s.blobs.list()
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if owned[n] {
+			continue
+		}
+		if st, err := os.Stat(s.blobs.path(n)); err == nil && st.ModTime().Before(s.started) {
+			s.blobs.remove(n)
+		}
 	}
 	return nil
 }

@@ -62,11 +62,8 @@ func (s *Service) writeS3Error(w http.ResponseWriter, r *http.Request, reqID str
 	if !errors.As(err, &se) {
 		s.log.Error("S3 request failed", "method", r.Method, "path", r.URL.Path, "request_id", reqID, "err", err)
 		se = s3Errorf(http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
-	} else if se.Status >= 500 {
-		s.log.Warn("S3 request refused", "method", r.Method, "path", r.URL.Path, "code", se.Code)
-	}
-	if se.Status == http.StatusServiceUnavailable || se.Status == http.StatusInternalServerError {
-		w.Header().Set("Connection", "close")
+	} else {
+		s.log.Debug("S3 request refused", "method", r.Method, "path", r.URL.Path, "request_id", reqID, "code", se.Code, "message", se.Message)
 	}
 	if r.Method == http.MethodHead {
 		w.WriteHeader(se.Status)

@@ -103,6 +103,9 @@ type Service struct {
 	bucket string
 	blobs  blobStore
 
+	// started is when New ran (real time: it is compared with file times).
+	started time.Time
+
 	// work tracks archives being unpacked (Close waits for them).
 	work    sync.WaitGroup
 	mu      sync.Mutex
@@ -125,6 +128,7 @@ func New(cfg Config) (*Service, error) {
 		bucket:  cfg.Bucket,
 		blobs:   blobStore{dir: filepath.Join(cfg.DataDir, "uploads", "blobs")},
 		running: map[string]chan struct{}{},
+		started: time.Now(),
 	}
 	if err := s.makeDirs(); err != nil {
 		return nil, err
