@@ -23,13 +23,10 @@ type authResult struct {
 func (s *Service) authenticate(r *http.Request) (*authResult, error) {
 	akid := accessKeyIDOf(r)
 	if akid == "" {
-		return nil, errAccessDenied("Anonymous requests are not accepted; sign with the upload credentials from CreateBuild or RequestUploadCredentials.")
+		return nil, errAccessDenied("Anonymous and presigned requests are not accepted; sign the Authorization header with the upload credentials from CreateBuild or RequestUploadCredentials.")
 	}
 	a := &authResult{accessKeyID: akid, payloadHash: r.Header.Get("x-amz-content-sha256")}
 	token := r.Header.Get("X-Amz-Security-Token")
-	if token == "" {
-		token = r.URL.Query().Get("X-Amz-Security-Token")
-	}
 	c, secret, err := s.lookupCredentials(r.Context(), akid, token)
 	var ce *credentialError
 	switch {
@@ -47,22 +44,18 @@ func (s *Service) authenticate(r *http.Request) (*authResult, error) {
 			return nil, s3Errorf(http.StatusForbidden, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.")
 		}
 	}
-	if err := s.verifySignature(r, akid, secret); err != nil {
+	if err := verifySigV4(r, secret, s.cfg.Now()); err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
-// accessKeyIDOf returns the access key ID of a SigV4-signed request
-// (Authorization header or presigned query).
+// accessKeyIDOf returns the access key ID of a request signed in its
+// Authorization header.
 func accessKeyIDOf(r *http.Request) string {
-	cred := r.URL.Query().Get("X-Amz-Credential")
-	if auth := r.Header.Get("Authorization"); auth != "" {
-		_, rest, ok := strings.Cut(auth, "Credential=")
-		if !ok {
-			return ""
-		}
-		cred = rest
+	_, cred, ok := strings.Cut(r.Header.Get("Authorization"), "Credential=")
+	if !ok {
+		return ""
 	}
 	akid, _, _ := strings.Cut(cred, "/")
 	return strings.TrimSpace(akid)
