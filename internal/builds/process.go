@@ -32,7 +32,7 @@ func (s *Service) startUnpack(buildID string) <-chan struct{} {
 	s.work.Add(1)
 	go func() {
 		defer s.work.Done()
-		s.unpackBuild(context.WithoutCancel(context.Background()), buildID)
+		s.unpackBuild(context.Background(), buildID)
 		s.mu.Lock()
 		delete(s.running, buildID)
 		s.mu.Unlock()
