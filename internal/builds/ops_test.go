@@ -1,6 +1,7 @@
 package builds
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -379,4 +380,59 @@ func TestRecordFormat(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestTagsAndARN checks the hooks the wiring plugs internal/tags and
+// internal/arn into: tags are written in CreateBuild's transaction and
+// removed with the build.
+func TestTagsAndARN(t *testing.T) {
+	const kindTag store.Kind = "TestTag"
+	h := newHarness(t, func(c *Config) {
+		c.ARN = func(typ, id string) string { return "arn:test:" + typ + "/" + id }
+		c.SetTags = func(ctx context.Context, tx store.Tx, arn string, tags []api.Tag) error {
+			for _, tag := range tags {
+				if err := tx.Put(ctx, store.Record{Kind: kindTag, ID: arn + "#" + *tag.Key, Parent: arn, Data: []byte(`"` + *tag.Value + `"`)}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		c.RemoveTags = func(ctx context.Context, tx store.Tx, arn string) error {
+			_, err := deleteChildren(ctx, tx, kindTag, arn)
+			return err
+		}
+	})
+	out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{Tags: []api.Tag{{Key: api.String("team"), Value: api.String("core")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := *out.Build.BuildArn
+	if arn != "arn:test:build/"+*out.Build.BuildId {
+		t.Fatalf("ARN %q", arn)
+	}
+	tags := func() int {
+		var n int
+		_ = h.cfg.Store.View(h.ctx, func(tx store.Tx) error {
+			n, err = tx.Count(h.ctx, store.Query{Kind: kindTag, Parent: arn, HasParent: true})
+			return err
+		})
+		return n
+	}
+	exists := func() bool {
+		var ok bool
+		_ = h.cfg.Store.View(h.ctx, func(tx store.Tx) error {
+			ok, err = h.Exists(h.ctx, tx, arn)
+			return err
+		})
+		return ok
+	}
+	if tags() != 1 || !exists() {
+		t.Fatalf("after create: %d tags, exists %v", tags(), exists())
+	}
+	if err := h.DeleteBuild(h.ctx, &api.DeleteBuildInput{BuildId: &arn}); err != nil {
+		t.Fatal(err)
+	}
+	if tags() != 0 || exists() {
+		t.Fatalf("after delete: %d tags, exists %v", tags(), exists())
+	}
 }

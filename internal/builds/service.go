@@ -1,6 +1,7 @@
 package builds
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -60,6 +62,14 @@ type Config struct {
 	Region string
 	// Account is the account ID in build ARNs. Default 123456789012.
 	Account string
+	// ARN, when set, returns the ARN of a resource ("build", id) instead of
+	// the default arn:aws:gamelift:<Region>:<Account>:build/<id>.
+	ARN func(resourceType, id string) string
+	// SetTags stores the tags given to CreateBuild (in its transaction);
+	// RemoveTags forgets a deleted build's tags. Both optional (without
+	// SetTags the tags are dropped).
+	SetTags    func(ctx context.Context, tx store.Tx, arn string, tags []api.Tag) error
+	RemoveTags func(ctx context.Context, tx store.Tx, arn string) error
 	// PublicURL is Hoist's base URL as clients reach it (the S3 endpoint
 	// for uploads); it is named in the CreateBuild log line.
 	PublicURL string
