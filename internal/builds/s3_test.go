@@ -345,3 +345,35 @@ func TestS3Expired(t *testing.T) {
 		t.Fatalf("fresh credentials: %v", err)
 	}
 }
+
+// TestS3ConcurrentUploads races uploads to one build's key: exactly one
+// wins, the others are refused, and no bytes are left behind.
+func TestS3ConcurrentUploads(t *testing.T) {
+	h := newHarness(t)
+	srv := startHoist(t, h)
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	c := uploadClient(srv, out.UploadCredentials)
+	const n = 6
+	codes := make(chan string, n)
+	for range n {
+		go func() {
+			_, err := c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: out.StorageLocation.Bucket,
+				Key: out.StorageLocation.Key, Body: bytes.NewReader(goodArchive(t))})
+			codes <- s3Code(err)
+		}()
+	}
+	got := map[string]int{}
+	for range n {
+		got[<-codes]++
+	}
+	if got[""] != 1 || got["AccessDenied"] != n-1 {
+		t.Fatalf("outcomes %v, want one success and %d AccessDenied", got, n-1)
+	}
+	h.Close()
+	if st := h.status(t, *out.Build.BuildId); st != api.BuildStatusReady {
+		t.Fatalf("status %s", st)
+	}
+	if names, _ := h.blobs.list(); len(names) != 0 {
+		t.Errorf("blobs left: %v", names)
+	}
+}
