@@ -1,0 +1,321 @@
+// Package pki is Hoist's own small certificate authority: an ECDSA P-256 CA
+// created on first start and kept as PEM files in a directory, which issues
+// the certificate of Hoist's TLS listener (wss:// for the Server SDK, https://
+// for the API) and leaf certificates for other uses.
+//
+// Files in the CA directory:
+//
+//	ca.pem      the CA certificate (0644): what clients must trust
+//	ca-key.pem  the CA private key, PKCS#8 (0600)
+//
+// A Go game server (the official Go Server SDK uses crypto/tls with the
+// system roots) trusts Hoist's wss listener when started with
+// SSL_CERT_FILE=<dir>/ca.pem on Linux and the BSDs: Go then reads that file
+// instead of the system bundle (and still reads the certificate
+// directories, e.g. /etc/ssl/certs, so public roots stay trusted on most
+// distributions). macOS and Windows ignore SSL_CERT_FILE: add ca.pem to the
+// system trust store there.
+package pki
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// File names inside the CA directory.
+const (
+	CertFileName = "ca.pem"
+	KeyFileName  = "ca-key.pem"
+)
+
+// Validity periods.
+const (
+	CAValidity   = 10 * 365 * 24 * time.Hour
+	LeafValidity = 397 * 24 * time.Hour // the most public TLS certificates may last
+	// backdate is how far NotBefore lies in the past, for clocks that lag.
+	backdate = time.Hour
+)
+
+// CA is a loaded certificate authority.
+type CA struct {
+	// Cert is the CA certificate; CertPEM its PEM encoding.
+	Cert    *x509.Certificate
+	CertPEM []byte
+	// CertFile is the path of ca.pem (what SSL_CERT_FILE should name).
+	CertFile string
+	key      *ecdsa.PrivateKey
+	// Now is the clock certificates are dated by (default time.Now).
+	Now func() time.Time
+}
+
+// LoadOrCreateCA loads the CA kept in dir, or creates one there (and dir
+// itself, mode 0700) when dir holds neither file. A directory holding only
+// one of the two files, a key that does not match the certificate, or an
+// expired CA is an error: Hoist never silently replaces a CA that clients
+// may already trust.
+func LoadOrCreateCA(dir string) (*CA, error) {
+	certPath, keyPath := filepath.Join(dir, CertFileName), filepath.Join(dir, KeyFileName)
+	certPEM, certErr := os.ReadFile(certPath)
+	keyPEM, keyErr := os.ReadFile(keyPath)
+	switch {
+	case errors.Is(certErr, fs.ErrNotExist) && errors.Is(keyErr, fs.ErrNotExist):
+		return createCA(dir, time.Now())
+	case certErr != nil:
+		return nil, fmt.Errorf("pki: reading the CA certificate: %w", certErr)
+	case keyErr != nil:
+		return nil, fmt.Errorf("pki: reading the CA key: %w", keyErr)
+	}
+	ca, err := parseCA(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("pki: the CA in %s: %w", dir, err)
+	}
+	if !time.Now().Before(ca.Cert.NotAfter) {
+		return nil, fmt.Errorf("pki: the CA in %s expired on %s; move the directory away to create a new one",
+			dir, ca.Cert.NotAfter.Format(time.DateOnly))
+	}
+	ca.CertFile = certPath
+	return ca, nil
+}
+
+func createCA(dir string, now time.Time) (*CA, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	tmpl := &x509.Certificate{
+		SerialNumber:          newSerial(),
+		Subject:               pkix.Name{Organization: []string{"Hoist"}, CommonName: "Hoist local CA " + host},
+		NotBefore:             now.Add(-backdate),
+		NotAfter:              now.Add(CAValidity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		MaxPathLenZero:        true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("pki: %w", err)
+	}
+	// The key first: a crash between the two writes leaves a directory that
+	// LoadOrCreateCA refuses, rather than a certificate without its key.
+	if err := writeFileAtomic(filepath.Join(dir, KeyFileName), keyPEM, 0o600); err != nil {
+		return nil, err
+	}
+	certPath := filepath.Join(dir, CertFileName)
+	if err := writeFileAtomic(certPath, certPEM, 0o644); err != nil {
+		return nil, err
+	}
+	ca, err := parseCA(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	ca.CertFile = certPath
+	return ca, nil
+}
+
+// parseCA decodes a CA certificate and its key and checks they belong
+// together.
+func parseCA(certPEM, keyPEM []byte) (*CA, error) {
+	cb, _ := pem.Decode(certPEM)
+	if cb == nil || cb.Type != "CERTIFICATE" {
+		return nil, errors.New("no CERTIFICATE block in " + CertFileName)
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	if !cert.IsCA {
+		return nil, errors.New(CertFileName + " is not a CA certificate")
+	}
+	kb, _ := pem.Decode(keyPEM)
+	if kb == nil {
+		return nil, errors.New("no PEM block in " + KeyFileName)
+	}
+	parsed, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	key, ok := parsed.(*ecdsa.PrivateKey)
+	if !ok {
+		return nil, errors.New(KeyFileName + " is not an ECDSA key")
+	}
+	pub, ok := cert.PublicKey.(*ecdsa.PublicKey)
+	if !ok || !pub.Equal(&key.PublicKey) {
+		return nil, errors.New(KeyFileName + " does not match " + CertFileName)
+	}
+	return &CA{Cert: cert, CertPEM: certPEM, key: key}, nil
+}
+
+// writeFileAtomic writes data to a temporary file next to path and renames
+// it into place.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // a no-op after the rename
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return fmt.Errorf("pki: %w", err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("pki: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("pki: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
+	return nil
+}
+
+// Pool returns a certificate pool holding only the CA (for clients in
+// tests and tools).
+func (ca *CA) Pool() *x509.CertPool {
+	p := x509.NewCertPool()
+	p.AddCert(ca.Cert)
+	return p
+}
+
+// IssueServerCert issues a certificate for Hoist's TLS listener. Its
+// subject alternative names are 127.0.0.1, ::1 and localhost plus hosts
+// (IP addresses become IP SANs, anything else DNS names). The returned
+// certificate carries the chain (leaf, CA) and its parsed Leaf.
+func (ca *CA) IssueServerCert(hosts []string) (tls.Certificate, error) {
+	ips := []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+	names := []string{"localhost"}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			ips = appendIP(ips, ip)
+		} else if h != "" {
+			names = appendName(names, h)
+		}
+	}
+	der, key, err := ca.issue(names[0], names, ips, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth})
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der, ca.Cert.Raw}, PrivateKey: key, Leaf: leaf}, nil
+}
+
+// IssueLeaf issues a TLS server certificate for commonName and dnsNames
+// (entries that parse as IP addresses become IP SANs). certPEM holds the
+// certificate followed by the CA certificate (the chain a TLS server
+// presents); keyPEM the PKCS#8 private key.
+func (ca *CA) IssueLeaf(commonName string, dnsNames []string) (certPEM, keyPEM []byte, err error) {
+	var names []string
+	var ips []net.IP
+	for _, n := range dnsNames {
+		if ip := net.ParseIP(n); ip != nil {
+			ips = appendIP(ips, ip)
+		} else if n != "" {
+			names = appendName(names, n)
+		}
+	}
+	der, key, err := ca.issue(commonName, names, ips, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth})
+	if err != nil {
+		return nil, nil, err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	certPEM = append(certPEM, ca.CertPEM...)
+	return certPEM, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), nil
+}
+
+// issue signs a new ECDSA P-256 leaf certificate.
+func (ca *CA) issue(cn string, names []string, ips []net.IP, usage []x509.ExtKeyUsage) ([]byte, *ecdsa.PrivateKey, error) {
+	if cn == "" && len(names) == 0 && len(ips) == 0 {
+		return nil, nil, errors.New("pki: a certificate needs a common name or a subject alternative name")
+	}
+	now := time.Now()
+	if ca.Now != nil {
+		now = ca.Now()
+	}
+	notAfter := now.Add(LeafValidity)
+	if notAfter.After(ca.Cert.NotAfter) {
+		notAfter = ca.Cert.NotAfter
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: newSerial(),
+		Subject:      pkix.Name{Organization: []string{"Hoist"}, CommonName: cn},
+		NotBefore:    now.Add(-backdate),
+		NotAfter:     notAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  usage,
+		DNSNames:     names,
+		IPAddresses:  ips,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pki: signing a certificate: %w", err)
+	}
+	return der, key, nil
+}
+
+func appendIP(ips []net.IP, ip net.IP) []net.IP {
+	for _, have := range ips {
+		if have.Equal(ip) {
+			return ips
+		}
+	}
+	return append(ips, ip)
+}
+
+func appendName(names []string, n string) []string {
+	for _, have := range names {
+		if have == n {
+			return names
+		}
+	}
+	return append(names, n)
+}
+
+// newSerial returns a random 128-bit serial number.
+func newSerial() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
+	if err != nil {
+		panic("pki: no randomness: " + err.Error())
+	}
+	return n
+}
