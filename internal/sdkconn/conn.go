@@ -1,0 +1,255 @@
+package sdkconn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/hoistgg/hoist/internal/hosting"
+)
+
+// procConn is one WebSocket of a server process.
+type procConn struct {
+	s   *Server
+	id  hosting.Conn
+	api hosting.ProcessAPI
+	log *slog.Logger
+
+	// ctx ends when the socket is done; cancel closes it without a close
+	// frame (coder/websocket closes a Conn whose Read or Write context ends).
+	ctx    context.Context
+	cancel context.CancelFunc
+	send   chan outFrame
+	ws     *websocket.Conn // set once (under closeMu), before the writer starts
+
+	since time.Time
+	// ending is set once TerminateServerProcess succeeded: any close after
+	// it is a normal exit.
+	ending atomic.Bool
+	// closeCode is the close code the service itself closed with (0: the
+	// process closed, or the socket broke). closeMu guards it and ws.
+	closeMu   sync.Mutex
+	closeCode websocket.StatusCode
+	// badFrames counts frames that could not be answered (only the first
+	// is logged above debug level).
+	badFrames int
+}
+
+// outFrame is a frame for the writer; done, when set, gets the result of
+// writing it.
+type outFrame struct {
+	data []byte
+	done chan error
+}
+
+func newProcConn(s *Server, id hosting.Conn) *procConn {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &procConn{s: s, id: id, api: s.cfg.API, ctx: ctx, cancel: cancel,
+		send: make(chan outFrame, s.cfg.SendQueue), since: s.cfg.Now(),
+		log: s.log.With("process", id.ProcessID, "conn", id.ConnID)}
+}
+
+// serve runs the socket until it closes, then unregisters it and reports
+// the close to the ProcessAPI.
+func (pc *procConn) serve(ws *websocket.Conn) {
+	pc.closeMu.Lock()
+	pc.ws = ws
+	shuttingDown := pc.closeCode != 0
+	pc.closeMu.Unlock()
+	if shuttingDown { // Shutdown ran during the handshake
+		pc.cancel()
+	}
+	pc.log.Info("sdk: process connected", "fleet", pc.id.FleetID, "compute", pc.id.ComputeName,
+		"sdkVersion", pc.id.SDKVersion, "sdkLanguage", pc.id.SDKLanguage, "replica", pc.s.cfg.ReplicaID)
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		pc.writeLoop()
+	}()
+	err := pc.readLoop()
+	pc.cancel()
+	<-writerDone
+	ws.CloseNow()
+	pc.s.forget(pc)
+	code, normal := pc.closeOutcome(err)
+	pc.log.Info("sdk: process disconnected", "code", int(code), "normal", normal,
+		"connectedFor", pc.s.cfg.Now().Sub(pc.since).Round(time.Millisecond))
+	pc.s.disconnected(pc.id, normal)
+}
+
+// closeOutcome returns the socket's close code (1006 when it broke without
+// a close frame) and whether the close was normal for the ProcessAPI.
+func (pc *procConn) closeOutcome(err error) (websocket.StatusCode, bool) {
+	pc.closeMu.Lock()
+	code := pc.closeCode
+	pc.closeMu.Unlock()
+	byService := code != 0
+	if !byService {
+		code = websocket.CloseStatus(err)
+	}
+	if code < 0 {
+		code = websocket.StatusAbnormalClosure
+	}
+	normal := pc.ending.Load() ||
+		(!byService && (code == websocket.StatusNormalClosure || code == websocket.StatusGoingAway))
+	return code, normal
+}
+
+// closeWith closes the socket with a close frame, from the service's side.
+func (pc *procConn) closeWith(code websocket.StatusCode, reason string) {
+	pc.closeMu.Lock()
+	if pc.closeCode != 0 {
+		pc.closeMu.Unlock()
+		return
+	}
+	pc.closeCode = code
+	ws := pc.ws
+	pc.closeMu.Unlock()
+	if ws == nil { // not upgraded yet
+		pc.cancel()
+		return
+	}
+	go ws.Close(code, reason) // waits for the peer's close frame
+}
+
+// readLoop reads and answers frames until the socket fails.
+func (pc *procConn) readLoop() error {
+	for {
+		typ, data, err := pc.ws.Read(pc.ctx)
+		if err != nil {
+			return err
+		}
+		if typ != websocket.MessageText {
+			pc.log.Debug("sdk: binary frame ignored", "bytes", len(data))
+			continue
+		}
+		reply := pc.handle(data)
+		if reply == nil {
+			continue
+		}
+		frame, err := reply.Encode()
+		if err != nil {
+			pc.log.Error("sdk: encoding a reply failed", "action", reply.Action, "err", err)
+			frame, _ = (&Reply{Action: reply.Action, RequestID: reply.RequestID, Status: 500,
+				Message: "internal error"}).Encode()
+		}
+		if err := pc.enqueue(pc.ctx, outFrame{data: frame}); err != nil {
+			return err
+		}
+	}
+}
+
+// handle answers one text frame (nil when it cannot be answered).
+func (pc *procConn) handle(data []byte) *Reply {
+	req, err := DecodeMessage(data)
+	if err != nil {
+		var de *DecodeError
+		errors.As(err, &de)
+		if de.RequestID == "" {
+			pc.badFrame(de.Reason, len(data))
+			return nil
+		}
+		return &Reply{Action: de.Action, RequestID: de.RequestID, Status: 400, Message: de.Reason}
+	}
+	if req.RequestID == "" {
+		pc.badFrame("no RequestId", len(data))
+		return nil
+	}
+	h, ok := handlers[req.Action]
+	if !ok {
+		return &Reply{Action: req.Action, RequestID: req.RequestID, Status: 400,
+			Message: fmt.Sprintf("unknown Action %q", clip(req.Action))}
+	}
+	ctx, cancel := context.WithTimeout(pc.ctx, pc.s.cfg.CallTimeout)
+	fields, err := h(ctx, pc, &args{r: req})
+	cancel()
+	reply := &Reply{Action: req.Action, RequestID: req.RequestID, Status: 200, Fields: fields}
+	if err != nil {
+		reply.Status, reply.Message = pc.errorStatus(req.Action, err)
+	}
+	pc.log.Debug("sdk: request", "action", req.Action, "requestId", req.RequestID, "status", reply.Status)
+	return reply
+}
+
+// errorStatus turns a handler error into a reply status and message: an
+// *hosting.SDKError as it says, anything else 500 (and logged).
+func (pc *procConn) errorStatus(action string, err error) (int, string) {
+	var se *hosting.SDKError
+	if errors.As(err, &se) && se.Status >= 400 && se.Status <= 599 {
+		return se.Status, se.Message
+	}
+	pc.log.Error("sdk: request failed", "action", action, "err", err)
+	return 500, "internal error"
+}
+
+func (pc *procConn) badFrame(reason string, size int) {
+	pc.badFrames++
+	level := slog.LevelDebug
+	if pc.badFrames == 1 {
+		level = slog.LevelWarn
+	}
+	pc.log.Log(pc.ctx, level, "sdk: frame dropped: it cannot be answered", "reason", reason,
+		"bytes", size, "dropped", pc.badFrames)
+}
+
+// enqueue hands a frame to the writer, waiting while the queue is full.
+func (pc *procConn) enqueue(ctx context.Context, f outFrame) error {
+	select {
+	case pc.send <- f:
+		return nil
+	case <-pc.ctx.Done():
+		return fmt.Errorf("%w: %s", ErrNotConnected, pc.id.ProcessID)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// sendAndWait queues a frame and waits until the writer has written it.
+func (pc *procConn) sendAndWait(ctx context.Context, data []byte) error {
+	done := make(chan error, 1)
+	if err := pc.enqueue(ctx, outFrame{data: data, done: done}); err != nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-pc.ctx.Done():
+		select {
+		case err := <-done: // written just before the socket ended
+			return err
+		default:
+			return fmt.Errorf("%w: %s (the socket closed)", ErrNotConnected, pc.id.ProcessID)
+		}
+	}
+}
+
+// writeLoop writes queued frames until the socket is done. A frame that
+// cannot be written in time ends the socket.
+func (pc *procConn) writeLoop() {
+	for {
+		select {
+		case <-pc.ctx.Done():
+			return
+		case f := <-pc.send:
+			ctx, cancel := context.WithTimeout(pc.ctx, pc.s.cfg.WriteTimeout)
+			err := pc.ws.Write(ctx, websocket.MessageText, f.data)
+			cancel()
+			if f.done != nil {
+				f.done <- err
+			}
+			if err != nil {
+				pc.log.Info("sdk: writing to the process failed", "err", err)
+				pc.cancel()
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,337 @@
+package sdkconn
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/hoistgg/hoist/internal/hosting"
+)
+
+// SignedURLVerifier checks a SigV4-signed connection URL (query
+// Authorization=SigV4 plus X-Amz-Algorithm, X-Amz-Credential, X-Amz-Date,
+// X-Amz-Security-Token and X-Amz-Signature; the string to sign covers the
+// ComputeId, FleetId and pID parameters) and returns the fleet and compute
+// the signing credentials may connect processes for.
+//
+// TODO(sigv4): internal/sigv4 does not exist yet. Once it does, the wiring
+// provides an implementation that verifies the signature with it against
+// credentials looked up by access key ID (constant-time comparison, clock
+// skew limits); until then Config.SignedURLs is nil and signed URLs get 403.
+type SignedURLVerifier interface {
+	VerifySignedURL(ctx context.Context, query url.Values, now time.Time) (fleetID, computeName string, err error)
+}
+
+// Config configures a Server. API and Tokens are required.
+type Config struct {
+	API    hosting.ProcessAPI
+	Tokens hosting.TokenVerifier
+	// SignedURLs verifies SigV4-signed connection URLs; nil refuses them.
+	SignedURLs SignedURLVerifier
+	Logger     *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// ReplicaID names this Hoist replica (logged with each connection).
+	ReplicaID string
+	// NewID returns a fresh unique ID for connections and for the RequestId
+	// of messages sent to processes. Default: a random UUID.
+	NewID func() string
+	// MaxMessageBytes is the largest frame accepted from a process
+	// (default 1 MiB); a larger one closes the socket with 1009.
+	MaxMessageBytes int64
+	// CallTimeout bounds each ProcessAPI call (default 15 s; the SDKs wait
+	// 20 s for a reply, 6 s for ActivateServerProcess).
+	CallTimeout time.Duration
+	// WriteTimeout bounds each frame written to a process (default 10 s); a
+	// socket that cannot take a frame in time is closed.
+	WriteTimeout time.Duration
+	// SendQueue is how many frames may wait for the writer of one socket
+	// (default 64).
+	SendQueue int
+}
+
+// Defaults.
+const (
+	DefaultMaxMessageBytes = 1 << 20
+	DefaultCallTimeout     = 15 * time.Second
+	DefaultWriteTimeout    = 10 * time.Second
+	DefaultSendQueue       = 64
+)
+
+// ErrNotConnected is returned by SendToProcess when the process has no open
+// socket on this replica.
+var ErrNotConnected = errors.New("sdkconn: process is not connected")
+
+// Server is the SDK endpoint: an http.Handler for GET /sdk and /sdk/ and
+// the hosting.Messenger for processes connected to this replica.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+
+	mu     sync.Mutex
+	procs  map[string][]*procConn // process ID -> open sockets, newest last
+	closed bool
+	wg     sync.WaitGroup // live connections
+}
+
+var _ hosting.Messenger = (*Server)(nil)
+
+// New returns a Server.
+func New(cfg Config) *Server {
+	if cfg.API == nil || cfg.Tokens == nil {
+		panic("sdkconn: Config.API and Config.Tokens are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = NewUUID
+	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = DefaultCallTimeout
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.SendQueue <= 0 {
+		cfg.SendQueue = DefaultSendQueue
+	}
+	return &Server{cfg: cfg, log: cfg.Logger, procs: make(map[string][]*procConn)}
+}
+
+// NewUUID returns a random (version 4) UUID.
+func NewUUID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("sdkconn: no randomness: " + err.Error())
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// ServeHTTP authenticates a connection and, if it is allowed, upgrades it
+// to a WebSocket and serves it until it closes. Refusals are plain HTTP
+// answers, never an upgraded socket that is closed at once: 403 for
+// authentication (what the C++ SDK reports as forbidden), 400 for a
+// malformed URL, 426 for a request that is not a WebSocket handshake.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet || !headerHasToken(r.Header, "Upgrade", "websocket") {
+		w.Header().Set("Upgrade", "websocket")
+		http.Error(w, "this is the GameLift Server SDK WebSocket endpoint: connect with a WebSocket client",
+			http.StatusUpgradeRequired)
+		return
+	}
+	q, _ := url.ParseQuery(r.URL.RawQuery) // keeps every well-formed pair
+	id, herr := s.authenticate(r.Context(), q)
+	if herr != nil {
+		s.refuse(w, q, herr)
+		return
+	}
+	pc, err := s.open(id)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	defer s.wg.Done()
+	if herr := s.connected(r.Context(), id); herr != nil {
+		s.forget(pc)
+		s.refuse(w, q, herr)
+		return
+	}
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		s.log.Info("sdk: WebSocket upgrade failed", "process", id.ProcessID, "err", err)
+		s.forget(pc)
+		s.disconnected(id, false)
+		return
+	}
+	ws.SetReadLimit(s.cfg.MaxMessageBytes)
+	pc.serve(ws)
+}
+
+// httpError is a refused handshake.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (s *Server) refuse(w http.ResponseWriter, q url.Values, e *httpError) {
+	s.log.Info("sdk: connection refused", "status", e.status, "reason", e.msg,
+		"process", clip(q.Get("pID")), "fleet", clip(q.Get("FleetId")), "compute", clip(q.Get("ComputeId")))
+	http.Error(w, e.msg, e.status)
+}
+
+// connected tells the ProcessAPI about a new socket; its refusal becomes
+// the handshake's HTTP answer.
+func (s *Server) connected(ctx context.Context, id hosting.Conn) *httpError {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.CallTimeout)
+	defer cancel()
+	err := s.cfg.API.Connected(ctx, id)
+	if err == nil {
+		return nil
+	}
+	var se *hosting.SDKError
+	if errors.As(err, &se) && se.Status >= 400 && se.Status < 500 {
+		return &httpError{se.Status, se.Message}
+	}
+	s.log.Error("sdk: recording a connection failed", "process", id.ProcessID, "err", err)
+	return &httpError{http.StatusInternalServerError, "internal error"}
+}
+
+// disconnected tells the ProcessAPI that a socket closed.
+func (s *Server) disconnected(id hosting.Conn, normal bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.CallTimeout)
+	defer cancel()
+	s.cfg.API.Disconnected(ctx, id, normal)
+}
+
+// open registers a new socket of a process, before the handshake completes,
+// so that a message sent right after Connected is queued for it.
+func (s *Server) open(id hosting.Conn) (*procConn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("Hoist is shutting down")
+	}
+	pc := newProcConn(s, id)
+	s.procs[id.ProcessID] = append(s.procs[id.ProcessID], pc)
+	s.wg.Add(1)
+	return pc, nil
+}
+
+// forget unregisters a socket.
+func (s *Server) forget(pc *procConn) {
+	pc.cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.procs[pc.id.ProcessID]
+	for i, c := range list {
+		if c == pc {
+			list = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(s.procs, pc.id.ProcessID)
+	} else {
+		s.procs[pc.id.ProcessID] = list
+	}
+}
+
+// current returns the newest socket of a process.
+func (s *Server) current(processID string) *procConn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.procs[processID]
+	if len(list) == 0 {
+		return nil
+	}
+	return list[len(list)-1]
+}
+
+// Connections returns how many sockets are open (or opening).
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, l := range s.procs {
+		n += len(l)
+	}
+	return n
+}
+
+// SendToProcess sends msg to the process over its newest socket and waits
+// until the frame is written (or ctx ends). msg must name its Action;
+// StatusCode 200 is added, and a RequestId when it has none.
+func (s *Server) SendToProcess(ctx context.Context, processID string, msg hosting.Message) error {
+	frame, err := s.encodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	pc := s.current(processID)
+	if pc == nil {
+		return fmt.Errorf("%w: %s", ErrNotConnected, processID)
+	}
+	if err := pc.sendAndWait(ctx, frame); err != nil {
+		return err
+	}
+	s.log.Debug("sdk: message sent", "process", processID, "action", msg["Action"])
+	return nil
+}
+
+func (s *Server) encodeMessage(msg hosting.Message) ([]byte, error) {
+	if a, _ := msg["Action"].(string); a == "" {
+		return nil, errors.New("sdkconn: a message to a process needs an Action")
+	}
+	m := make(map[string]any, len(msg)+2)
+	for k, v := range msg {
+		m[k] = v
+	}
+	m["StatusCode"] = 200
+	if id, _ := m["RequestId"].(string); id == "" {
+		m["RequestId"] = s.cfg.NewID()
+	}
+	frame, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("sdkconn: encoding %v: %w", msg["Action"], err)
+	}
+	return frame, nil
+}
+
+// Shutdown closes every socket with 1012 (service restart), so that the
+// SDKs reconnect (to this Hoist once it is back, or another replica), and
+// waits until each has been reported Disconnected or ctx ends. New
+// connections are refused from the start. Call it before the ProcessAPI's
+// store closes.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	var all []*procConn
+	for _, l := range s.procs {
+		all = append(all, l...)
+	}
+	s.mu.Unlock()
+	for _, pc := range all {
+		pc.closeWith(websocket.StatusServiceRestart, "Hoist is restarting")
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		for _, pc := range all {
+			pc.cancel()
+		}
+		return ctx.Err()
+	}
+}
+
+// headerHasToken reports whether a comma-separated header holds token
+// (case-insensitive).
+func headerHasToken(h http.Header, key, token string) bool {
+	for _, v := range h.Values(key) {
+		for _, t := range splitComma(v) {
+			if equalFold(t, token) {
+				return true
+			}
+		}
+	}
+	return false
+}
