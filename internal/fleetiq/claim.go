@@ -1,0 +1,186 @@
+package fleetiq
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// ClaimGameServer claims an available game server for 60 seconds (see
+// order.go for which one), or the game server GameServerId names. A claim
+// that finds nothing available first releases the group's expired claims,
+// then answers OutOfCapacityException.
+func (s *Service) ClaimGameServer(ctx context.Context, in *api.ClaimGameServerInput) (*api.ClaimGameServerOutput, error) {
+	statuses, err := claimStatuses(in.FilterOption)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	nameOrARN := api.ToString(in.GameServerGroupName)
+	var g *serverRec
+	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		var err error
+		if in.GameServerId != nil {
+			g, err = s.claimOne(ctx, tx, nameOrARN, *in.GameServerId, statuses, in.GameServerData, now)
+		} else {
+			g, err = s.claimAny(ctx, tx, nameOrARN, statuses, in.GameServerData, now)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if g == nil {
+		return nil, api.NewOutOfCapacityException("Game server group %s has no available game server to claim", nameOrARN)
+	}
+	return &api.ClaimGameServerOutput{GameServer: s.serverOut(g, now)}, nil
+}
+
+// claimAny claims the best available game server of a group. It returns nil
+// (and no error, so that released claims are kept) when there is none.
+func (s *Service) claimAny(ctx context.Context, tx store.Tx, nameOrARN string, statuses []api.GameServerInstanceStatus, data *string, now time.Time) (*serverRec, error) {
+	name := groupName(nameOrARN)
+	g, inst, err := place(ctx, tx, name, statuses)
+	if err != nil || g != nil {
+		if g != nil {
+			err = takeClaim(ctx, tx, g, inst, false, data, now)
+		}
+		return g, err
+	}
+	// Nothing available: say why if the group is missing or going away,
+	// else release its expired claims and look once more.
+	_, st, err := s.findGroup(ctx, tx, nameOrARN, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkClaimable(nameOrARN, st); err != nil {
+		return nil, err
+	}
+	q := store.Query{Kind: kindServer, Parent: name, HasParent: true, Key: keyClaimed, HasKey: true}
+	released, err := releaseExpired(ctx, tx, q, now, memberBatch)
+	if err != nil || released == 0 {
+		return nil, err
+	}
+	if g, inst, err = place(ctx, tx, name, statuses); err != nil || g == nil {
+		return nil, err
+	}
+	return g, takeClaim(ctx, tx, g, inst, false, data, now)
+}
+
+// checkClaimable refuses claims in a group that is being deleted.
+func checkClaimable(nameOrARN string, st groupState) error {
+	switch {
+	case st.status == statusDeleted:
+		return api.NewNotFoundException("Game server group %s not found (it was deleted)", nameOrARN)
+	case !st.live():
+		return api.NewConflictException("Game server group %s is being deleted (status %s)", nameOrARN, st.status)
+	}
+	return nil
+}
+
+// place finds the game server a claim takes, in order.go's order: for each
+// usable status, the busiest instance with an available game server, then
+// its oldest available game server. Two indexed reads of one row each.
+func place(ctx context.Context, tx store.Tx, group string, statuses []api.GameServerInstanceStatus) (*serverRec, *instanceRec, error) {
+	for _, st := range statuses {
+		recs, _, err := tx.List(ctx, store.Query{Kind: kindInstance, Parent: group, HasParent: true,
+			Key: instanceKey(st, true), HasKey: true, Order: store.OrderRankDesc, Limit: 1})
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(recs) == 0 {
+			continue
+		}
+		inst, err := decode[instanceRec](recs[0])
+		if err != nil {
+			return nil, nil, err
+		}
+		recs, _, err = tx.List(ctx, store.Query{Kind: kindServer, Parent: group, HasParent: true,
+			Key: availableKey(inst.ID), HasKey: true, Order: store.OrderRankAsc, Limit: 1})
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(recs) == 0 {
+			return nil, nil, fmt.Errorf("fleetiq: instance %s of group %s counts %d available game servers but has none", inst.ID, group, inst.Available)
+		}
+		g, err := decode[serverRec](recs[0])
+		return g, inst, err
+	}
+	return nil, nil, nil
+}
+
+// takeClaim claims g (which was busy as stored if wasBusy) on inst at now.
+func takeClaim(ctx context.Context, tx store.Tx, g *serverRec, inst *instanceRec, wasBusy bool, data *string, now time.Time) error {
+	g.Claimed, g.LastClaim = true, ms(now)
+	if data != nil {
+		g.Data = data
+	}
+	if err := putServer(ctx, tx, g); err != nil {
+		return err
+	}
+	inst.count(wasBusy, true)
+	return putInstance(ctx, tx, inst)
+}
+
+// claimOne claims the game server id. It is a ConflictException when the
+// game server is UTILIZED, already CLAIMED, or on an instance whose status
+// the filter does not allow (a DRAINING instance without DRAINING in the
+// filter; a SPOT_TERMINATING instance always).
+func (s *Service) claimOne(ctx context.Context, tx store.Tx, nameOrARN, id string, statuses []api.GameServerInstanceStatus, data *string, now time.Time) (*serverRec, error) {
+	g, err := findServer(ctx, tx, nameOrARN, id)
+	if err != nil {
+		return nil, err
+	}
+	wasBusy := g.busy()
+	g.settle(now)
+	switch {
+	case g.Utilized:
+		return nil, api.NewConflictException("Game server %s is UTILIZED", id)
+	case g.Claimed:
+		return nil, api.NewConflictException("Game server %s is already CLAIMED", id)
+	}
+	inst, err := loadInstance(ctx, tx, g.Group, g.Instance)
+	if err != nil {
+		return nil, err
+	}
+	if inst == nil {
+		return nil, fmt.Errorf("fleetiq: instance %s of game server %s missing", g.Instance, id)
+	}
+	if !slices.Contains(statuses, inst.Status) {
+		return nil, api.NewConflictException("Game server %s runs on instance %s, which is %s; FilterOption.InstanceStatuses does not allow claiming there", id, inst.ID, inst.Status)
+	}
+	return g, takeClaim(ctx, tx, g, inst, wasBusy, data, now)
+}
+
+// releaseExpired ends the expired claims q selects (at most limit of them;
+// q's Key must be keyClaimed) and returns how many it ended.
+func releaseExpired(ctx context.Context, tx store.Tx, q store.Query, now time.Time, limit int) (int, error) {
+	q.Order, q.RankMax, q.HasRankMax, q.Limit = store.OrderRankAsc, ms(now), true, limit
+	recs, _, err := tx.List(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, rec := range recs {
+		g, err := decode[serverRec](rec)
+		if err != nil {
+			return n, err
+		}
+		wasBusy := g.busy()
+		if !g.settle(now) {
+			continue
+		}
+		if err := putServer(ctx, tx, g); err != nil {
+			return n, err
+		}
+		if err := recount(ctx, tx, g, wasBusy); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
