@@ -17,6 +17,7 @@ package sdkclient
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,13 +58,22 @@ func Query(processID, hostID, fleetID, authToken string) url.Values {
 	}
 }
 
+// defaultHTTPClient dials like the Go SDK's WebSocket dialer: no proxy,
+// the system's root certificates (so SSL_CERT_FILE applies), HTTP/1.1 only
+// (a WebSocket handshake cannot run over HTTP/2).
+var defaultHTTPClient = &http.Client{Transport: &http.Transport{
+	TLSClientConfig: &tls.Config{NextProtos: []string{"http/1.1"}},
+}}
+
 // Options configure a Client.
 type Options struct {
-	// HTTPClient makes the handshake (set its TLS roots for wss).
+	// HTTPClient makes the handshake (set its TLS roots for wss; its
+	// transport must not negotiate HTTP/2). Default: like the Go SDK.
 	HTTPClient *http.Client
-	// OnMessage receives the service's messages, one at a time and in
-	// order, on a goroutine of its own (it may call Call).
-	OnMessage func(*Frame)
+	// OnMessage receives the service's messages with the Client they came
+	// on, one at a time and in order, on a goroutine of its own (it may
+	// call c.Call). It may run before Dial has returned.
+	OnMessage func(c *Client, f *Frame)
 	Logger    *slog.Logger
 }
 
@@ -147,6 +157,9 @@ func Dial(ctx context.Context, baseURL string, query url.Values, opts Options) (
 func DialURL(ctx context.Context, rawURL string, opts Options) (*Client, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = defaultHTTPClient
 	}
 	ws, resp, err := websocket.Dial(ctx, rawURL, &websocket.DialOptions{HTTPClient: opts.HTTPClient,
 		HTTPHeader: http.Header{"User-Agent": {UserAgent}}})
@@ -347,7 +360,7 @@ func (c *Client) dispatchLoop() {
 		}
 		for f := c.next(); f != nil; f = c.next() {
 			if c.opts.OnMessage != nil {
-				c.opts.OnMessage(f)
+				c.opts.OnMessage(c, f)
 			}
 		}
 		if closed { // messages that arrived before the close were delivered

@@ -34,11 +34,22 @@ type procConn struct {
 	ending atomic.Bool
 	// closeCode is the close code the service itself closed with (0: the
 	// process closed, or the socket broke). closeMu guards it and ws.
-	closeMu   sync.Mutex
-	closeCode websocket.StatusCode
+	closeMu     sync.Mutex
+	closeCode   websocket.StatusCode
+	closeReason string
 	// badFrames counts frames that could not be answered (only the first
 	// is logged above debug level).
 	badFrames int
+
+	// orderMu orders frames: while a request is being served, messages
+	// from SendToProcess wait in held and follow its reply, so a process
+	// never hears of something its request caused (a game session placed
+	// on it right after its ProcessReady committed) before the reply (the
+	// SDKs ignore a CreateGameSession that arrives before ProcessReady's
+	// reply).
+	orderMu sync.Mutex
+	serving bool
+	held    []outFrame
 }
 
 // outFrame is a frame for the writer; done, when set, gets the result of
@@ -60,10 +71,10 @@ func newProcConn(s *Server, id hosting.Conn) *procConn {
 func (pc *procConn) serve(ws *websocket.Conn) {
 	pc.closeMu.Lock()
 	pc.ws = ws
-	shuttingDown := pc.closeCode != 0
+	code, reason := pc.closeCode, pc.closeReason
 	pc.closeMu.Unlock()
-	if shuttingDown { // Shutdown ran during the handshake
-		pc.cancel()
+	if code != 0 { // Shutdown ran during the handshake
+		go ws.Close(code, reason)
 	}
 	pc.log.Info("sdk: process connected", "fleet", pc.id.FleetID, "compute", pc.id.ComputeName,
 		"sdkVersion", pc.id.SDKVersion, "sdkLanguage", pc.id.SDKLanguage, "replica", pc.s.cfg.ReplicaID)
@@ -108,14 +119,12 @@ func (pc *procConn) closeWith(code websocket.StatusCode, reason string) {
 		pc.closeMu.Unlock()
 		return
 	}
-	pc.closeCode = code
+	pc.closeCode, pc.closeReason = code, reason
 	ws := pc.ws
 	pc.closeMu.Unlock()
-	if ws == nil { // not upgraded yet
-		pc.cancel()
-		return
+	if ws != nil { // else serve closes it once upgraded
+		go ws.Close(code, reason) // waits for the peer's close frame
 	}
-	go ws.Close(code, reason) // waits for the peer's close frame
 }
 
 // readLoop reads and answers frames until the socket fails.
@@ -129,10 +138,27 @@ func (pc *procConn) readLoop() error {
 			pc.log.Debug("sdk: binary frame ignored", "bytes", len(data))
 			continue
 		}
-		reply := pc.handle(data)
-		if reply == nil {
-			continue
+		pc.setServing()
+		if err := pc.answer(pc.handle(data)); err != nil {
+			return err
 		}
+	}
+}
+
+func (pc *procConn) setServing() {
+	pc.orderMu.Lock()
+	pc.serving = true
+	pc.orderMu.Unlock()
+}
+
+// answer queues a reply (if any), then the messages held back while the
+// request was served.
+func (pc *procConn) answer(reply *Reply) error {
+	pc.orderMu.Lock()
+	defer pc.orderMu.Unlock()
+	held := pc.held
+	pc.serving, pc.held = false, nil
+	if reply != nil {
 		frame, err := reply.Encode()
 		if err != nil {
 			pc.log.Error("sdk: encoding a reply failed", "action", reply.Action, "err", err)
@@ -143,6 +169,12 @@ func (pc *procConn) readLoop() error {
 			return err
 		}
 	}
+	for _, f := range held {
+		if err := pc.enqueue(pc.ctx, f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // handle answers one text frame (nil when it cannot be answered).
@@ -211,9 +243,23 @@ func (pc *procConn) enqueue(ctx context.Context, f outFrame) error {
 }
 
 // sendAndWait queues a frame and waits until the writer has written it.
+// While a request of the process is being served the frame is held back
+// to follow the request's reply, and sendAndWait returns at once: the
+// sender may be that very request's handler (sessions sends TerminateProcess
+// from inside the Heartbeat that ends a process), which must not wait for
+// its own reply.
 func (pc *procConn) sendAndWait(ctx context.Context, data []byte) error {
 	done := make(chan error, 1)
-	if err := pc.enqueue(ctx, outFrame{data: data, done: done}); err != nil {
+	f := outFrame{data: data, done: done}
+	pc.orderMu.Lock()
+	if pc.serving {
+		pc.held = append(pc.held, f)
+		pc.orderMu.Unlock()
+		return nil
+	}
+	err := pc.enqueue(ctx, f)
+	pc.orderMu.Unlock()
+	if err != nil {
 		return err
 	}
 	select {

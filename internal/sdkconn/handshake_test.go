@@ -3,6 +3,7 @@ package sdkconn_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/hoistgg/hoist/e2e/sdkclient"
 	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/pki"
 	"github.com/hoistgg/hoist/internal/sdkconn"
 	"github.com/hoistgg/hoist/internal/sdkconn/sdkconntest"
 )
@@ -203,5 +205,37 @@ func TestNotAWebSocket(t *testing.T) {
 	}
 	if e.API.Count("Connected") != 0 {
 		t.Error("Connected was called")
+	}
+}
+
+// TestWSS serves the endpoint over TLS with a certificate from Hoist's CA
+// and connects with a client that trusts only that CA.
+func TestWSS(t *testing.T) {
+	ca, err := pki.LoadOrCreateCA(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := ca.IssueServerCert(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := sdkconntest.StartTLS(t, sdkconn.Config{}, sdkconntest.Tokens{token: {FleetID: fleetID, ComputeName: computeID}}, cert)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	for _, u := range []string{e.URL, strings.Replace(e.URL, "127.0.0.1", "localhost", 1)} {
+		c, err := sdkclient.Dial(ctx, u, sdkclient.Query("proc-1", computeID, fleetID, token), sdkclient.Options{HTTPClient: client})
+		if err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		reply, err := c.Call(ctx, "HeartbeatServerProcess", map[string]any{"HealthStatus": true})
+		checkReply(t, reply, err, "HeartbeatServerProcess", 200, "")
+		c.Close(1000, "")
+	}
+	// A client that does not trust the CA cannot connect.
+	_, err = sdkclient.Dial(ctx, e.URL, sdkclient.Query("proc-1", computeID, fleetID, token),
+		sdkclient.Options{HTTPClient: &http.Client{Transport: &http.Transport{}}})
+	if err == nil {
+		t.Fatal("connected without trusting the CA")
 	}
 }

@@ -2,10 +2,13 @@ package sdkconn_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"testing"
+
+	"github.com/coder/websocket"
 
 	"github.com/hoistgg/hoist/e2e/sdkclient"
 	"github.com/hoistgg/hoist/internal/hosting"
@@ -17,7 +20,7 @@ import (
 type inbox chan *sdkclient.Frame
 
 func (in inbox) opts() sdkclient.Options {
-	return sdkclient.Options{OnMessage: func(f *sdkclient.Frame) { in <- f }}
+	return sdkclient.Options{OnMessage: func(_ *sdkclient.Client, f *sdkclient.Frame) { in <- f }}
 }
 
 func (in inbox) next(t *testing.T) *sdkclient.Frame {
@@ -273,6 +276,53 @@ func TestConcurrentSends(t *testing.T) {
 				t.Errorf("proc-%d got message %v twice", i, seq)
 			}
 			seen[seq] = true
+		}
+	}
+}
+
+// TestReplyBeforeCausedMessage: a message sent while a request of the
+// process is being served (here from inside the handler, as sessions sends
+// TerminateProcess from the Heartbeat that ends a process, or a
+// CreateGameSession placed right after ProcessReady committed) reaches the
+// process after that request's reply, and sending it does not wait for the
+// reply (no deadlock).
+func TestReplyBeforeCausedMessage(t *testing.T) {
+	var e *sdkconntest.Endpoint
+	fake := &sdkconntest.API{Hook: func(ctx context.Context, c sdkconntest.Call) (map[string]any, error) {
+		if c.Method == "ProcessReady" || c.Method == "Heartbeat" {
+			if err := e.Server.SendToProcess(ctx, c.Conn.ProcessID, hosting.Message{"Action": "CreateGameSession"}); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	}}
+	e, _ = start(t, sdkconn.Config{API: fake})
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, e.URL+"?"+sdkclient.Query("proc-1", computeID, fleetID, token).Encode(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	for _, req := range []string{
+		`{"Action":"ActivateServerProcess","RequestId":"r1","Port":7777}`,
+		`{"Action":"HeartbeatServerProcess","RequestId":"r2","HealthStatus":true}`,
+	} {
+		if err := ws.Write(ctx, websocket.MessageText, []byte(req)); err != nil {
+			t.Fatal(err)
+		}
+		var order []string
+		for range 2 {
+			_, data, err := ws.Read(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m struct{ Action string }
+			json.Unmarshal(data, &m)
+			order = append(order, m.Action)
+		}
+		if order[1] != "CreateGameSession" {
+			t.Errorf("frames in order %v, want the reply first", order)
 		}
 	}
 }

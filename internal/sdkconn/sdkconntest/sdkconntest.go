@@ -7,7 +7,10 @@ package sdkconntest
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -235,7 +238,7 @@ type Endpoint struct {
 	Tokens Tokens
 	Server *sdkconn.Server
 	HTTP   *httptest.Server
-	// URL is the ws:// URL of /sdk.
+	// URL is the ws:// (wss:// with TLS) URL of /sdk.
 	URL string
 }
 
@@ -243,6 +246,17 @@ type Endpoint struct {
 // fresh fakes; set cfg.API to an *API to keep a handle on it) at /sdk and
 // /sdk/ on a loopback port, and stops it when the test ends.
 func Start(t testing.TB, cfg sdkconn.Config, tokens Tokens) *Endpoint {
+	t.Helper()
+	return start(t, cfg, tokens, nil)
+}
+
+// StartTLS is Start on a TLS listener presenting cert; URL is wss://.
+func StartTLS(t testing.TB, cfg sdkconn.Config, tokens Tokens, cert tls.Certificate) *Endpoint {
+	t.Helper()
+	return start(t, cfg, tokens, &cert)
+}
+
+func start(t testing.TB, cfg sdkconn.Config, tokens Tokens, cert *tls.Certificate) *Endpoint {
 	t.Helper()
 	fake, _ := cfg.API.(*API)
 	if fake == nil && cfg.API == nil {
@@ -259,7 +273,14 @@ func Start(t testing.TB, cfg sdkconn.Config, tokens Tokens) *Endpoint {
 	mux := http.NewServeMux()
 	mux.Handle("/sdk", srv)
 	mux.Handle("/sdk/", srv)
-	hs := httptest.NewServer(mux) // listens on 127.0.0.1
+	hs := httptest.NewUnstartedServer(mux)          // listens on 127.0.0.1
+	hs.Config.ErrorLog = log.New(io.Discard, "", 0) // refused TLS handshakes are expected in tests
+	if cert != nil {
+		hs.TLS = &tls.Config{Certificates: []tls.Certificate{*cert}}
+		hs.StartTLS()
+	} else {
+		hs.Start()
+	}
 	e := &Endpoint{API: fake, Tokens: tokens, Server: srv, HTTP: hs,
 		URL: "ws" + strings.TrimPrefix(hs.URL, "http") + "/sdk"}
 	t.Cleanup(func() {
