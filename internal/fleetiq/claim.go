@@ -156,14 +156,26 @@ func (s *Service) claimOne(ctx context.Context, tx store.Tx, nameOrARN, id strin
 	return g, takeClaim(ctx, tx, g, inst, wasBusy, data, now)
 }
 
+// expiredClaims returns q (whose Key must be keyClaimed) narrowed to claims
+// that ended by now, at most limit of them.
+func expiredClaims(q store.Query, now time.Time, limit int) store.Query {
+	q.Order, q.RankMax, q.HasRankMax, q.Limit = store.OrderRankAsc, ms(now), true, limit
+	return q
+}
+
 // releaseExpired ends the expired claims q selects (at most limit of them;
 // q's Key must be keyClaimed) and returns how many it ended.
 func releaseExpired(ctx context.Context, tx store.Tx, q store.Query, now time.Time, limit int) (int, error) {
-	q.Order, q.RankMax, q.HasRankMax, q.Limit = store.OrderRankAsc, ms(now), true, limit
-	recs, _, err := tx.List(ctx, q)
+	recs, _, err := tx.List(ctx, expiredClaims(q, now, limit))
 	if err != nil {
 		return 0, err
 	}
+	return releaseClaims(ctx, tx, recs, now)
+}
+
+// releaseClaims ends the claims of the listed game server records that
+// ended by now and returns how many it ended.
+func releaseClaims(ctx context.Context, tx store.Tx, recs []store.Record, now time.Time) (int, error) {
 	n := 0
 	for _, rec := range recs {
 		g, err := decode[serverRec](rec)
