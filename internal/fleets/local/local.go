@@ -1,0 +1,237 @@
+// Package local is the compute provider that runs the instances of managed
+// fleets on this machine: an instance is a directory holding a copy of the
+// build (what the game sees as /local/game) and the server processes of the
+// fleet's runtime configuration, started, watched and relaunched here.
+//
+// Each server process runs in its own process group, with its working
+// directory at the instance's game root, the GAMELIFT_SDK_* environment the
+// Server SDK's parameterless InitSDK reads, and its stdout and stderr in a
+// file of the instance's logs directory. Ending a process asks it first
+// (the SDK's TerminateProcess, through fleets.Hooks.AskToEnd), then kills
+// the whole group after a grace period; Close does that to every process
+// and returns only when none is left.
+//
+// Layout of an instance (all under Config.Dir):
+//
+//	<fleet ID>/<instance ID>/
+//	    game/            the build; /local/game/x maps to game/x
+//	    certificates/    TLS files of fleets with GENERATED certificates
+//	    logs/            <process ID>.log per server process, install.log
+package local
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/fleets"
+)
+
+// Config configures a Provider. Dir is required.
+type Config struct {
+	// Dir holds the instances' directories.
+	Dir string
+	// Stagger is the least time between two launches on one instance.
+	// Default 1s.
+	Stagger time.Duration
+	// TerminateGrace is how long a process has to end after it was sent
+	// TerminateProcess, before it is killed. Default 5m (GameLift's wait).
+	TerminateGrace time.Duration
+	// ShutdownGrace replaces TerminateGrace while Close runs. Default 10s.
+	ShutdownGrace time.Duration
+	// KillGrace is how long a process that could not be sent
+	// TerminateProcess (not connected) has after SIGTERM. Default 10s.
+	KillGrace time.Duration
+	// MinUptime: a process that ends unasked sooner than this counts as a
+	// failure, and its slot waits (CrashBackoff, doubling up to
+	// MaxBackoff) before launching again. Defaults 10s, 1s, 1m.
+	MinUptime, CrashBackoff, MaxBackoff time.Duration
+	// InstallTimeout bounds the build's install script. Default 5m.
+	InstallTimeout time.Duration
+	// LinkBuild hard-links the build's files into instances instead of
+	// copying them (faster, but a game that rewrites its own files in place
+	// would change every instance's copy and the build).
+	LinkBuild bool
+	// KeepDirs keeps the directories of stopped instances (for debugging).
+	KeepDirs bool
+	// NewID returns a fresh random UUID for process IDs. Default
+	// crypto/rand.
+	NewID  func() string
+	Logger *slog.Logger
+}
+
+// Provider runs instances on this machine (fleets.ComputeProvider).
+type Provider struct {
+	cfg  Config
+	log  *slog.Logger
+	base []string // Hoist's environment, filtered per process
+
+	mu        sync.Mutex
+	instances map[string]*instance
+	processes map[string]*instance // process ID -> its instance
+	closing   bool
+}
+
+var _ fleets.ComputeProvider = (*Provider)(nil)
+
+// New returns a Provider.
+func New(cfg Config) (*Provider, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("local: Config.Dir is required")
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&cfg.Stagger, time.Second)
+	def(&cfg.TerminateGrace, 5*time.Minute)
+	def(&cfg.ShutdownGrace, 10*time.Second)
+	def(&cfg.KillGrace, 10*time.Second)
+	def(&cfg.MinUptime, 10*time.Second)
+	def(&cfg.CrashBackoff, time.Second)
+	def(&cfg.MaxBackoff, time.Minute)
+	def(&cfg.InstallTimeout, 5*time.Minute)
+	if cfg.NewID == nil {
+		cfg.NewID = randomID
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	return &Provider{cfg: cfg, log: cfg.Logger, base: os.Environ(),
+		instances: map[string]*instance{}, processes: map[string]*instance{}}, nil
+}
+
+// Layout returns where an instance keeps its files.
+func (p *Provider) Layout(fleetID, instanceID string) fleets.InstanceLayout {
+	dir := filepath.Join(p.cfg.Dir, fleetID, instanceID)
+	return fleets.InstanceLayout{Dir: dir, GameRoot: filepath.Join(dir, "game"),
+		CertificateDir: filepath.Join(dir, "certificates")}
+}
+
+// StartInstance registers an instance and sets it up in the background.
+func (p *Provider) StartInstance(ctx context.Context, spec fleets.InstanceSpec, hooks fleets.Hooks) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing {
+		return errors.New("local: the provider is closing")
+	}
+	if _, ok := p.instances[spec.InstanceID]; ok {
+		return errors.New("local: instance " + spec.InstanceID + " already runs")
+	}
+	in := newInstance(p, spec, hooks)
+	p.instances[spec.InstanceID] = in
+	go in.run()
+	return nil
+}
+
+// UpdateRuntimeConfiguration gives an instance a new runtime configuration.
+func (p *Provider) UpdateRuntimeConfiguration(instanceID string, rc api.RuntimeConfiguration) {
+	p.mu.Lock()
+	in := p.instances[instanceID]
+	p.mu.Unlock()
+	if in != nil {
+		in.setRuntime(rc)
+	}
+}
+
+// StopInstance stops an instance's processes and removes it.
+func (p *Provider) StopInstance(instanceID, reason string) error {
+	p.mu.Lock()
+	in := p.instances[instanceID]
+	p.mu.Unlock()
+	if in == nil {
+		return fleets.ErrUnknownInstance
+	}
+	in.stop(reason)
+	return nil
+}
+
+// StopProcess ends one server process (a second call kills it at once).
+func (p *Provider) StopProcess(processID, reason string) error {
+	p.mu.Lock()
+	in := p.processes[processID]
+	p.mu.Unlock()
+	if in == nil || !in.stopProcess(processID, reason) {
+		return fleets.ErrUnknownProcess
+	}
+	return nil
+}
+
+// Instances lists the instances this provider runs.
+func (p *Provider) Instances() []fleets.InstanceRef {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]fleets.InstanceRef, 0, len(p.instances))
+	for _, in := range p.instances {
+		out = append(out, in.spec.InstanceRef)
+	}
+	return out
+}
+
+// Close stops every instance (each process is sent TerminateProcess and
+// killed after ShutdownGrace) and returns when no process is left.
+func (p *Provider) Close() error {
+	p.mu.Lock()
+	p.closing = true
+	all := make([]*instance, 0, len(p.instances))
+	for _, in := range p.instances {
+		all = append(all, in)
+	}
+	p.mu.Unlock()
+	for _, in := range all {
+		in.stop("Hoist is shutting down")
+	}
+	for _, in := range all {
+		<-in.done
+	}
+	return nil
+}
+
+// grace is how long a process asked to end may take.
+func (p *Provider) grace() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing {
+		return p.cfg.ShutdownGrace
+	}
+	return p.cfg.TerminateGrace
+}
+
+func (p *Provider) addProcess(id string, in *instance) {
+	p.mu.Lock()
+	p.processes[id] = in
+	p.mu.Unlock()
+}
+
+func (p *Provider) removeProcess(id string) {
+	p.mu.Lock()
+	delete(p.processes, id)
+	p.mu.Unlock()
+}
+
+func (p *Provider) removeInstance(id string) {
+	p.mu.Lock()
+	delete(p.instances, id)
+	p.mu.Unlock()
+}
+
+// randomID returns a random (version 4) UUID.
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}

@@ -1,0 +1,151 @@
+package local
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/fleets"
+)
+
+// process is one running server process.
+type process struct {
+	id      string
+	slot    slot
+	cmd     *exec.Cmd
+	started time.Time
+	exited  chan struct{} // closed once it ended and was reported
+
+	mu         sync.Mutex
+	stopReason string // set when Hoist asked it to end
+	killed     bool
+	ending     bool
+}
+
+// launch starts one server process of a slot. A launch that fails is
+// reported (LaunchFailed) and the slot waits before trying again.
+func (in *instance) launch(s slot) {
+	now := time.Now()
+	in.mu.Lock()
+	in.lastLaunch = now
+	in.mu.Unlock()
+	id := "process-" + in.p.cfg.NewID()
+	pr, err := in.start(id, s)
+	if err != nil {
+		in.failed(s, now)
+		in.hooks.LaunchFailed(in.ctx, s.LaunchPath, &fleets.LaunchPathError{LaunchPath: s.LaunchPath, Err: err})
+		return
+	}
+	in.mu.Lock()
+	in.procs[id] = pr
+	in.mu.Unlock()
+	in.p.addProcess(id, in)
+	in.hooks.ProcessStarted(in.ctx, fleets.ProcessStart{ProcessID: id, LaunchPath: s.LaunchPath,
+		Parameters: s.Parameters, OutputPath: in.outputPath(id), StartedAt: pr.started})
+	go in.wait(pr)
+}
+
+func (in *instance) outputPath(id string) string {
+	return filepath.Join(in.layout.Dir, "logs", id+".log")
+}
+
+// start execs a process in its own process group, its output in its log
+// file.
+func (in *instance) start(id string, s slot) (*process, error) {
+	path, err := hostPath(in.layout.GameRoot, s.LaunchPath)
+	if err != nil {
+		return nil, err
+	}
+	out, err := os.OpenFile(in.outputPath(id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close() // the child has its own descriptor
+	cmd := exec.Command(path, splitParameters(s.Parameters)...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = in.layout.GameRoot, out, out
+	cmd.Env = processEnv(in.p.base, in.spec.Env, id)
+	setProcAttr(cmd)
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &process{id: id, slot: s, cmd: cmd, started: time.Now(), exited: make(chan struct{})}, nil
+}
+
+// wait waits for a process to end, kills whatever it left in its process
+// group, and reports the exit.
+func (in *instance) wait(pr *process) {
+	err := pr.cmd.Wait()
+	_ = signalGroup(pr.cmd.Process.Pid, killSignal)
+	now := time.Now()
+	e := fleets.ProcessExit{ProcessID: pr.id, ExitCode: -1, Uptime: now.Sub(pr.started)}
+	var ee *exec.ExitError
+	if st := pr.cmd.ProcessState; st != nil {
+		e.ExitCode, e.Signal = st.ExitCode(), exitSignal(st)
+	} else if err != nil && !errors.As(err, &ee) {
+		in.p.log.Warn("local: waiting for a process", "process", pr.id, "err", err)
+	}
+	pr.mu.Lock()
+	e.StopReason, e.Killed = pr.stopReason, pr.killed
+	pr.mu.Unlock()
+	if e.StopReason == "" && e.Uptime < in.p.cfg.MinUptime && e.ExitCode != 0 {
+		in.failed(pr.slot, now)
+	} else if e.StopReason == "" {
+		in.mu.Lock()
+		delete(in.failures, pr.slot)
+		in.mu.Unlock()
+	}
+	in.mu.Lock()
+	delete(in.procs, pr.id)
+	in.mu.Unlock()
+	in.p.removeProcess(pr.id)
+	in.hooks.ProcessExited(in.ctx, e)
+	close(pr.exited)
+	in.signal()
+}
+
+// endProcess ends a process: it is asked to end (TerminateProcess) and
+// killed with its process group if it has not ended within the grace
+// period; if it cannot be asked, it gets SIGTERM and KillGrace. Asking a
+// process that is already ending kills it at once.
+func (in *instance) endProcess(pr *process, reason string) {
+	pr.mu.Lock()
+	again := pr.ending
+	pr.ending = true
+	if pr.stopReason == "" {
+		pr.stopReason = reason
+	}
+	pr.mu.Unlock()
+	if again {
+		in.kill(pr)
+		return
+	}
+	go func() {
+		grace := in.p.grace()
+		if err := in.hooks.AskToEnd(in.ctx, pr.id, time.Now().Add(grace)); err != nil {
+			_ = signalGroup(pr.cmd.Process.Pid, termSignal)
+			grace = min(grace, in.p.cfg.KillGrace)
+		}
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-pr.exited:
+		case <-t.C:
+			in.kill(pr)
+		}
+	}()
+}
+
+// kill kills a process's whole group.
+func (in *instance) kill(pr *process) {
+	pr.mu.Lock()
+	pr.killed = true
+	pr.mu.Unlock()
+	select {
+	case <-pr.exited:
+	default:
+		_ = signalGroup(pr.cmd.Process.Pid, killSignal)
+	}
+}

@@ -1,0 +1,35 @@
+//go:build unix
+
+package local
+
+import (
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+const (
+	termSignal = syscall.SIGTERM
+	killSignal = syscall.SIGKILL
+)
+
+// setProcAttr puts a process in its own process group (so that its
+// children can be signalled with it) and, where the system allows, has it
+// killed if Hoist dies.
+func setProcAttr(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setDeathSignal(cmd.SysProcAttr)
+}
+
+// signalGroup signals the process group led by pid.
+func signalGroup(pid int, sig syscall.Signal) error {
+	return syscall.Kill(-pid, sig)
+}
+
+// exitSignal names the signal that ended a process ("" if it exited).
+func exitSignal(st *os.ProcessState) string {
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return ws.Signal().String()
+	}
+	return ""
+}

@@ -1,0 +1,306 @@
+package fleets
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// fleetRec is a Fleet record: the shared hosting.Fleet (what other packages
+// read) plus fleets' own bookkeeping, stored beside it in the same JSON
+// document (readers of hosting.Fleet ignore it).
+type fleetRec struct {
+	hosting.Fleet
+	Own fleetOwn `json:"fleets,omitempty"`
+}
+
+// fleetOwn is fleets' private part of a Fleet record.
+type fleetOwn struct {
+	// Since is when each location entered its current status.
+	Since map[string]time.Time `json:"since,omitempty"`
+}
+
+// zeroTime is the zero time (a token without expiry).
+var zeroTime time.Time
+
+// never is the Rank of a record without a deadline.
+const never = math.MaxInt64
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func getJSON(ctx context.Context, tx store.Tx, kind store.Kind, id string, v any) error {
+	rec, err := tx.Get(ctx, kind, id)
+	if err != nil {
+		return err
+	}
+	return decode(rec, v)
+}
+
+func decode(rec store.Record, v any) error {
+	if err := json.Unmarshal(rec.Data, v); err != nil {
+		return fmt.Errorf("decode %s %s: %w", rec.Kind, rec.ID, err)
+	}
+	return nil
+}
+
+func putJSON(ctx context.Context, tx store.Tx, rec store.Record, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s %s: %w", rec.Kind, rec.ID, err)
+	}
+	rec.Data = data
+	return tx.Put(ctx, rec)
+}
+
+// listAll calls fn for every record q selects, page by page.
+func listAll(ctx context.Context, tx store.Tx, q store.Query, fn func(store.Record) error) error {
+	q.Limit = 256
+	for {
+		recs, next, err := tx.List(ctx, q)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		if next == "" {
+			return nil
+		}
+		q.After = next
+	}
+}
+
+// --- fleets ---
+
+// fleetIDOf returns the fleet ID of a FleetId that may be an ARN.
+func fleetIDOf(idOrARN string) string {
+	if strings.HasPrefix(idOrARN, "arn:") {
+		if i := strings.LastIndex(idOrARN, "/"); i >= 0 {
+			return idOrARN[i+1:]
+		}
+	}
+	return idOrARN
+}
+
+func getFleet(ctx context.Context, tx store.Tx, id string) (*fleetRec, error) {
+	f := new(fleetRec)
+	if err := getJSON(ctx, tx, hosting.KindFleet, id, f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// findFleet reads a fleet for an API call: NotFoundException when there is
+// none. TERMINATED fleets are found only when live is false.
+func findFleet(ctx context.Context, tx store.Tx, idOrARN string, live bool) (*fleetRec, error) {
+	id := fleetIDOf(idOrARN)
+	f, err := getFleet(ctx, tx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && live && f.status() == api.FleetStatusTerminated) {
+		return nil, api.NewNotFoundException("fleet %s does not exist", id)
+	}
+	return f, err
+}
+
+func putFleet(ctx context.Context, tx store.Tx, f *fleetRec) error {
+	rec := store.Record{Kind: hosting.KindFleet, ID: f.id(), Key: string(f.status())}
+	return putJSON(ctx, tx, rec, f)
+}
+
+func (f *fleetRec) id() string                   { return api.ToString(f.Attributes.FleetId) }
+func (f *fleetRec) status() api.FleetStatus      { return f.Attributes.Status }
+func (f *fleetRec) anywhere() bool               { return f.Attributes.ComputeType == api.ComputeTypeAnywhere }
+func (f *fleetRec) arn() string                  { return api.ToString(f.Attributes.FleetArn) }
+func (f *fleetRec) home() *hosting.FleetLocation { return f.location(f.HomeLocation) }
+
+// location returns the fleet's location called name ("" = home), or nil.
+func (f *fleetRec) location(name string) *hosting.FleetLocation {
+	if name == "" {
+		name = f.HomeLocation
+	}
+	for i := range f.Locations {
+		if f.Locations[i].Location == name {
+			return &f.Locations[i]
+		}
+	}
+	return nil
+}
+
+// liveLocation returns the location called name ("" = home) for an API
+// call: InvalidRequestException when the fleet has no such location (or it
+// was deleted).
+func (f *fleetRec) liveLocation(name string) (*hosting.FleetLocation, error) {
+	loc := f.location(name)
+	if loc == nil || loc.Status == api.FleetStatusTerminated {
+		return nil, api.NewInvalidRequestException("fleet %s has no location %s", f.id(), name)
+	}
+	return loc, nil
+}
+
+// --- fleet events ---
+
+// addEvent records a fleet event.
+func (s *Service) addEvent(ctx context.Context, tx store.Tx, fleetID string, code api.EventCode, now time.Time, format string, a ...any) error {
+	id := s.cfg.NewID()
+	ev := hosting.FleetEvent{Event: api.Event{EventId: api.String(id), ResourceId: api.String(fleetID),
+		EventCode: code, Message: api.String(fmt.Sprintf(format, a...)), EventTime: api.Time(now)}}
+	return putJSON(ctx, tx, store.Record{Kind: hosting.KindFleetEvent, ID: id, Parent: fleetID, Rank: ms(now)}, ev)
+}
+
+// --- computes ---
+
+func computeID(fleetID, name string) string { return fleetID + "/" + name }
+
+func getCompute(ctx context.Context, tx store.Tx, fleetID, name string) (*hosting.Compute, error) {
+	c := new(hosting.Compute)
+	if err := getJSON(ctx, tx, hosting.KindCompute, computeID(fleetID, name), c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func putCompute(ctx context.Context, tx store.Tx, c *hosting.Compute) error {
+	rec := store.Record{Kind: hosting.KindCompute, ID: computeID(c.FleetID, c.ComputeName), Parent: c.FleetID, Key: c.Location}
+	return putJSON(ctx, tx, rec, c)
+}
+
+// fleetComputes returns every compute of a fleet (of one location when loc
+// is not "").
+func fleetComputes(ctx context.Context, tx store.Tx, fleetID, loc string) ([]*hosting.Compute, error) {
+	q := store.Query{Kind: hosting.KindCompute, Parent: fleetID, HasParent: true, Key: loc, HasKey: loc != ""}
+	var out []*hosting.Compute
+	err := listAll(ctx, tx, q, func(r store.Record) error {
+		c := new(hosting.Compute)
+		if err := decode(r, c); err != nil {
+			return err
+		}
+		out = append(out, c)
+		return nil
+	})
+	return out, err
+}
+
+// deleteCompute removes a compute and its auth tokens.
+func deleteCompute(ctx context.Context, tx store.Tx, fleetID, name string) error {
+	if err := tx.Delete(ctx, hosting.KindCompute, computeID(fleetID, name)); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	q := store.Query{Kind: hosting.KindComputeAuthToken, Parent: computeID(fleetID, name), HasParent: true}
+	var ids []string
+	if err := listAll(ctx, tx, q, func(r store.Record) error { ids = append(ids, r.ID); return nil }); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := tx.Delete(ctx, hosting.KindComputeAuthToken, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
+// --- auth tokens ---
+
+// tokenHash is the record ID of a token: its SHA-256, hex.
+func tokenHash(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(h[:])
+}
+
+// putToken stores a token's hash for a compute; a zero expires means the
+// token lasts as long as the compute.
+func putToken(ctx context.Context, tx store.Tx, token, fleetID, name string, expires time.Time) error {
+	rank := int64(never)
+	if !expires.IsZero() {
+		rank = ms(expires)
+	}
+	t := hosting.ComputeAuthToken{FleetID: fleetID, ComputeName: name, Expires: expires}
+	return putJSON(ctx, tx, store.Record{Kind: hosting.KindComputeAuthToken, ID: tokenHash(token),
+		Parent: computeID(fleetID, name), Rank: rank}, t)
+}
+
+// --- custom locations ---
+
+// locationRec is a custom location (CreateLocation). Record: Kind Location,
+// ID = location name.
+type locationRec struct {
+	Location     api.LocationModel `json:"location"`
+	CreationTime time.Time         `json:"creationTime"`
+}
+
+func getLocation(ctx context.Context, tx store.Tx, name string) (*locationRec, error) {
+	l := new(locationRec)
+	if err := getJSON(ctx, tx, hosting.KindLocation, name, l); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// --- scaling policies ---
+
+// policyRec is a scaling policy. Record: Kind ScalingPolicy, ID = fleet ID +
+// "/" + name, Parent = fleet ID.
+type policyRec struct {
+	Policy api.ScalingPolicy `json:"policy"`
+	// State is the policy's evaluation state in each location.
+	State map[string]PolicyState `json:"state,omitempty"`
+}
+
+func policyID(fleetID, name string) string { return fleetID + "/" + name }
+
+func putPolicy(ctx context.Context, tx store.Tx, p *policyRec) error {
+	fid := api.ToString(p.Policy.FleetId)
+	rec := store.Record{Kind: hosting.KindScalingPolicy, ID: policyID(fid, api.ToString(p.Policy.Name)), Parent: fid}
+	return putJSON(ctx, tx, rec, p)
+}
+
+func fleetPolicies(ctx context.Context, tx store.Tx, fleetID string) ([]*policyRec, error) {
+	q := store.Query{Kind: hosting.KindScalingPolicy, Parent: fleetID, HasParent: true}
+	var out []*policyRec
+	err := listAll(ctx, tx, q, func(r store.Record) error {
+		p := new(policyRec)
+		if err := decode(r, p); err != nil {
+			return err
+		}
+		out = append(out, p)
+		return nil
+	})
+	return out, err
+}
+
+// --- paging ---
+
+// pageSize returns a request's page size (default def, at most max).
+func pageSize(limit *int32, def, max int) int {
+	n := int(api.ToInt32(limit))
+	if n <= 0 {
+		return def
+	}
+	return min(n, max)
+}
+
+// cursorErr turns a bad NextToken into InvalidRequestException.
+func cursorErr(err error) error {
+	if errors.Is(err, store.ErrInvalidCursor) {
+		return api.NewInvalidRequestException("NextToken is not valid for this request")
+	}
+	return err
+}
+
+// nextToken returns a NextToken output (nil for the last page).
+func nextToken(next string) *string {
+	if next == "" {
+		return nil
+	}
+	return api.String(next)
+}
