@@ -49,7 +49,7 @@ func TestEvaluate(t *testing.T) {
 			wantDes: 1, wantStates: []PolicyState{{}},
 		},
 		"target: keeps one instance": {
-			in: evalInput{Policies: []api.ScalingPolicy{target("t", 10)}, Desired: 2, Max: 10, PerInstance: 10, ScaleInPeriods: 1},
+			in:      evalInput{Policies: []api.ScalingPolicy{target("t", 10)}, Desired: 2, Max: 10, PerInstance: 10, ScaleInPeriods: 1},
 			wantDes: 1, wantStates: []PolicyState{{}},
 		},
 		"target: on target resets": {
@@ -73,7 +73,7 @@ func TestEvaluate(t *testing.T) {
 			wantDes: 10, wantStates: []PolicyState{{}},
 		},
 		"rule: no data does not fire": {
-			in: evalInput{Policies: []api.ScalingPolicy{idleHigh}, Desired: 10, Max: 20, States: []PolicyState{{Breaches: 2}}},
+			in:      evalInput{Policies: []api.ScalingPolicy{idleHigh}, Desired: 10, Max: 20, States: []PolicyState{{Breaches: 2}}},
 			wantDes: 10, wantStates: []PolicyState{{}},
 		},
 		"largest proposal wins": {

@@ -112,7 +112,7 @@ func TestDecide(t *testing.T) {
 			})),
 		},
 		"deleting fleet stops its instances": {
-			v: view(api.FleetStatusDeleting, 1, comp("i-1", api.ComputeStatusActive), comp("i-2", api.ComputeStatusTerminating)),
+			v:    view(api.FleetStatusDeleting, 1, comp("i-1", api.ComputeStatusActive), comp("i-2", api.ComputeStatusTerminating)),
 			want: plan{Stop: []stopReq{{"i-1", reasonDeleting}}},
 		},
 		"deleted fleet without instances terminates": {
@@ -124,8 +124,10 @@ func TestDecide(t *testing.T) {
 			want: plan{Stop: []stopReq{{"i-1", reasonError}}},
 		},
 		"terminated fleet is kept for its retention": {
-			v:   view(api.FleetStatusTerminated, 0),
-			mod: func(v *fleetView) { v.Fleet.Attributes.TerminationTime = api.Time(t0.Add(-time.Hour + time.Millisecond)) },
+			v: view(api.FleetStatusTerminated, 0),
+			mod: func(v *fleetView) {
+				v.Fleet.Attributes.TerminationTime = api.Time(t0.Add(-time.Hour + time.Millisecond))
+			},
 		},
 		"terminated fleet is purged after its retention": {
 			v:    view(api.FleetStatusTerminated, 0),

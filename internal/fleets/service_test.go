@@ -328,7 +328,7 @@ func TestUpdateFleetCapacityRefusals(t *testing.T) {
 		"min above max":     {api.UpdateFleetCapacityInput{MinSize: api.Int32(2)}, wantErr[*api.InvalidRequestException]},
 		"above limit": {api.UpdateFleetCapacityInput{DesiredInstances: api.Int32(21), MaxSize: api.Int32(21)},
 			wantErr[*api.LimitExceededException]},
-		"unknown location":  {api.UpdateFleetCapacityInput{Location: api.String("eu-west-1"), DesiredInstances: api.Int32(0)}, wantErr[*api.InvalidRequestException]},
+		"unknown location": {api.UpdateFleetCapacityInput{Location: api.String("eu-west-1"), DesiredInstances: api.Int32(0)}, wantErr[*api.InvalidRequestException]},
 		"scale to and from zero": {api.UpdateFleetCapacityInput{ManagedCapacityConfiguration: &api.ManagedCapacityConfiguration{
 			ZeroCapacityStrategy: api.ZeroCapacityStrategyScaleToAndFromZero}}, wantErr[*api.InvalidRequestException]},
 	}
@@ -508,13 +508,13 @@ func TestExitEvents(t *testing.T) {
 		code   api.EventCode
 		reason string
 	}{
-		"crash":              {nil, ProcessExit{ExitCode: 2}, api.EventCodeServerProcessCrashed, "SERVER_PROCESS_CRASHED: exited with code 2"},
-		"signal":             {&hosting.Process{State: hosting.ProcessActive}, ProcessExit{ExitCode: -1, Signal: "segmentation fault"}, api.EventCodeServerProcessCrashed, "SERVER_PROCESS_CRASHED: was ended by signal segmentation fault"},
+		"crash":               {nil, ProcessExit{ExitCode: 2}, api.EventCodeServerProcessCrashed, "SERVER_PROCESS_CRASHED: exited with code 2"},
+		"signal":              {&hosting.Process{State: hosting.ProcessActive}, ProcessExit{ExitCode: -1, Signal: "segmentation fault"}, api.EventCodeServerProcessCrashed, "SERVER_PROCESS_CRASHED: was ended by signal segmentation fault"},
 		"after ProcessEnding": {ending, ProcessExit{ExitCode: 0}, "", ""},
-		"unhealthy":          {ending, ProcessExit{StopReason: "SERVER_PROCESS_TERMINATED_UNHEALTHY"}, api.EventCodeServerProcessTerminatedUnhealthy, "SERVER_PROCESS_TERMINATED_UNHEALTHY"},
-		"force":              {ending, ProcessExit{StopReason: "FORCE_TERMINATED"}, api.EventCodeServerProcessForceTerminated, "FORCE_TERMINATED"},
-		"scale-in":           {nil, ProcessExit{StopReason: reasonScaleIn}, "", reasonScaleIn},
-		"killed on scale-in": {nil, ProcessExit{StopReason: reasonScaleIn, Killed: true}, api.EventCodeServerProcessProcessExitTimeout, reasonScaleIn},
+		"unhealthy":           {ending, ProcessExit{StopReason: "SERVER_PROCESS_TERMINATED_UNHEALTHY"}, api.EventCodeServerProcessTerminatedUnhealthy, "SERVER_PROCESS_TERMINATED_UNHEALTHY"},
+		"force":               {ending, ProcessExit{StopReason: "FORCE_TERMINATED"}, api.EventCodeServerProcessForceTerminated, "FORCE_TERMINATED"},
+		"scale-in":            {nil, ProcessExit{StopReason: reasonScaleIn}, "", reasonScaleIn},
+		"killed on scale-in":  {nil, ProcessExit{StopReason: reasonScaleIn, Killed: true}, api.EventCodeServerProcessProcessExitTimeout, reasonScaleIn},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
