@@ -165,6 +165,10 @@ func (s *Service) ListCompute(ctx context.Context, in *api.ListComputeInput) (*a
 	out := &api.ListComputeOutput{ComputeList: []api.Compute{}}
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		f, err := findFleet(ctx, tx, api.ToString(in.FleetId), true)
+		if nf := (*api.NotFoundException)(nil); errors.As(err, &nf) {
+			// The model lists no NotFoundException for ListCompute.
+			return api.NewInvalidRequestException("%s", nf.Message)
+		}
 		if err != nil {
 			return err
 		}
