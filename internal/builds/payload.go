@@ -8,13 +8,15 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/hoistgg/hoist/internal/sigv4"
 )
 
 // Payload hash values of x-amz-content-sha256 other than a hex digest.
 const (
-	unsignedPayload          = "UNSIGNED-PAYLOAD"
-	streamingUnsignedTrailer = "STREAMING-UNSIGNED-PAYLOAD-TRAILER"
-	streamingSignedPrefix    = "STREAMING-AWS4-"
+	unsignedPayload          = sigv4.UnsignedPayload
+	streamingUnsignedTrailer = sigv4.StreamingUnsignedPayloadTrailer
+	streamingSignedPrefix    = sigv4.StreamingSignedPayloadPrefix
 )
 
 const (

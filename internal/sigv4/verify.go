@@ -1,0 +1,212 @@
+package sigv4
+
+import (
+	"net/http"
+	"time"
+)
+
+// MaxSkew is how far X-Amz-Date may be from the verifier's clock, either
+// way.
+const MaxSkew = 15 * time.Minute
+
+// Payload hash values of x-amz-content-sha256 other than a hex digest
+// (S3 flavour).
+const (
+	UnsignedPayload                 = "UNSIGNED-PAYLOAD"
+	StreamingUnsignedPayloadTrailer = "STREAMING-UNSIGNED-PAYLOAD-TRAILER"
+	StreamingSignedPayloadPrefix    = "STREAMING-AWS4-"
+)
+
+// Header names.
+const (
+	HeaderAuthorization = "Authorization"
+	HeaderDate          = "X-Amz-Date"
+	HeaderSecurityToken = "X-Amz-Security-Token"
+	HeaderContentSHA256 = "X-Amz-Content-Sha256"
+)
+
+// Verifier verifies SigV4 signatures in the Authorization header. The zero
+// value is not usable: Service must be set. A Verifier is safe for
+// concurrent use once configured.
+type Verifier struct {
+	// Service is the service name the credential scope must name
+	// ("gamelift", "s3").
+	Service string
+	// Flavour selects the canonical request rules and error codes.
+	Flavour Flavour
+	// Keys returns the secret access key of an access key ID, ok false
+	// when the key is unknown. Nil: every key is unknown.
+	Keys func(accessKeyID string) (secret string, ok bool)
+	// Unauthenticated accepts any well-formed signature: the header, the
+	// scope and X-Amz-Date are checked, the key, the signature and the
+	// clock are not.
+	Unauthenticated bool
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Signed is a request whose signature was accepted.
+type Signed struct {
+	Authorization
+	// Time is X-Amz-Date.
+	Time time.Time
+	// SecurityToken is X-Amz-Security-Token, "" when absent.
+	SecurityToken string
+	// PayloadHash is the payload hash the signature covers.
+	PayloadHash string
+
+	amzDate string // X-Amz-Date as sent
+}
+
+// Verify checks r's signature with the secret Keys returns for its access
+// key. body is the whole request body in the API flavour (its hash is the
+// payload hash; an x-amz-content-sha256 header must agree with it); the S3
+// flavour ignores it and takes the payload hash from x-amz-content-sha256.
+// Errors are *Error.
+func (v *Verifier) Verify(r *http.Request, body []byte) (*Signed, error) {
+	s, err := v.parse(r)
+	if err != nil {
+		return nil, err
+	}
+	if v.Unauthenticated {
+		if v.Flavour != S3 {
+			s.PayloadHash = sha256Hex(body)
+		}
+		return s, nil
+	}
+	if err := v.checkTime(s); err != nil {
+		return nil, err
+	}
+	var secret string
+	ok := false
+	if v.Keys != nil {
+		secret, ok = v.Keys(s.AccessKeyID)
+	}
+	if !ok {
+		return nil, newError(v.Flavour, KindUnknownKey, "")
+	}
+	if err := v.checkSignature(r, body, s, secret); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// VerifySecret checks r's signature with secret, for callers that find the
+// secret themselves (S3 upload credentials carry a session token the
+// caller checks too). Unauthenticated and Keys are not consulted. Errors
+// are *Error.
+func (v *Verifier) VerifySecret(r *http.Request, body []byte, secret string) (*Signed, error) {
+	s, err := v.parse(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.checkTime(s); err != nil {
+		return nil, err
+	}
+	if err := v.checkSignature(r, body, s, secret); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Parse checks that r carries a well-formed signature for the Verifier's
+// service (the Authorization header, X-Amz-Date and the credential scope)
+// without checking the key, the signature or the clock.
+func (v *Verifier) Parse(r *http.Request) (*Signed, error) {
+	s, err := v.parse(r)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (v *Verifier) parse(r *http.Request) (*Signed, *Error) {
+	f := v.Flavour
+	auth := r.Header.Values(HeaderAuthorization)
+	if len(auth) == 0 || len(auth) == 1 && auth[0] == "" {
+		return nil, newError(f, KindMissing, "")
+	}
+	if len(auth) > 1 {
+		return nil, newError(f, KindMalformed, "The request carries more than one Authorization header.")
+	}
+	a, err := parseAuthorization(f, auth[0])
+	if err != nil {
+		return nil, err
+	}
+	s := &Signed{Authorization: a, SecurityToken: r.Header.Get(HeaderSecurityToken)}
+	amzDate := r.Header.Get(HeaderDate)
+	if amzDate == "" {
+		return nil, newError(f, KindMalformed, "Authorization header requires existence of a 'X-Amz-Date' header.")
+	}
+	t, perr := time.Parse(TimeFormat, amzDate)
+	if perr != nil || len(amzDate) != len(TimeFormat) {
+		return nil, errorf(f, KindMalformed, "X-Amz-Date must be in ISO 8601 basic format (yyyymmddThhmmssZ); got %q.", clip(amzDate))
+	}
+	s.Time, s.amzDate = t, amzDate
+	if a.Date != amzDate[:len(DateFormat)] {
+		return nil, errorf(f, KindScope, "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: %q != %q, from %q.", a.Date, amzDate[:len(DateFormat)], amzDate)
+	}
+	if a.Service != v.Service {
+		if f == S3 {
+			return nil, errorf(f, KindScope, "The credential scope names service %q; this endpoint expects %q.", clip(a.Service), v.Service)
+		}
+		return nil, errorf(f, KindScope, "Credential should be scoped to correct service: '%s'.", v.Service)
+	}
+	if f == S3 {
+		s.PayloadHash = r.Header.Get(HeaderContentSHA256)
+	}
+	return s, nil
+}
+
+// checkTime refuses an X-Amz-Date more than MaxSkew from the clock.
+func (v *Verifier) checkTime(s *Signed) *Error {
+	now := time.Now
+	if v.Now != nil {
+		now = v.Now
+	}
+	return checkSkew(v.Flavour, s.Time, now())
+}
+
+func checkSkew(f Flavour, t, now time.Time) *Error {
+	now = now.UTC()
+	switch {
+	case t.Before(now.Add(-MaxSkew)):
+		return errorf(f, KindExpired, "Signature expired: %s is now earlier than %s (%s - 15 min.)",
+			t.Format(TimeFormat), now.Add(-MaxSkew).Format(TimeFormat), now.Format(TimeFormat))
+	case t.After(now.Add(MaxSkew)):
+		return errorf(f, KindExpired, "Signature not yet current: %s is still later than %s (%s + 15 min.)",
+			t.Format(TimeFormat), now.Add(MaxSkew).Format(TimeFormat), now.Format(TimeFormat))
+	}
+	return nil
+}
+
+// checkSignature computes r's signature with secret and compares it with
+// the one sent.
+func (v *Verifier) checkSignature(r *http.Request, body []byte, s *Signed, secret string) *Error {
+	f := v.Flavour
+	if f != S3 {
+		s.PayloadHash = sha256Hex(body)
+		if h := r.Header.Values(HeaderContentSHA256); len(h) > 0 && (len(h) > 1 || h[0] != s.PayloadHash) {
+			return newError(f, KindSignature, msgPayloadMismatch)
+		}
+	}
+	key := signingKey(secret, s.Date, s.Region, s.Service)
+	scope := s.Scope()
+	match := false
+	queries := canonicalQueries(r.URL.RawQuery)
+	for _, uri := range canonicalURIs(f, r) {
+		for _, query := range queries {
+			creq := canonicalRequest(r, uri, query, s.SignedHeaders, s.PayloadHash)
+			want := signature(key, stringToSign(s.amzDate, scope, sha256Hex([]byte(creq))))
+			// Every candidate is computed and compared, so the time
+			// taken does not depend on which matched.
+			if signatureMatches(want, s.Signature) {
+				match = true
+			}
+		}
+	}
+	if !match {
+		return newError(f, KindSignature, "")
+	}
+	return nil
+}
