@@ -35,6 +35,36 @@ type Config struct {
 	// Credentials are the access key pairs SigV4 signatures are verified with;
 	// empty means unauthenticated mode (loopback only).
 	Credentials map[string]string
+	// ProcessEnv is added to the environment of every server process Hoist
+	// launches for a managed fleet (KEY=value entries).
+	ProcessEnv []string
+	// Timings override timers of the background loops, by name (see
+	// TimingNames); meant for development and tests.
+	Timings map[string]time.Duration
+}
+
+// TimingNames lists the timers --timings may override, with what each is.
+var TimingNames = map[string]string{
+	"fleetiq.status-step":         "time a game server group spends in each transient status",
+	"fleetiq.sweep":               "how often expired claims and health are swept",
+	"sessions.sweep":              "how often the session timers are checked",
+	"sessions.reservation":        "how long a player session stays RESERVED",
+	"sessions.activation-timeout": "game session activation timeout when the fleet sets none",
+	"sessions.heartbeat-interval": "the SDK's heartbeat period",
+	"sessions.heartbeat-jitter":   "the SDK's heartbeat jitter",
+	"sessions.ready-timeout":      "how long a process may take to call ProcessReady",
+	"sessions.terminate-grace":    "how long a TERMINATING process has before Hoist escalates",
+	"fleets.reconcile":            "how often fleets are reconciled",
+	"fleets.policy-interval":      "how often scaling policies are evaluated",
+	"fleets.activation-timeout":   "how long a fleet location may take to become ACTIVE",
+	"fleets.launch-backoff":       "first wait after an instance failed to start",
+	"fleets.token-ttl":            "lifetime of an Anywhere compute auth token",
+	"processes.stagger":           "least time between two process launches on an instance",
+	"processes.terminate-grace":   "how long a process has after TerminateProcess before it is killed",
+	"processes.shutdown-grace":    "the same while Hoist shuts down",
+	"processes.kill-grace":        "how long an unreachable process has after SIGTERM",
+	"processes.min-uptime":        "a process ending sooner than this counts as a crash",
+	"processes.crash-backoff":     "first wait before relaunching a crashed process",
 }
 
 // Defaults.
@@ -74,6 +104,8 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (*Config
 	}
 	fs.DurationVar(&c.HealthExpiry, "health-expiry", he, "deregister FleetIQ game servers silent this long ($HOIST_HEALTH_EXPIRY)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long graceful shutdown may take")
+	processEnv := fs.String("process-env", env("HOIST_PROCESS_ENV", ""), "KEY=value,... added to the environment of managed server processes ($HOIST_PROCESS_ENV)")
+	timings := fs.String("timings", env("HOIST_TIMINGS", ""), "name=duration,... overriding background timers, for development and tests ($HOIST_TIMINGS; see docs/configuration.md)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -85,6 +117,12 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (*Config
 		return nil, err
 	}
 	c.Credentials = creds
+	if c.ProcessEnv, err = parseProcessEnv(*processEnv); err != nil {
+		return nil, err
+	}
+	if c.Timings, err = ParseTimings(*timings); err != nil {
+		return nil, err
+	}
 	return c, c.check()
 }
 
@@ -193,4 +231,45 @@ func parseCredentialsFile(r io.Reader, name string, creds map[string]string) err
 		return err
 	}
 	return flush()
+}
+
+// parseProcessEnv reads "KEY=value,KEY2=value2".
+func parseProcessEnv(v string) ([]string, error) {
+	var out []string
+	for _, kv := range strings.Split(v, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return nil, fmt.Errorf("--process-env: %q is not KEY=value", kv)
+		}
+		out = append(out, kv)
+	}
+	return out, nil
+}
+
+// ParseTimings reads "name=duration,..." with names from TimingNames.
+func ParseTimings(v string) (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
+	for _, kv := range strings.Split(v, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		k, dv, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("--timings: %q is not name=duration", kv)
+		}
+		k = strings.TrimSpace(k)
+		if _, known := TimingNames[k]; !known {
+			return nil, fmt.Errorf("--timings: unknown timer %q (see docs/configuration.md)", k)
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(dv))
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("--timings: %s: want a positive duration such as 2s, got %q", k, dv)
+		}
+		out[k] = d
+	}
+	return out, nil
 }

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"github.com/hoistgg/hoist/internal/config"
+)
+
+const adminUsage = `usage: hoist admin <command> [flags]
+
+commands:
+  set-instance-status   set a FleetIQ instance's status (ACTIVE, DRAINING or SPOT_TERMINATING)
+
+Requests are signed with SigV4 like any GameLift call: the access key comes from
+--access-key-id/--secret-access-key or $AWS_ACCESS_KEY_ID/$AWS_SECRET_ACCESS_KEY.
+`
+
+func admin(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, adminUsage)
+		return 0
+	}
+	switch args[0] {
+	case "set-instance-status":
+		return setInstanceStatus(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "hoist admin: unknown command %q\n%s", args[0], adminUsage)
+	return 2
+}
+
+// adminClient sends signed admin actions to a Hoist.
+type adminClient struct {
+	endpoint, region string
+	creds            aws.Credentials
+	http             *http.Client
+	now              func() time.Time
+}
+
+func adminFlags(fs *flag.FlagSet) *adminClient {
+	c := &adminClient{http: &http.Client{Timeout: 30 * time.Second}, now: time.Now}
+	env := func(names ...string) string {
+		for _, n := range names {
+			if v := os.Getenv(n); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	def := env("HOIST_ENDPOINT")
+	if def == "" {
+		def = "http://" + config.DefaultAddr
+	}
+	fs.StringVar(&c.endpoint, "endpoint", def, "Hoist's URL ($HOIST_ENDPOINT)")
+	region := env("AWS_REGION", "AWS_DEFAULT_REGION")
+	if region == "" {
+		region = config.DefaultRegion
+	}
+	fs.StringVar(&c.region, "region", region, "region to sign for ($AWS_REGION)")
+	fs.StringVar(&c.creds.AccessKeyID, "access-key-id", env("AWS_ACCESS_KEY_ID"), "access key ID ($AWS_ACCESS_KEY_ID)")
+	fs.StringVar(&c.creds.SecretAccessKey, "secret-access-key", env("AWS_SECRET_ACCESS_KEY"), "secret access key ($AWS_SECRET_ACCESS_KEY)")
+	c.creds.SessionToken = env("AWS_SESSION_TOKEN")
+	return c
+}
+
+// call POSTs the action with in as its JSON body and decodes the answer
+// into out (nil to ignore it).
+func (c *adminClient) call(ctx context.Context, action string, in, out any) error {
+	if c.creds.AccessKeyID == "" || c.creds.SecretAccessKey == "" {
+		return errors.New("no credentials: set --access-key-id and --secret-access-key, or $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY")
+	}
+	body, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	url := strings.TrimRight(c.endpoint, "/") + "/hoist/admin/" + action
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	sum := sha256.Sum256(body)
+	if err := v4.NewSigner().SignHTTP(ctx, c.creds, req, hex.EncodeToString(sum[:]), "gamelift", c.region, c.now()); err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Type    string `json:"__type"`
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(b, &e) == nil && e.Type != "" {
+			return fmt.Errorf("%s: %s", e.Type, e.Message)
+		}
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
+
+func setInstanceStatus(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("hoist admin set-instance-status", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := adminFlags(fs)
+	group := fs.String("group", "", "game server group name or ARN (required)")
+	instance := fs.String("instance", "", "instance ID (required)")
+	status := fs.String("status", "", "ACTIVE, DRAINING or SPOT_TERMINATING (required)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *group == "" || *instance == "" || *status == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "hoist admin set-instance-status: --group, --instance and --status are required")
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	in := map[string]string{"GameServerGroupName": *group, "InstanceId": *instance, "InstanceStatus": *status}
+	if err := c.call(ctx, "SetGameServerInstanceStatus", in, nil); err != nil {
+		fmt.Fprintln(stderr, "hoist admin:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "instance %s of %s is now %s\n", *instance, *group, *status)
+	return 0
+}

@@ -1,0 +1,22 @@
+// Package server composes Hoist: it opens the store, builds every domain
+// service (fleetiq, tags, builds, fleets, sessions), the Server SDK endpoint
+// and the local compute provider, wires them to one another, and exposes one
+// api.Service, one http.Handler for every route, the background loops (Run)
+// and an orderly shutdown (Close).
+//
+// cmd/hoist only parses flags and listens; end-to-end tests start the real
+// binary. Routes:
+//
+//	POST /                                 GameLift API, AWS JSON 1.1
+//	POST /service/GameLift/operation/<Op>  GameLift API, Smithy RPC v2 CBOR
+//	GET  /sdk, /sdk/                       Server SDK 5 WebSocket endpoint
+//	     /<build bucket>/<key>             S3 uploads of aws gamelift upload-build
+//	POST /hoist/admin/<Action>             operator actions (SigV4-signed)
+//	GET  /hoist/logs?...                   game session logs (signed, expiring URLs)
+//	GET  /hoist/health                     liveness ("ok")
+//
+// The api.Service is a struct embedding each domain's Service, with
+// api.Unimplemented one level deeper: Go's embedding rules pick a domain's
+// method where one exists and the fallback elsewhere, and the compiler
+// refuses two domains claiming the same operation.
+package server

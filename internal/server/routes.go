@@ -1,0 +1,27 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/hoistgg/hoist/internal/protocol"
+)
+
+// routes returns the handler of every route (see the package doc).
+func (s *Server) routes() http.Handler {
+	api := protocol.NewHandler(s.svc, protocol.Options{Auth: s.auth, Logger: s.log.With("component", "api")})
+	mux := http.NewServeMux()
+	mux.Handle("/", api) // POST / and every unknown path, answered in the protocol's error form
+	mux.Handle("/service/", api)
+	mux.Handle("/sdk", s.sdk)
+	mux.Handle("/sdk/", s.sdk)
+	s3 := s.builds.S3Handler()
+	mux.Handle("/"+s.builds.Bucket(), s3)
+	mux.Handle("/"+s.builds.Bucket()+"/", s3)
+	mux.HandleFunc("/hoist/admin/", s.serveAdmin)
+	mux.HandleFunc("/hoist/logs", s.serveLogs)
+	mux.HandleFunc("/hoist/health", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	return mux
+}

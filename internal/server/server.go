@@ -1,0 +1,340 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/arn"
+	"github.com/hoistgg/hoist/internal/builds"
+	"github.com/hoistgg/hoist/internal/config"
+	"github.com/hoistgg/hoist/internal/fleetiq"
+	"github.com/hoistgg/hoist/internal/fleets"
+	"github.com/hoistgg/hoist/internal/fleets/local"
+	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/pki"
+	"github.com/hoistgg/hoist/internal/sdkconn"
+	"github.com/hoistgg/hoist/internal/sessions"
+	"github.com/hoistgg/hoist/internal/sigv4"
+	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/store/sqlite"
+	"github.com/hoistgg/hoist/internal/tags"
+)
+
+// Options configure New.
+type Options struct {
+	Config *config.Config
+	Logger *slog.Logger
+	// Addr and TLSAddr are the addresses the listeners are bound to (after
+	// port 0 was resolved); TLSAddr is "" without a TLS listener. They make
+	// the URLs Hoist hands out (the SDK endpoint, log URLs).
+	Addr, TLSAddr string
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Server is a composed Hoist.
+type Server struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	now     func() time.Time
+	replica string
+	baseURL string
+
+	store    *sqlite.Store
+	ca       *pki.CA
+	fleetiq  *fleetiq.Service
+	tags     *tags.Service
+	builds   *builds.Service
+	fleets   *fleets.Service
+	sessions *sessions.Service
+	provider *local.Provider
+	sdk      *sdkconn.Server
+	svc      api.Service
+	auth     *sigv4.Authenticator
+	logKey   []byte
+	handler  http.Handler
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// service is the one api.Service: every domain's operations, and the
+// fallback for the rest one embedding level deeper.
+type service struct {
+	*FleetIQ
+	*Tags
+	*Builds
+	*Fleets
+	*Sessions
+	fallback
+}
+
+// Aliases give the embedded services distinct field names.
+type (
+	FleetIQ  = fleetiq.Service
+	Tags     = tags.Service
+	Builds   = builds.Service
+	Fleets   = fleets.Service
+	Sessions = sessions.Service
+)
+
+type fallback struct{ api.Unimplemented }
+
+var _ api.Service = (*service)(nil)
+
+// New opens the store in the data directory and composes every part of
+// Hoist. Close releases what it opened.
+func New(opts Options) (_ *Server, err error) {
+	cfg := opts.Config
+	if cfg == nil {
+		return nil, errors.New("server: Options.Config is required")
+	}
+	s := &Server{cfg: cfg, log: opts.Logger, now: opts.Now}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.replica, err = replicaID(cfg.DataDir); err != nil {
+		return nil, err
+	}
+	s.baseURL = "http://" + publicAddr(opts.Addr, cfg.InstanceIP)
+	st, err := sqlite.Open(filepath.Join(cfg.DataDir, "hoist.db"), sqlite.Options{Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
+	s.store = st
+	defer func() {
+		if err != nil {
+			s.closeParts(context.Background())
+		}
+	}()
+	if s.ca, err = pki.LoadOrCreateCA(filepath.Join(cfg.DataDir, "pki")); err != nil {
+		return nil, err
+	}
+	if s.logKey, err = sharedKey(context.Background(), st, "log-urls", s.now); err != nil {
+		return nil, err
+	}
+	if err := s.compose(opts); err != nil {
+		return nil, err
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// compose builds the domain services and wires them together.
+func (s *Server) compose(opts Options) error {
+	cfg, t := s.cfg, timings(s.cfg.Timings)
+	arns := arn.Builder{Region: cfg.Region, Account: cfg.Account}
+	s.tags = tags.New(s.store)
+	s.fleetiq = fleetiq.New(fleetiq.Config{
+		Store: s.store, ARNs: arns, Tags: s.tags, Now: s.now,
+		Logger: s.log.With("component", "fleetiq"), HealthExpiry: cfg.HealthExpiry,
+		StatusStep: t.get("fleetiq.status-step", 0), SweepInterval: t.get("fleetiq.sweep", 0),
+		ReplicaID: s.replica,
+	})
+	var err error
+	s.builds, err = builds.New(builds.Config{
+		Store: s.store, DataDir: cfg.DataDir, Region: cfg.Region, Account: cfg.Account,
+		ARN: arns.ARN, SetTags: tags.Set, RemoveTags: tags.DeleteAll, PublicURL: s.baseURL,
+		APICredentials: cfg.Credentials, ReplicaID: s.replica, Now: s.now,
+		Logger: s.log.With("component", "builds"),
+	})
+	if err != nil {
+		return err
+	}
+	s.tags.RegisterResource(arn.TypeBuild, s.builds.Exists)
+
+	// sessions, fleets and the SDK endpoint need one another: the refs are
+	// filled in once all three exist, before anything is served.
+	msgr, host := &messengerRef{}, &hostRef{}
+	s.sessions, err = sessions.New(sessions.Config{
+		Store: s.store, Region: cfg.Region, Messenger: msgr, Host: host,
+		OnProcessReady: host.onProcessReady, Now: s.now,
+		Logger: s.log.With("component", "sessions"), ReplicaID: s.replica,
+		LogURL: s.logURL, DataDir: cfg.DataDir,
+		Timings: sessions.Timings{
+			SweepInterval:     t.get("sessions.sweep", 0),
+			Reservation:       t.get("sessions.reservation", 0),
+			ActivationTimeout: t.get("sessions.activation-timeout", 0),
+			HeartbeatInterval: t.get("sessions.heartbeat-interval", 0),
+			HeartbeatJitter:   t.get("sessions.heartbeat-jitter", 0),
+			ReadyTimeout:      t.get("sessions.ready-timeout", 0),
+			TerminateGrace:    t.get("sessions.terminate-grace", 0),
+		},
+	})
+	if err != nil {
+		return err
+	}
+	s.provider, err = local.New(local.Config{
+		Dir:            filepath.Join(cfg.DataDir, "instances"),
+		Stagger:        t.get("processes.stagger", 0),
+		TerminateGrace: t.get("processes.terminate-grace", 0),
+		ShutdownGrace:  t.get("processes.shutdown-grace", 0),
+		KillGrace:      t.get("processes.kill-grace", 0),
+		MinUptime:      t.get("processes.min-uptime", 0),
+		CrashBackoff:   t.get("processes.crash-backoff", 0),
+		Logger:         s.log.With("component", "processes"),
+	})
+	if err != nil {
+		return err
+	}
+	s.fleets, err = fleets.New(fleets.Config{
+		Store: s.store, Region: cfg.Region, AccountID: cfg.Account, ARN: arns.ARN,
+		SetTags: tags.Set, RemoveTags: tags.DeleteAll, Builds: s.builds,
+		Events: s.sessions, Messenger: msgr, Provider: s.provider, Now: s.now,
+		Logger: s.log.With("component", "fleets"), ReplicaID: s.replica,
+		SDKEndpoint: "ws://" + publicAddr(opts.Addr, cfg.InstanceIP) + "/sdk",
+		InstanceIP:  cfg.InstanceIP, DataDir: cfg.DataDir, ProcessEnv: cfg.ProcessEnv,
+		Timings: fleets.Timings{
+			ReconcileInterval: t.get("fleets.reconcile", 0),
+			PolicyInterval:    t.get("fleets.policy-interval", 0),
+			ActivationTimeout: t.get("fleets.activation-timeout", 0),
+			LaunchBackoff:     t.get("fleets.launch-backoff", 0),
+			TokenTTL:          t.get("fleets.token-ttl", 0),
+		},
+	})
+	if err != nil {
+		return err
+	}
+	host.f = s.fleets
+	s.tags.RegisterResource(arn.TypeFleet, s.fleets.FleetExists)
+	s.tags.RegisterResource(arn.TypeLocation, s.fleets.LocationExists)
+
+	s.auth = newAuthenticator(cfg.Credentials, s.now)
+	s.sdk = sdkconn.New(sdkconn.Config{
+		API: s.sessions.ProcessAPI(), Tokens: s.fleets, SignedURLs: s.auth,
+		Logger: s.log.With("component", "sdk"), Now: s.now, ReplicaID: s.replica,
+	})
+	msgr.s = s.sdk
+	s.svc = &service{FleetIQ: s.fleetiq, Tags: s.tags, Builds: s.builds, Fleets: s.fleets, Sessions: s.sessions}
+	return nil
+}
+
+// Handler returns the http.Handler serving every route.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Service returns the composed api.Service.
+func (s *Server) Service() api.Service { return s.svc }
+
+// TLSCertificate issues the TLS listener's certificate from Hoist's CA
+// (for 127.0.0.1, ::1, localhost and the instance IP address).
+func (s *Server) TLSCertificate() (tls.Certificate, error) {
+	return s.ca.IssueServerCert([]string{s.cfg.InstanceIP})
+}
+
+// CAFile returns the path of Hoist's CA certificate (what game servers
+// trust for wss).
+func (s *Server) CAFile() string { return s.ca.CertFile }
+
+// Run runs the background loops until ctx ends. Each loop holds its own
+// store lease, so with several replicas each runs on one of them.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.builds.Recover(ctx); err != nil {
+		s.log.Error("builds: recovering unpacks", "err", err)
+	}
+	loops := map[string]func(context.Context) error{
+		"fleetiq": s.fleetiq.Run, "builds": s.builds.Run,
+		"fleets": s.fleets.Run, "sessions": s.sessions.Run,
+	}
+	errc := make(chan error, len(loops))
+	for name, run := range loops {
+		go func() {
+			err := run(ctx)
+			if err != nil && !errors.Is(err, context.Canceled) {
+				err = fmt.Errorf("%s loop: %w", name, err)
+			} else {
+				err = nil
+			}
+			errc <- err
+		}()
+	}
+	var errs []error
+	for range loops {
+		errs = append(errs, <-errc)
+	}
+	return errors.Join(errs...)
+}
+
+// Close stops every server process (each is sent TerminateProcess and
+// given its grace period, so the SDK endpoint stays open meanwhile), then
+// closes the SDK endpoint, waits for build unpacks and closes the store.
+// Run's context should be canceled first.
+func (s *Server) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() { s.closeErr = s.closeParts(ctx) })
+	return s.closeErr
+}
+
+func (s *Server) closeParts(ctx context.Context) error {
+	var errs []error
+	if s.provider != nil {
+		errs = append(errs, s.provider.Close())
+	}
+	if s.sdk != nil {
+		errs = append(errs, s.sdk.Shutdown(ctx))
+	}
+	if s.builds != nil {
+		errs = append(errs, s.builds.Close())
+	}
+	if s.store != nil {
+		errs = append(errs, s.store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Store returns the store (for tests).
+func (s *Server) Store() store.Store { return s.store }
+
+// messengerRef forwards to the SDK endpoint once it exists.
+type messengerRef struct{ s *sdkconn.Server }
+
+func (m *messengerRef) SendToProcess(ctx context.Context, processID string, msg hosting.Message) error {
+	return m.s.SendToProcess(ctx, processID, msg)
+}
+
+// hostRef forwards to the fleets service once it exists.
+type hostRef struct{ f *fleets.Service }
+
+func (h *hostRef) TerminateProcess(ctx context.Context, processID, reason string) error {
+	return h.f.TerminateProcess(ctx, processID, reason)
+}
+
+func (h *hostRef) onProcessReady(ctx context.Context, tx store.Tx, fleetID, location string) error {
+	return h.f.OnProcessReady(ctx, tx, fleetID, location)
+}
+
+// publicAddr returns addr with an unspecified host (0.0.0.0, ::, "")
+// replaced by ip: the address to hand out to processes and clients.
+func publicAddr(addr, ip string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if h := net.ParseIP(host); host == "" || (h != nil && h.IsUnspecified()) {
+		host = ip
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// timingMap reads --timings overrides.
+type timingMap map[string]time.Duration
+
+func timings(m map[string]time.Duration) timingMap { return m }
+
+// get returns the override of name, or def.
+func (t timingMap) get(name string, def time.Duration) time.Duration {
+	if d, ok := t[name]; ok {
+		return d
+	}
+	return def
+}
