@@ -23,10 +23,7 @@ import (
 // ComputeId, FleetId and pID parameters) and returns the fleet and compute
 // the signing credentials may connect processes for.
 //
-// TODO(sigv4): internal/sigv4 does not exist yet. Once it does, the wiring
-// provides an implementation that verifies the signature with it against
-// credentials looked up by access key ID (constant-time comparison, clock
-// skew limits); until then Config.SignedURLs is nil and signed URLs get 403.
+// internal/sigv4's Authenticator implements it (internal/server wires it).
 type SignedURLVerifier interface {
 	VerifySignedURL(ctx context.Context, query url.Values, now time.Time) (fleetID, computeName string, err error)
 }
