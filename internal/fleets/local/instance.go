@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -142,7 +143,13 @@ func (in *instance) placeBuild() error {
 	if err := os.MkdirAll(filepath.Join(in.layout.Dir, "logs"), 0o755); err != nil {
 		return err
 	}
-	return copyTree(in.stopCtx, in.spec.BuildDir, in.layout.GameRoot, in.p.cfg.LinkBuild)
+	// The walk does not follow symbolic links: resolve a build directory
+	// that is one.
+	src, err := filepath.EvalSymlinks(in.spec.BuildDir)
+	if err != nil {
+		return err
+	}
+	return copyTree(in.stopCtx, src, in.layout.GameRoot, in.p.cfg.LinkBuild)
 }
 
 // installScript is the script GameLift runs once per instance on Linux
@@ -155,11 +162,13 @@ func (in *instance) hasInstallScript() bool {
 }
 
 // install runs the build's install script with sh, in the game root, its
-// output in logs/install.log.
+// output in logs/install.log. A failure's error ends with the end of that
+// output (the instance's directory is removed after a failed setup).
 func (in *instance) install() error {
 	ctx, cancel := context.WithTimeout(in.stopCtx, in.p.cfg.InstallTimeout)
 	defer cancel()
-	out, err := os.Create(filepath.Join(in.layout.Dir, "logs", "install.log"))
+	logFile := filepath.Join(in.layout.Dir, "logs", "install.log")
+	out, err := os.Create(logFile)
 	if err != nil {
 		return err
 	}
@@ -175,12 +184,38 @@ func (in *instance) install() error {
 		_ = signalGroup(cmd.Process.Pid, killSignal)
 	}
 	if ctx.Err() == context.DeadlineExceeded {
-		return fmt.Errorf("%s did not finish within %s", installScript, in.p.cfg.InstallTimeout)
+		return fmt.Errorf("%s did not finish within %s%s", installScript, in.p.cfg.InstallTimeout, outputTail(logFile))
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", installScript, err)
+		return fmt.Errorf("%s: %w%s", installScript, err, outputTail(logFile))
 	}
 	return nil
+}
+
+// tailSize is how much of a failed install script's output its error
+// quotes.
+const tailSize = 512
+
+// outputTail returns the last tailSize bytes of a file as
+// `; output ends with "..."` ("" when the file is empty or unreadable).
+func outputTail(file string) string {
+	f, err := os.Open(file)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return ""
+	}
+	off := max(st.Size()-tailSize, 0)
+	buf := make([]byte, st.Size()-off)
+	n, _ := f.ReadAt(buf, off)
+	text := strings.TrimSpace(strings.ToValidUTF8(string(buf[:n]), "?"))
+	if text == "" {
+		return ""
+	}
+	return fmt.Sprintf("; output ends with %q", text)
 }
 
 // validate checks that every launch path names a file in the build.
@@ -302,10 +337,30 @@ func (in *instance) stopAll() {
 	}
 	in.mu.Unlock()
 	for _, pr := range procs {
-		in.endProcess(pr, reason)
+		in.endProcess(pr, reason, false)
 	}
 	for _, pr := range procs {
 		<-pr.exited
+	}
+}
+
+// hurry gives the processes that are already ending at most the current
+// grace (ShutdownGrace once Close runs) before they are killed.
+func (in *instance) hurry() {
+	in.mu.Lock()
+	procs := make([]*process, 0, len(in.procs))
+	for _, pr := range in.procs {
+		procs = append(procs, pr)
+	}
+	in.mu.Unlock()
+	grace := in.p.grace()
+	for _, pr := range procs {
+		pr.mu.Lock()
+		ending := pr.ending
+		pr.mu.Unlock()
+		if ending {
+			go in.killAfter(pr, grace)
+		}
 	}
 }
 
@@ -318,6 +373,6 @@ func (in *instance) stopProcess(id, reason string) bool {
 	if pr == nil {
 		return false
 	}
-	in.endProcess(pr, reason)
+	in.endProcess(pr, reason, true)
 	return true
 }

@@ -49,9 +49,12 @@ type Config struct {
 	// KillGrace is how long a process that could not be sent
 	// TerminateProcess (not connected) has after SIGTERM. Default 10s.
 	KillGrace time.Duration
-	// MinUptime: a process that ends unasked sooner than this counts as a
-	// failure, and its slot waits (CrashBackoff, doubling up to
-	// MaxBackoff) before launching again. Defaults 10s, 1s, 1m.
+	// MinUptime: a process that ends unasked sooner than this, with a
+	// non-zero exit status or by a signal, counts as a failure, and its
+	// slot waits (CrashBackoff, doubling up to MaxBackoff) before launching
+	// again (a quick exit with status 0 is a game that ended its session:
+	// it is replaced after Stagger only). A process that could not be
+	// started counts as a failure too. Defaults 10s, 1s, 1m.
 	MinUptime, CrashBackoff, MaxBackoff time.Duration
 	// InstallTimeout bounds the build's install script. Default 5m.
 	InstallTimeout time.Duration
@@ -105,6 +108,14 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	// Server processes start in their game root, so a relative launch path
+	// would be resolved from there: the instances' directory must be
+	// absolute.
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Dir = dir
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -191,6 +202,9 @@ func (p *Provider) Close() error {
 	p.mu.Unlock()
 	for _, in := range all {
 		in.stop("Hoist is shutting down")
+		// Processes already ending (StopProcess, or an instance stopped
+		// before) have ShutdownGrace left at most.
+		in.hurry()
 	}
 	for _, in := range all {
 		<-in.done

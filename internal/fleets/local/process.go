@@ -41,6 +41,9 @@ func (in *instance) launch(s slot) {
 	}
 	in.mu.Lock()
 	in.procs[id] = pr
+	// The stagger counts from when the process started: a slow fork and
+	// exec must not bring the next launch closer.
+	in.lastLaunch = pr.started
 	in.mu.Unlock()
 	in.p.addProcess(id, in)
 	in.hooks.ProcessStarted(in.ctx, fleets.ProcessStart{ProcessID: id, LaunchPath: s.LaunchPath,
@@ -108,9 +111,11 @@ func (in *instance) wait(pr *process) {
 
 // endProcess ends a process: it is asked to end (TerminateProcess) and
 // killed with its process group if it has not ended within the grace
-// period; if it cannot be asked, it gets SIGTERM and KillGrace. Asking a
-// process that is already ending kills it at once.
-func (in *instance) endProcess(pr *process, reason string) {
+// period; if it cannot be asked, it gets SIGTERM and KillGrace. For a
+// process that is already ending, force kills it at once (a second
+// StopProcess); otherwise it keeps its deadline, shortened to the current
+// grace from now if that is sooner (StopInstance, Close).
+func (in *instance) endProcess(pr *process, reason string, force bool) {
 	pr.mu.Lock()
 	again := pr.ending
 	pr.ending = true
@@ -118,24 +123,33 @@ func (in *instance) endProcess(pr *process, reason string) {
 		pr.stopReason = reason
 	}
 	pr.mu.Unlock()
-	if again {
+	grace := in.p.grace()
+	switch {
+	case again && force:
 		in.kill(pr)
+		return
+	case again:
+		go in.killAfter(pr, grace)
 		return
 	}
 	go func() {
-		grace := in.p.grace()
 		if err := in.hooks.AskToEnd(in.ctx, pr.id, time.Now().Add(grace)); err != nil {
 			_ = signalGroup(pr.cmd.Process.Pid, termSignal)
 			grace = min(grace, in.p.cfg.KillGrace)
 		}
-		t := time.NewTimer(grace)
-		defer t.Stop()
-		select {
-		case <-pr.exited:
-		case <-t.C:
-			in.kill(pr)
-		}
+		in.killAfter(pr, grace)
 	}()
+}
+
+// killAfter kills a process's group unless it ends within grace.
+func (in *instance) killAfter(pr *process, grace time.Duration) {
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-pr.exited:
+	case <-t.C:
+		in.kill(pr)
+	}
 }
 
 // kill kills a process's whole group.
