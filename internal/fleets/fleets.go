@@ -177,6 +177,7 @@ type backoffState struct {
 
 var (
 	_ hosting.TokenVerifier    = (*Service)(nil)
+	_ hosting.TokenIssuer      = (*Service)(nil)
 	_ hosting.ProcessHost      = (*Service)(nil)
 	_ hosting.ProcessReadyFunc = (*Service)(nil).OnProcessReady
 )

@@ -306,6 +306,40 @@ func (s *Service) TerminateProcess(ctx context.Context, processID, reason string
 	return nil
 }
 
+// ComputeTokenExpiry returns when a compute auth token expires (the zero
+// time for the tokens of managed instances, which last as long as the
+// instance); hosting.TokenIssuer.
+func (s *Service) ComputeTokenExpiry(ctx context.Context, token string) (time.Time, error) {
+	var t hosting.ComputeAuthToken
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		return getJSON(ctx, tx, hosting.KindComputeAuthToken, tokenHash(token), &t)
+	})
+	return t.Expires, err
+}
+
+// IssueComputeToken issues a new compute auth token for a compute, valid
+// for TokenTTL on Anywhere fleets and as long as the instance on managed
+// ones (hosting.TokenIssuer: sdkconn hands it to a connected process in
+// RefreshConnection).
+func (s *Service) IssueComputeToken(ctx context.Context, fleetID, computeName string) (string, time.Time, error) {
+	token := newToken()
+	var expires time.Time
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		f, c, err := findCompute(ctx, tx, fleetID, computeName)
+		if err != nil {
+			return err
+		}
+		if f.anywhere() {
+			expires = s.now().Add(s.t.TokenTTL)
+		}
+		return putToken(ctx, tx, token, f.id(), c.ComputeName, expires)
+	})
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	return token, expires, nil
+}
+
 // VerifyComputeToken returns the fleet and compute a compute auth token was
 // issued for (hosting.TokenVerifier). The token is looked up by its SHA-256
 // (only hashes are stored) and the hashes are compared in constant time.

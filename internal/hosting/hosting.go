@@ -292,6 +292,19 @@ type TokenVerifier interface {
 	VerifyComputeToken(ctx context.Context, token string) (fleetID, computeName string, err error)
 }
 
+// TokenIssuer issues compute auth tokens to connected server processes:
+// sdkconn sends a fresh one in a RefreshConnection message before the
+// credential a process connected with (a token, or a SigV4-signed URL)
+// expires, so that the process's reconnects keep working, as GameLift does.
+// fleets implements it.
+type TokenIssuer interface {
+	// ComputeTokenExpiry returns when a token stops working (the zero time
+	// when it lasts as long as its compute).
+	ComputeTokenExpiry(ctx context.Context, token string) (time.Time, error)
+	// IssueComputeToken issues a new token for a compute.
+	IssueComputeToken(ctx context.Context, fleetID, computeName string) (token string, expires time.Time, err error)
+}
+
 // ProcessHost starts and stops OS processes of managed fleets; fleets
 // implements it with its local compute provider. sessions calls it to end a
 // process that broke the rules (3 unhealthy heartbeats): the process is sent

@@ -299,3 +299,50 @@ func (pc *procConn) writeLoop() {
 		}
 	}
 }
+
+// refreshAt returns when a credential expiring at expires should be
+// refreshed: before before its expiry, but no earlier than half of its
+// remaining life from now.
+func refreshAt(now, expires time.Time, before time.Duration) time.Time {
+	life := expires.Sub(now)
+	if life <= 0 {
+		return now
+	}
+	if before > life/2 {
+		before = life / 2
+	}
+	return expires.Add(-before)
+}
+
+// refreshBefore sends the process RefreshConnection with a new token from
+// the Issuer before its credential expires, unless the socket ends first.
+// The SDK then opens a new socket with the new token (which gets its own
+// refresh) and closes this one.
+func (pc *procConn) refreshBefore(expires time.Time, endpoint string) {
+	s := pc.s
+	wait := refreshAt(s.cfg.Now(), expires, s.cfg.RefreshBefore).Sub(s.cfg.Now())
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-pc.ctx.Done():
+		return
+	case <-t.C:
+	}
+	ctx, cancel := context.WithTimeout(pc.ctx, s.cfg.CallTimeout)
+	defer cancel()
+	token, _, err := s.cfg.Issuer.IssueComputeToken(ctx, pc.id.FleetID, pc.id.ComputeName)
+	if err != nil {
+		pc.log.Warn("sdk: could not issue a token to refresh the connection", "err", err)
+		return
+	}
+	frame, err := s.encodeMessage(hosting.Message{"Action": "RefreshConnection",
+		"RefreshConnectionEndpoint": endpoint, "AuthToken": token})
+	if err == nil {
+		err = pc.sendAndWait(ctx, frame)
+	}
+	if err != nil {
+		pc.log.Info("sdk: RefreshConnection not sent", "err", err)
+		return
+	}
+	pc.log.Info("sdk: RefreshConnection sent", "endpoint", endpoint)
+}

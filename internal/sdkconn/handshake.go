@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/hoistgg/hoist/internal/hosting"
@@ -33,8 +34,41 @@ const (
 
 // authenticate checks a connection URL and returns the connection's
 // identity: the process ID from the URL, bound to the fleet and compute
-// the token (or signature) was issued for.
-func (s *Server) authenticate(ctx context.Context, q url.Values) (hosting.Conn, *httpError) {
+// the token (or signature) was issued for; and when the credential
+// expires (zero: never, or unknown without Config.Issuer).
+func (s *Server) authenticate(ctx context.Context, q url.Values) (hosting.Conn, time.Time, *httpError) {
+	id, herr := s.identify(ctx, q)
+	if herr != nil {
+		return id, time.Time{}, herr
+	}
+	return id, s.credentialExpiry(ctx, q), nil
+}
+
+// credentialExpiry returns when the verified credential of q stops being
+// accepted: a signed URL 15 minutes after it was signed, a token when the
+// Issuer says.
+func (s *Server) credentialExpiry(ctx context.Context, q url.Values) time.Time {
+	if s.cfg.Issuer == nil {
+		return time.Time{}
+	}
+	auth := q.Get(paramAuthorization)
+	if auth == authSigV4 {
+		t, err := time.Parse("20060102T150405Z", q.Get("X-Amz-Date"))
+		if err != nil {
+			return s.cfg.Now()
+		}
+		return t.Add(signedURLLifetime)
+	}
+	exp, err := s.cfg.Issuer.ComputeTokenExpiry(ctx, auth)
+	if err != nil {
+		s.log.Debug("sdk: token expiry unknown", "err", err)
+		return time.Time{}
+	}
+	return exp
+}
+
+// identify checks a connection URL's parameters and credentials.
+func (s *Server) identify(ctx context.Context, q url.Values) (hosting.Conn, *httpError) {
 	for _, k := range []string{paramProcessID, paramComputeID, paramFleetID, paramAuthorization} {
 		if len(q[k]) > 1 {
 			return hosting.Conn{}, &httpError{http.StatusBadRequest, k + " is given more than once"}

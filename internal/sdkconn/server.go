@@ -34,7 +34,15 @@ type Config struct {
 	Tokens hosting.TokenVerifier
 	// SignedURLs verifies SigV4-signed connection URLs; nil refuses them.
 	SignedURLs SignedURLVerifier
-	Logger     *slog.Logger
+	// Issuer, when set, keeps connections' credentials fresh: before the
+	// token or signed URL a process connected with expires, the process is
+	// sent RefreshConnection with a new token from Issuer (so its
+	// reconnects keep working). nil sends none.
+	Issuer hosting.TokenIssuer
+	// RefreshBefore is how long before a credential expires it is
+	// refreshed (at most half its remaining life). Default 15 minutes.
+	RefreshBefore time.Duration
+	Logger        *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// ReplicaID names this Hoist replica (logged with each connection).
@@ -62,6 +70,10 @@ const (
 	DefaultCallTimeout     = 15 * time.Second
 	DefaultWriteTimeout    = 10 * time.Second
 	DefaultSendQueue       = 64
+	DefaultRefreshBefore   = 15 * time.Minute
+	// signedURLLifetime is how long a SigV4-signed connection URL is
+	// accepted after its X-Amz-Date (the signature's clock-skew window).
+	signedURLLifetime = 15 * time.Minute
 )
 
 // ErrNotConnected is returned by SendToProcess when the process has no open
@@ -108,6 +120,9 @@ func New(cfg Config) *Server {
 	if cfg.SendQueue <= 0 {
 		cfg.SendQueue = DefaultSendQueue
 	}
+	if cfg.RefreshBefore <= 0 {
+		cfg.RefreshBefore = DefaultRefreshBefore
+	}
 	return &Server{cfg: cfg, log: cfg.Logger, procs: make(map[string][]*procConn)}
 }
 
@@ -135,7 +150,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q, _ := url.ParseQuery(r.URL.RawQuery) // keeps every well-formed pair
-	id, herr := s.authenticate(r.Context(), q)
+	id, expires, herr := s.authenticate(r.Context(), q)
 	if herr != nil {
 		s.refuse(w, q, herr)
 		return
@@ -159,7 +174,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws.SetReadLimit(s.cfg.MaxMessageBytes)
+	if s.cfg.Issuer != nil && !expires.IsZero() {
+		go pc.refreshBefore(expires, endpointOf(r))
+	}
 	pc.serve(ws)
+}
+
+// endpointOf returns the URL a process connected to, without its query:
+// the RefreshConnectionEndpoint it reconnects to.
+func endpointOf(r *http.Request) string {
+	scheme := "ws"
+	if r.TLS != nil {
+		scheme = "wss"
+	}
+	return scheme + "://" + r.Host + r.URL.Path
 }
 
 // httpError is a refused handshake.
