@@ -62,7 +62,9 @@ type Config struct {
 	// copying them (faster, but a game that rewrites its own files in place
 	// would change every instance's copy and the build).
 	LinkBuild bool
-	// KeepDirs keeps the directories of stopped instances (for debugging).
+	// KeepDirs keeps the directories of stopped instances, and those an
+	// earlier run left in Dir (for debugging); by default New removes the
+	// latter.
 	KeepDirs bool
 	// NewID returns a fresh random UUID for process IDs. Default
 	// crypto/rand.
@@ -119,8 +121,30 @@ func New(cfg Config) (*Provider, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
+	if !cfg.KeepDirs {
+		removeLeftovers(cfg.Dir, cfg.Logger)
+	}
 	return &Provider{cfg: cfg, log: cfg.Logger, base: os.Environ(),
 		instances: map[string]*instance{}, processes: map[string]*instance{}}, nil
+}
+
+// removeLeftovers removes what instances of an earlier run left in dir: a
+// new provider runs no instance yet, and the processes of the earlier one
+// are gone (stopped by Close, or killed with Hoist by their parent-death
+// signal); fleets replaces the instances it finds lost.
+func removeLeftovers(dir string, log *slog.Logger) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		log.Warn("local: reading the instances directory", "err", err)
+		return
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			log.Warn("local: removing an earlier run's instance files", "path", e.Name(), "err", err)
+			continue
+		}
+		log.Info("local: removed an earlier run's instance files", "fleet", e.Name())
+	}
 }
 
 // Layout returns where an instance keeps its files.
