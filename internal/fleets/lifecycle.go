@@ -153,8 +153,18 @@ func (s *Service) stepLocation(ctx context.Context, tx store.Tx, f *fleetRec, lo
 	if f.Own.Since == nil {
 		f.Own.Since = map[string]time.Time{}
 	}
-	f.Own.Since[loc.Location] = now
+	// The creation statuses share one clock (the activation timeout bounds
+	// them together): it starts when the location leaves NEW.
+	if _, ok := f.Own.Since[loc.Location]; !ok || !creating(loc.Status) || startedCreation(steps) {
+		f.Own.Since[loc.Location] = now
+	}
 	return true, nil
+}
+
+// startedCreation reports whether steps begin a location's creation (its
+// first step leaves NEW, or ERROR for a retry).
+func startedCreation(steps []api.FleetStatus) bool {
+	return len(steps) > 0 && steps[0] == api.FleetStatusDownloading
 }
 
 // failLocation takes a fleet location that is being created to ERROR:

@@ -12,7 +12,7 @@ import (
 // from: a snapshot of its records and the time.
 type fleetView struct {
 	Fleet    *hosting.Fleet
-	Since    map[string]time.Time // when each location entered its status
+	Since    map[string]time.Time // when each location entered its status (creation: when it began)
 	Computes []computeView
 	Now      time.Time
 	// Replica is this Hoist replica: computes it hosts but whose instance

@@ -26,7 +26,8 @@ type fleetRec struct {
 
 // fleetOwn is fleets' private part of a Fleet record.
 type fleetOwn struct {
-	// Since is when each location entered its current status.
+	// Since is when each location entered its current status; for the
+	// creation statuses (DOWNLOADING to ACTIVATING), when creation began.
 	Since map[string]time.Time `json:"since,omitempty"`
 }
 

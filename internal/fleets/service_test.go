@@ -723,3 +723,28 @@ func TestDescribeFleetEventsPaging(t *testing.T) {
 	_, err := h.svc.DescribeFleetEvents(h.ctx, &api.DescribeFleetEventsInput{FleetId: api.String(id), NextToken: api.String("bogus")})
 	wantErr[*api.InvalidRequestException](t, err)
 }
+
+// TestActivationTimeoutSpansCreation: the activation timeout bounds the
+// creation statuses together, from when the location left NEW, not each
+// status anew.
+func TestActivationTimeoutSpansCreation(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Timings.ActivationTimeout = 10 * time.Minute })
+	id := h.createFleet(ec2Input(1))
+	h.reconcile()
+	in := h.prov.get(h.prov.started()[0])
+	in.hooks.StepStarted(h.ctx, StepDownload)
+	h.clock.Advance(6 * time.Minute)
+	for _, s := range []Step{StepValidate, StepBuild, StepActivate} {
+		in.hooks.StepStarted(h.ctx, s)
+	}
+	h.clock.Advance(4*time.Minute - time.Millisecond)
+	h.reconcile()
+	if st := h.status(id); st != api.FleetStatusActivating {
+		t.Fatalf("fleet is %s before the timeout, want ACTIVATING", st)
+	}
+	h.clock.Advance(time.Millisecond)
+	h.reconcile()
+	if st := h.status(id); st != api.FleetStatusError {
+		t.Fatalf("fleet is %s 10 minutes after creation began, want ERROR", st)
+	}
+}
