@@ -207,7 +207,8 @@ func (s *Service) UpdateRuntimeConfiguration(ctx context.Context, in *api.Update
 }
 
 // pushRuntime gives the fleet's instances on this replica its runtime
-// configuration (the reconciler also does on every pass).
+// configuration. (With several replicas, instances another replica runs
+// would need that replica to pick the change up: see docs/fleets.md.)
 func (s *Service) pushRuntime(f *fleetRec) {
 	if s.cfg.Provider == nil || f.anywhere() {
 		return
