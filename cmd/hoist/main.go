@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -124,6 +125,13 @@ func serve(args []string, stderr io.Writer) error {
 			ErrorLog:  slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 		go func() { errc <- ths.ServeTLS(tlsLn, "", "") }()
 	}
+	if cfg.PprofAddr != "" {
+		ps, err := servePprof(cfg.PprofAddr, log)
+		if err != nil {
+			return err
+		}
+		defer ps.Close()
+	}
 	loopCtx, cancelLoops := context.WithCancel(ctx)
 	defer cancelLoops()
 	go func() {
@@ -158,6 +166,25 @@ func serve(args []string, stderr io.Writer) error {
 		return nil
 	}
 	return serveErr
+}
+
+// servePprof serves net/http/pprof on addr (a loopback address, which
+// config checks) on its own listener, apart from the API's routes.
+func servePprof(addr string, log *slog.Logger) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--pprof-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	ps := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = ps.Serve(ln) }()
+	log.Info("serving pprof", "addr", ln.Addr().String())
+	return ps, nil
 }
 
 func addrOf(ln net.Listener) string {

@@ -27,6 +27,9 @@ type Config struct {
 	CredentialsFile string
 	LogLevel        string
 	LogFormat       string
+	// PprofAddr, when set, is a loopback address serving net/http/pprof
+	// (for profiling under load; see docs/performance.md).
+	PprofAddr string
 	// HealthExpiry is how long a FleetIQ game server may go without a health
 	// report before Hoist deregisters it.
 	HealthExpiry time.Duration
@@ -98,6 +101,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (*Config
 	fs.StringVar(&c.CredentialsFile, "credentials-file", env("HOIST_CREDENTIALS_FILE", ""), "AWS-style credentials file of access keys to accept ($HOIST_CREDENTIALS_FILE)")
 	fs.StringVar(&c.LogLevel, "log-level", env("HOIST_LOG_LEVEL", "info"), "debug, info, warn or error ($HOIST_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", env("HOIST_LOG_FORMAT", "text"), "text or json ($HOIST_LOG_FORMAT)")
+	fs.StringVar(&c.PprofAddr, "pprof-addr", env("HOIST_PPROF_ADDR", ""), "serve net/http/pprof on this loopback address, for profiling; empty disables ($HOIST_PPROF_ADDR)")
 	he, err := durationEnv(getenv, "HOIST_HEALTH_EXPIRY", DefaultHealthExpiry)
 	if err != nil {
 		return nil, err
@@ -141,6 +145,9 @@ func durationEnv(getenv func(string) string, name string, def time.Duration) (ti
 func (c *Config) check() error {
 	if c.Region == "" || c.Account == "" {
 		return errors.New("region and account must not be empty")
+	}
+	if c.PprofAddr != "" && !IsLoopback(c.PprofAddr) {
+		return fmt.Errorf("--pprof-addr %s: the profiling endpoint listens on loopback addresses only", c.PprofAddr)
 	}
 	if len(c.Credentials) == 0 {
 		for _, a := range []string{c.Addr, c.TLSAddr} {

@@ -47,6 +47,12 @@ func TestParse(t *testing.T) {
 		"bad inline credentials": {env: map[string]string{"HOIST_CREDENTIALS": "nocolon"}, wantErr: "ACCESS_KEY_ID:SECRET"},
 		"bad duration":           {env: map[string]string{"HOIST_HEALTH_EXPIRY": "soon"}, wantErr: "HOIST_HEALTH_EXPIRY"},
 		"stray argument":         {args: []string{"extra"}, wantErr: "unexpected argument"},
+		"pprof on loopback": {args: []string{"--pprof-addr", "127.0.0.1:6060"}, check: func(t *testing.T, c *Config) {
+			if c.PprofAddr != "127.0.0.1:6060" {
+				t.Errorf("%+v", c)
+			}
+		}},
+		"pprof elsewhere refused": {env: map[string]string{"HOIST_PPROF_ADDR": "0.0.0.0:6060", "HOIST_CREDENTIALS": "AK:x"}, wantErr: "loopback addresses only"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
