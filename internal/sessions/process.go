@@ -173,7 +173,9 @@ func (s sdkAPI) ProcessReady(ctx context.Context, c hosting.Conn, port int32, lo
 }
 
 // Heartbeat records a health report. The MaxBadReports-th unhealthy report
-// in a row ends the process.
+// in a row ends the process, and so does any report from an Anywhere
+// process whose compute was deregistered (DeregisterCompute, or its fleet
+// deleted): such a compute can no longer host game sessions.
 func (s sdkAPI) Heartbeat(ctx context.Context, c hosting.Conn, healthy bool) error {
 	return s.update(ctx, func(tx store.Tx, fx *effects) error {
 		p, err := liveProcess(ctx, tx, c)
@@ -189,8 +191,29 @@ func (s sdkAPI) Heartbeat(ctx context.Context, c hosting.Conn, healthy bool) err
 		if p.State == hosting.ProcessActive && p.UnhealthyReports >= s.t.MaxBadReports {
 			return s.endProcessTx(ctx, tx, fx, p, "SERVER_PROCESS_TERMINATED_UNHEALTHY")
 		}
+		if p.State != hosting.ProcessTerminating {
+			gone, err := deregistered(ctx, tx, p)
+			if err != nil {
+				return err
+			}
+			if gone {
+				return s.endProcessTx(ctx, tx, fx, p, "compute deregistered")
+			}
+		}
 		return s.putProcess(ctx, tx, p)
 	})
+}
+
+// deregistered reports whether p runs on an Anywhere compute that is no
+// longer registered. (Managed processes are ended by their ProcessHost
+// before their instance's record goes.)
+func deregistered(ctx context.Context, tx store.Tx, p *hosting.Process) (bool, error) {
+	_, err := getCompute(ctx, tx, p.FleetID, p.ComputeName)
+	if !errors.Is(err, store.ErrNotFound) {
+		return false, err
+	}
+	managed, err := managedFleet(ctx, tx, p.FleetID)
+	return !managed, err
 }
 
 // ownSession reads game session id for a process acting on it: 404 when it

@@ -1,0 +1,374 @@
+package hosting
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
+	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
+
+	"github.com/hoistgg/hoist/e2e/sdkclient"
+)
+
+// handServer is a game server a test started by hand (as on an Anywhere
+// compute).
+type handServer struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	out  *lockedBuffer
+	done chan struct{}
+	code int
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startGameServer runs the game server with the SDK environment for an
+// Anywhere compute, in a directory of its own; it is stopped when the test
+// ends.
+func startGameServer(t *testing.T, endpoint, token, fleetID, compute, processID string, extraEnv []string, args ...string) *handServer {
+	t.Helper()
+	dir, _ := gameServer(t)
+	cmd := exec.Command(filepath.Join(dir, "gameserver"), args...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(),
+		"GAMELIFT_SDK_WEBSOCKET_URL="+endpoint, "GAMELIFT_SDK_AUTH_TOKEN="+token,
+		"GAMELIFT_SDK_FLEET_ID="+fleetID, "GAMELIFT_SDK_HOST_ID="+compute, "GAMELIFT_SDK_PROCESS_ID="+processID,
+		"HEALTHCHECK_INTERVAL=3s", "HEALTHCHECK_MAX_JITTER=100ms", "HOIST_TEST_RECONNECT_INTERVAL=500ms")
+	cmd.Env = append(cmd.Env, extraEnv...)
+	hs := &handServer{t: t, cmd: cmd, out: &lockedBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = hs.out, hs.out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		cmd.Wait()
+		hs.code = cmd.ProcessState.ExitCode()
+		close(hs.done)
+	}()
+	t.Cleanup(func() {
+		hs.stop()
+		if t.Failed() {
+			t.Logf("game server %s output:\n%s", processID, tail(hs.out.String(), 40))
+		}
+	})
+	return hs
+}
+
+var readyPort = regexp.MustCompile(`msg=ready .*port=(\d+)`)
+
+// port waits for the game server's ProcessReady and returns its player port.
+func (hs *handServer) port() int32 {
+	hs.t.Helper()
+	var port int
+	eventually(hs.t, waitShort, "hand-started game server ready", func() (bool, string) {
+		select {
+		case <-hs.done:
+			hs.t.Fatalf("the game server exited with %d:\n%s", hs.code, hs.out.String())
+		default:
+		}
+		m := readyPort.FindStringSubmatch(hs.out.String())
+		if m == nil {
+			return false, tail(hs.out.String(), 5)
+		}
+		port, _ = strconv.Atoi(m[1])
+		return true, ""
+	})
+	return int32(port)
+}
+
+// exited waits for the game server to exit and returns its exit code.
+func (hs *handServer) exited() int {
+	hs.t.Helper()
+	select {
+	case <-hs.done:
+		return hs.code
+	case <-time.After(waitShort):
+		hs.t.Fatalf("the game server did not exit:\n%s", tail(hs.out.String(), 20))
+		return -1
+	}
+}
+
+// stop ends the game server with SIGTERM (it calls ProcessEnding), then
+// SIGKILL.
+func (hs *handServer) stop() {
+	select {
+	case <-hs.done:
+		return
+	default:
+	}
+	_ = hs.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-hs.done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-hs.cmd.Process.Pid, syscall.SIGKILL)
+		<-hs.done
+	}
+}
+
+// testAnywhere: custom locations, an ANYWHERE fleet, computes registered
+// by hand, and game servers started by the test with RegisterCompute's SDK
+// endpoint and GetComputeAuthToken's token, one over ws and one over wss
+// trusting Hoist's CA through SSL_CERT_FILE.
+func testAnywhere(t *testing.T, e *env) {
+	home, away := "custom-e2e-home", "custom-e2e-away"
+	for _, l := range []string{home, away} {
+		out, err := e.gl.CreateLocation(e.ctx, &gl.CreateLocationInput{LocationName: aws.String(l)})
+		if err != nil || aws.ToString(out.Location.LocationName) != l || aws.ToString(out.Location.LocationArn) == "" {
+			t.Fatalf("CreateLocation %s: %+v, %v", l, out, err)
+		}
+	}
+	_, err := e.gl.CreateLocation(e.ctx, &gl.CreateLocationInput{LocationName: aws.String(home)})
+	wantErr[*types.ConflictException](t, "CreateLocation of an existing location", err)
+	if names := e.locationNames(t); !strings.Contains(names, home) || !strings.Contains(names, away) {
+		t.Errorf("ListLocations CUSTOM: %s", names)
+	}
+
+	created, err := e.gl.CreateFleet(e.ctx, &gl.CreateFleetInput{Name: aws.String("anywhere"), ComputeType: types.ComputeTypeAnywhere,
+		Locations: []types.LocationConfiguration{{Location: aws.String(home)}}})
+	if err != nil {
+		t.Fatalf("CreateFleet ANYWHERE: %v", err)
+	}
+	fleetID := aws.ToString(created.FleetAttributes.FleetId)
+	e.waitFleet(t, fleetID, types.FleetStatusActive)
+	if _, err := e.gl.CreateFleetLocations(e.ctx, &gl.CreateFleetLocationsInput{FleetId: aws.String(fleetID),
+		Locations: []types.LocationConfiguration{{Location: aws.String(away)}}}); err != nil {
+		t.Fatalf("CreateFleetLocations: %v", err)
+	}
+	la, err := e.gl.DescribeFleetLocationAttributes(e.ctx, &gl.DescribeFleetLocationAttributesInput{FleetId: aws.String(fleetID)})
+	if err != nil || len(la.LocationAttributes) != 2 {
+		t.Fatalf("DescribeFleetLocationAttributes: %+v, %v", la, err)
+	}
+	for _, l := range la.LocationAttributes {
+		if l.LocationState.Status != types.FleetStatusActive {
+			t.Errorf("location %s is %s", aws.ToString(l.LocationState.Location), l.LocationState.Status)
+		}
+	}
+	_, err = e.gl.DeleteLocation(e.ctx, &gl.DeleteLocationInput{LocationName: aws.String(home)})
+	wantErr[*types.InvalidRequestException](t, "DeleteLocation of a location a fleet uses", err)
+
+	// A compute over ws.
+	reg := e.register(t, fleetID, "laptop-1", home)
+	wsURL := "ws" + strings.TrimPrefix(e.h.URL, "http") + "/sdk"
+	if got := aws.ToString(reg.GameLiftServiceSdkEndpoint); got != wsURL {
+		t.Errorf("RegisterCompute: GameLiftServiceSdkEndpoint %q, want %q", got, wsURL)
+	}
+	tok := e.authToken(t, fleetID, "laptop-1")
+	a := startGameServer(t, aws.ToString(reg.GameLiftServiceSdkEndpoint), tok, fleetID, "laptop-1", "hand-1", nil, "-accept-players")
+	portA := a.port()
+	e.waitLocationProcesses(t, fleetID, home, 1)
+
+	_, err = e.gl.CreateGameSession(e.ctx, &gl.CreateGameSessionInput{FleetId: aws.String(fleetID), MaximumPlayerSessionCount: aws.Int32(2)})
+	wantErr[*types.InvalidRequestException](t, "CreateGameSession on an Anywhere fleet without Location", err)
+	gsA := e.createIn(t, fleetID, home)
+	if aws.ToString(gsA.IpAddress) != "127.0.0.1" || aws.ToInt32(gsA.Port) != portA || aws.ToString(gsA.ComputeName) != "laptop-1" {
+		t.Errorf("game session on laptop-1: %s:%d on %s, want 127.0.0.1:%d", aws.ToString(gsA.IpAddress), aws.ToInt32(gsA.Port),
+			aws.ToString(gsA.ComputeName), portA)
+	}
+	ps, err := e.gl.CreatePlayerSession(e.ctx, &gl.CreatePlayerSessionInput{GameSessionId: gsA.GameSessionId, PlayerId: aws.String("p1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dialPlayer(t, "127.0.0.1", portA).must("ACCEPT " + aws.ToString(ps.PlayerSession.PlayerSessionId))
+	e.waitPlayerSession(t, aws.ToString(ps.PlayerSession.PlayerSessionId), types.PlayerSessionStatusActive)
+
+	// A compute over wss: the game server trusts Hoist's CA by SSL_CERT_FILE;
+	// a client that does not is refused.
+	e.register(t, fleetID, "laptop-2", away)
+	tok2 := e.authToken(t, fleetID, "laptop-2")
+	wssURL := "wss" + strings.TrimPrefix(e.h.TLSURL, "https") + "/sdk"
+	_, err = dialSDK(t, wssURL, "untrusting", "laptop-2", fleetID, tok2)
+	var unknown x509.UnknownAuthorityError
+	var verr *tls.CertificateVerificationError
+	if !errors.As(err, &unknown) && !errors.As(err, &verr) {
+		t.Errorf("wss without trusting Hoist's CA: %v, want a certificate verification error", err)
+	}
+	b := startGameServer(t, wssURL, tok2, fleetID, "laptop-2", "hand-2",
+		[]string{"SSL_CERT_FILE=" + filepath.Join(e.h.DataDir, "pki", "ca.pem")}, "-accept-players")
+	portB := b.port()
+	e.waitLocationProcesses(t, fleetID, away, 1)
+	gsB := e.createIn(t, fleetID, away)
+	if aws.ToInt32(gsB.Port) != portB || aws.ToString(gsB.Location) != away {
+		t.Errorf("game session over wss: port %d in %s, want %d in %s", aws.ToInt32(gsB.Port), aws.ToString(gsB.Location), portB, away)
+	}
+
+	// Computes.
+	lc, err := e.gl.ListCompute(e.ctx, &gl.ListComputeInput{FleetId: aws.String(fleetID)})
+	if err != nil || len(lc.ComputeList) != 2 {
+		t.Errorf("ListCompute: %+v, %v", lc, err)
+	}
+	lc, err = e.gl.ListCompute(e.ctx, &gl.ListComputeInput{FleetId: aws.String(fleetID), Location: aws.String(away)})
+	if err != nil || len(lc.ComputeList) != 1 || aws.ToString(lc.ComputeList[0].ComputeName) != "laptop-2" {
+		t.Errorf("ListCompute in %s: %+v, %v", away, lc, err)
+	}
+	dc, err := e.gl.DescribeCompute(e.ctx, &gl.DescribeComputeInput{FleetId: aws.String(fleetID), ComputeName: aws.String("laptop-1")})
+	if err != nil || dc.Compute.ComputeStatus != types.ComputeStatusActive || aws.ToString(dc.Compute.IpAddress) != "127.0.0.1" {
+		t.Errorf("DescribeCompute: %+v, %v", dc, err)
+	}
+	_, err = e.gl.GetComputeAccess(e.ctx, &gl.GetComputeAccessInput{FleetId: aws.String(fleetID), ComputeName: aws.String("laptop-1")})
+	wantErr[*types.InvalidRequestException](t, "GetComputeAccess on an Anywhere compute", err)
+
+	// Ending game sessions: an Anywhere process is asked to end; Hoist
+	// cannot force it.
+	_, err = e.gl.TerminateGameSession(e.ctx, &gl.TerminateGameSessionInput{GameSessionId: gsA.GameSessionId,
+		TerminationMode: types.TerminationModeForceTerminate})
+	wantErr[*types.InvalidRequestException](t, "FORCE_TERMINATE on an Anywhere fleet", err)
+	if _, err := e.gl.TerminateGameSession(e.ctx, &gl.TerminateGameSessionInput{GameSessionId: gsA.GameSessionId,
+		TerminationMode: types.TerminationModeTriggerOnProcessTerminate}); err != nil {
+		t.Fatalf("TerminateGameSession: %v", err)
+	}
+	if code := a.exited(); code != 0 {
+		t.Errorf("the game server asked to end exited with %d", code)
+	}
+	e.waitGameSession(t, aws.ToString(gsA.GameSessionId), types.GameSessionStatusTerminated)
+	e.waitPlayerSession(t, aws.ToString(ps.PlayerSession.PlayerSessionId), types.PlayerSessionStatusCompleted)
+	b.stop() // SIGTERM: the game server calls ProcessEnding
+	if code := b.exited(); code != 0 {
+		t.Errorf("the game server stopped by SIGTERM exited with %d", code)
+	}
+	e.waitGameSession(t, aws.ToString(gsB.GameSessionId), types.GameSessionStatusTerminated)
+
+	// A game server that dies without a word: once its health reports are
+	// missing, its game session ends and its players are COMPLETED.
+	c := startGameServer(t, wsURL, tok2, fleetID, "laptop-2", "hand-4", nil, "-accept-players")
+	c.port()
+	e.waitLocationProcesses(t, fleetID, away, 1)
+	gsC := e.createIn(t, fleetID, away)
+	psC, err := e.gl.CreatePlayerSession(e.ctx, &gl.CreatePlayerSessionInput{GameSessionId: gsC.GameSessionId, PlayerId: aws.String("p3")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	c.exited()
+	checkProcessGone(t, e, fleetID, aws.ToString(gsC.GameSessionId), []string{aws.ToString(psC.PlayerSession.PlayerSessionId)}, "")
+	e.waitLocationProcesses(t, fleetID, away, 0)
+
+	// A compute deregistered under a running game server: the server is
+	// asked to end at its next health report, and its game session ends.
+	d := startGameServer(t, wsURL, tok, fleetID, "laptop-1", "hand-5", nil)
+	d.port()
+	e.waitLocationProcesses(t, fleetID, home, 1)
+	gsD := e.createIn(t, fleetID, home)
+	if _, err := e.gl.DeregisterCompute(e.ctx, &gl.DeregisterComputeInput{FleetId: aws.String(fleetID), ComputeName: aws.String("laptop-1")}); err != nil {
+		t.Fatalf("DeregisterCompute: %v", err)
+	}
+	if code := d.exited(); code != 0 {
+		t.Errorf("the game server on a deregistered compute exited with %d", code)
+	}
+	e.waitGameSession(t, aws.ToString(gsD.GameSessionId), types.GameSessionStatusTerminated)
+
+	// Deregistered, a compute's token no longer connects.
+	_, err = dialSDK(t, wsURL, "hand-3", "laptop-1", fleetID, tok)
+	var he *sdkclient.HandshakeError
+	if !errors.As(err, &he) || he.StatusCode != 403 {
+		t.Errorf("connecting with a deregistered compute's token: %v, want HTTP 403", err)
+	}
+	_, err = e.gl.DescribeCompute(e.ctx, &gl.DescribeComputeInput{FleetId: aws.String(fleetID), ComputeName: aws.String("laptop-1")})
+	wantErr[*types.NotFoundException](t, "DescribeCompute of a deregistered compute", err)
+
+	if _, err := e.gl.DeleteFleetLocations(e.ctx, &gl.DeleteFleetLocationsInput{FleetId: aws.String(fleetID), Locations: []string{away}}); err != nil {
+		t.Fatalf("DeleteFleetLocations: %v", err)
+	}
+	e.deleteFleet(t, fleetID)
+	for _, l := range []string{home, away} {
+		if _, err := e.gl.DeleteLocation(e.ctx, &gl.DeleteLocationInput{LocationName: aws.String(l)}); err != nil {
+			t.Errorf("DeleteLocation %s: %v", l, err)
+		}
+	}
+	if names := e.locationNames(t); strings.Contains(names, home) {
+		t.Errorf("ListLocations after DeleteLocation: %s", names)
+	}
+}
+
+func (e *env) locationNames(t *testing.T) string {
+	t.Helper()
+	out, err := e.gl.ListLocations(e.ctx, &gl.ListLocationsInput{Filters: []types.LocationFilter{types.LocationFilterCustom}})
+	if err != nil {
+		t.Fatalf("ListLocations: %v", err)
+	}
+	var names []string
+	for _, l := range out.Locations {
+		names = append(names, aws.ToString(l.LocationName))
+	}
+	return strings.Join(names, " ")
+}
+
+func (e *env) register(t *testing.T, fleetID, name, loc string) *types.Compute {
+	t.Helper()
+	out, err := e.gl.RegisterCompute(e.ctx, &gl.RegisterComputeInput{FleetId: aws.String(fleetID), ComputeName: aws.String(name),
+		IpAddress: aws.String("127.0.0.1"), Location: aws.String(loc)})
+	if err != nil {
+		t.Fatalf("RegisterCompute %s: %v", name, err)
+	}
+	c := out.Compute
+	if c.ComputeStatus != types.ComputeStatusActive || aws.ToString(c.Location) != loc || aws.ToString(c.ComputeArn) == "" {
+		t.Errorf("RegisterCompute: %+v", c)
+	}
+	return c
+}
+
+func (e *env) authToken(t *testing.T, fleetID, name string) string {
+	t.Helper()
+	out, err := e.gl.GetComputeAuthToken(e.ctx, &gl.GetComputeAuthTokenInput{FleetId: aws.String(fleetID), ComputeName: aws.String(name)})
+	if err != nil {
+		t.Fatalf("GetComputeAuthToken: %v", err)
+	}
+	if out.ExpirationTimestamp == nil || !out.ExpirationTimestamp.After(time.Now()) || aws.ToString(out.AuthToken) == "" {
+		t.Errorf("GetComputeAuthToken: %+v", out)
+	}
+	return aws.ToString(out.AuthToken)
+}
+
+// waitLocationProcesses waits until a fleet location has n ready processes.
+func (e *env) waitLocationProcesses(t *testing.T, fleetID, loc string, n int32) {
+	t.Helper()
+	eventually(t, waitShort, "ready processes in "+loc, func() (bool, string) {
+		out, err := e.gl.DescribeFleetLocationUtilization(e.ctx, &gl.DescribeFleetLocationUtilizationInput{FleetId: aws.String(fleetID),
+			Location: aws.String(loc)})
+		if err != nil {
+			return false, err.Error()
+		}
+		got := aws.ToInt32(out.FleetUtilization.ActiveServerProcessCount)
+		return got == n, strconv.Itoa(int(got))
+	})
+}
+
+// createIn creates a game session in a fleet location and waits for ACTIVE.
+func (e *env) createIn(t *testing.T, fleetID, loc string) types.GameSession {
+	t.Helper()
+	out, err := e.gl.CreateGameSession(e.ctx, &gl.CreateGameSessionInput{FleetId: aws.String(fleetID),
+		Location: aws.String(loc), MaximumPlayerSessionCount: aws.Int32(2)})
+	if err != nil {
+		t.Fatalf("CreateGameSession in %s: %v", loc, err)
+	}
+	return e.waitGameSession(t, aws.ToString(out.GameSession.GameSessionId), types.GameSessionStatusActive)
+}

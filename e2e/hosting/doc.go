@@ -1,0 +1,10 @@
+// Package hosting holds Hoist's end-to-end tests of managed hosting: the real
+// Hoist binary (e2e/hoisttest), the real test game server (e2e/gameserver,
+// built once per test binary and uploaded as a build), and aws-sdk-go-v2 as
+// the client, with aws-sdk-go (v1) for a few calls. They cover builds,
+// fleets (EC2 and Anywhere), game sessions, player sessions, the failure
+// paths of server processes, log downloads, scaling and shutdown.
+//
+// Timers are made short with Hoist's --timings and --process-env; tests
+// wait for states by polling with a deadline, never by sleeping.
+package hosting

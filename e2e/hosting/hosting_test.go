@@ -1,0 +1,37 @@
+package hosting
+
+import "testing"
+
+// TestManagedHosting runs the tests that can share one Hoist, in parallel.
+func TestManagedHosting(t *testing.T) {
+	e := startHoist(t)
+	e.dumpOnFailure(t)
+	tests := map[string]func(*testing.T, *env){
+		"Flow":                testFlow,
+		"GameSessionRules":    testGameSessionRules,
+		"ConcurrentPlacement": testConcurrentPlacement,
+		"Crash":               testCrash,
+		"KilledProcess":       testKilledProcess,
+		"KilledActivating":    testKilledWhileActivating,
+		"StuckProcess":        testStuckProcess,
+		"MissedHeartbeats":    testMissedHeartbeats,
+		"Unhealthy":           testUnhealthy,
+		"ActivationTimeout":   testActivationTimeout,
+		"InvalidLaunchPath":   testInvalidLaunchPath,
+		"CorruptBuild":        testCorruptBuild,
+		"ActOnSession":        testActOnSession,
+		"BadToken":            testBadToken,
+		"Certificates":        testCertificates,
+		"Anywhere":            testAnywhere,
+		"FleetOperations":     testFleetOperations,
+		"Scaling":             testScaling,
+		"Builds":              testBuilds,
+		"CLIUpload":           testCLIUpload,
+	}
+	for name, fn := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, e)
+		})
+	}
+}

@@ -1,0 +1,155 @@
+package hosting
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
+	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
+
+	"github.com/hoistgg/hoist/e2e/sdkclient"
+)
+
+// instanceCredentials returns what Hoist gave the server processes of a
+// managed fleet's only instance: the SDK endpoint, auth token and instance
+// ID, read from a running process's environment.
+func instanceCredentials(t *testing.T, fleetID string) (endpoint, token, instance string) {
+	t.Helper()
+	pids := fleetPIDs(fleetID)
+	if len(pids) == 0 {
+		t.Fatalf("fleet %s runs no process", fleetID)
+	}
+	env := processEnv(pids[0])
+	endpoint, token, instance = env["GAMELIFT_SDK_WEBSOCKET_URL"], env["GAMELIFT_SDK_AUTH_TOKEN"], env["GAMELIFT_SDK_HOST_ID"]
+	if endpoint == "" || token == "" || instance == "" || env["GAMELIFT_SDK_PROCESS_ID"] == "" {
+		t.Fatalf("process %d lacks the SDK environment: %v", pids[0], env)
+	}
+	return endpoint, token, instance
+}
+
+// dialSDK connects to the SDK endpoint as the Go SDK does.
+func dialSDK(t *testing.T, endpoint, processID, host, fleetID, token string) (*sdkclient.Client, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitShort)
+	defer cancel()
+	c, err := sdkclient.Dial(ctx, endpoint, sdkclient.Query(processID, host, fleetID, token), sdkclient.Options{})
+	if err == nil {
+		t.Cleanup(func() { c.Close(1000, "") })
+	}
+	return c, err
+}
+
+// testBadToken: the SDK endpoint refuses a handshake (HTTP 403, no
+// upgrade) without a valid token for the fleet and compute it names.
+func testBadToken(t *testing.T, e *env) {
+	buildID := e.uploadGameServer(t, "tokens")
+	fleetID := e.newFleet(t, fleetSpec{name: "tokens", build: buildID})
+	endpoint, token, instance := instanceCredentials(t, fleetID)
+	other := "0000000000000000000000000000000000000000000000000000000000000000"
+	for name, q := range map[string][4]string{ // host, fleet, token
+		"unknown token":   {instance, fleetID, other},
+		"no token":        {instance, fleetID, ""},
+		"another fleet":   {instance, "fleet-00000000-0000-0000-0000-000000000000", token},
+		"another compute": {"i-00000000000000000", fleetID, token},
+	} {
+		_, err := dialSDK(t, endpoint, "intruder", q[0], q[1], q[2])
+		var he *sdkclient.HandshakeError
+		if !errors.As(err, &he) || he.StatusCode != http.StatusForbidden {
+			t.Errorf("%s: handshake answered %v, want HTTP 403", name, err)
+		}
+	}
+	// A wrong token does not disturb the processes; the right one works.
+	c, err := dialSDK(t, endpoint, "process-by-hand", instance, fleetID, token)
+	if err != nil {
+		t.Fatalf("handshake with the instance's token: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitShort)
+	defer cancel()
+	_, err = c.Call(ctx, "GetComputeCertificate", nil)
+	var se *sdkclient.StatusError
+	if !errors.As(err, &se) || se.StatusCode != 400 {
+		t.Errorf("GetComputeCertificate on a fleet without certificates: %v, want status 400", err)
+	}
+	e.waitIdleProcesses(t, fleetID, 1)
+	e.deleteFleet(t, fleetID)
+}
+
+// testCertificates: a fleet with GENERATED certificates gives each instance
+// a certificate for its DNS name, which game sessions report; a process
+// finds it with GetComputeCertificate.
+func testCertificates(t *testing.T, e *env) {
+	buildID := e.uploadGameServer(t, "certs")
+	fleetID := e.newFleet(t, fleetSpec{name: "certs", build: buildID, cert: types.CertificateTypeGenerated})
+	attrs, err := e.gl.DescribeFleetAttributes(e.ctx, &gl.DescribeFleetAttributesInput{FleetIds: []string{fleetID}})
+	if err != nil || attrs.FleetAttributes[0].CertificateConfiguration == nil ||
+		attrs.FleetAttributes[0].CertificateConfiguration.CertificateType != types.CertificateTypeGenerated {
+		t.Fatalf("DescribeFleetAttributes CertificateConfiguration: %+v, %v", attrs, err)
+	}
+	gs := e.createGameSession(t, fleetID, 2)
+	dns := aws.ToString(gs.DnsName)
+	if dns == "" {
+		t.Fatalf("game session on a TLS fleet has no DnsName")
+	}
+
+	endpoint, token, instance := instanceCredentials(t, fleetID)
+	c, err := dialSDK(t, endpoint, "cert-reader", instance, fleetID, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitShort)
+	defer cancel()
+	f, err := c.Call(ctx, "GetComputeCertificate", nil)
+	if err != nil {
+		t.Fatalf("GetComputeCertificate: %v", err)
+	}
+	var reply struct{ CertificatePath, ComputeName string }
+	if err := f.Decode(&reply); err != nil || reply.CertificatePath == "" || reply.ComputeName != instance {
+		t.Fatalf("GetComputeCertificate answered %s", f.Raw)
+	}
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(reply.CertificatePath, name))
+		if err != nil {
+			t.Fatalf("certificate file: %v", err)
+		}
+		return b
+	}
+	leaf := parseCert(t, read("certificate.pem"))
+	for _, name := range []string{"certificateChain.pem", "privateKey.pem"} {
+		if len(read(name)) == 0 {
+			t.Errorf("%s is empty", name)
+		}
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(read("rootCertificate.pem")) {
+		t.Fatal("rootCertificate.pem holds no certificate")
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{DNSName: dns, Roots: roots, CurrentTime: time.Now()}); err != nil {
+		t.Errorf("the instance certificate does not verify for the game session's DnsName %s: %v", dns, err)
+	}
+	if !slices.Contains(leaf.DNSNames, dns) {
+		t.Errorf("certificate names %v, not %s", leaf.DNSNames, dns)
+	}
+	e.deleteFleet(t, fleetID)
+}
+
+func parseCert(t *testing.T, data []byte) *x509.Certificate {
+	t.Helper()
+	b, _ := pem.Decode(data)
+	if b == nil {
+		t.Fatal("no PEM certificate")
+	}
+	c, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
