@@ -13,6 +13,7 @@ import (
 	"time"
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	glv2 "github.com/aws/aws-sdk-go-v2/service/gamelift"
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
@@ -20,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go/aws/request"
 	glv1 "github.com/aws/aws-sdk-go/service/gamelift"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/hoistgg/hoist/e2e/hoisttest"
 	"github.com/hoistgg/hoist/internal/api"
@@ -33,10 +35,11 @@ var overrides = map[string]map[string]any{}
 
 // outcome is what one call through an SDK answered.
 type outcome struct {
-	err     error // nil: success
-	code    string
-	message string
-	status  int
+	err       error // nil: success
+	code      string
+	message   string
+	status    int
+	requestID string // as the SDK reports it ("" where it does not)
 }
 
 func (o outcome) String() string {
@@ -58,7 +61,7 @@ func v2Outcome(err error) outcome {
 	}
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {
-		o.status = re.HTTPStatusCode()
+		o.status, o.requestID = re.HTTPStatusCode(), re.ServiceRequestID()
 	}
 	return o
 }
@@ -75,7 +78,7 @@ func v1Outcome(err error) outcome {
 	}
 	var rf awserr.RequestFailure
 	if errors.As(err, &rf) {
-		o.status = rf.StatusCode()
+		o.status, o.requestID = rf.StatusCode(), rf.RequestID()
 	}
 	return o
 }
@@ -112,7 +115,13 @@ func callV2(ctx context.Context, c *glv2.Client, op string, in map[string]any) (
 	if err == nil && res[0].IsNil() {
 		return outcome{}, fmt.Errorf("aws-sdk-go-v2 %s returned neither output nor error", op)
 	}
-	return v2Outcome(err), nil
+	o := v2Outcome(err)
+	if err == nil {
+		if md, ok := res[0].Elem().FieldByName("ResultMetadata").Interface().(middleware.Metadata); ok {
+			o.requestID, _ = awsmiddleware.GetRequestIDMetadata(md)
+		}
+	}
+	return o, nil
 }
 
 // callV1 calls op through aws-sdk-go v1 by reflection:
@@ -186,7 +195,7 @@ func TestEveryOperation(t *testing.T) {
 	}
 	impl := implementedOperations(t, ops)
 	h := startHoist(t)
-	s := &sweep{m: m, g: &gen{m: m, now: time.Now()}, impl: impl, v2: h.V2(), v1: h.V1(),
+	s := &sweep{m: m, g: &gen{m: m, now: time.Now()}, impl: impl, v2: newV2(h), v1: h.V1(),
 		ctx: hoisttest.Context(t, 3*time.Minute)}
 	var implemented, fallback []string
 	for _, op := range ops {
@@ -217,7 +226,7 @@ func TestEveryOperationOnResources(t *testing.T) {
 	impl := implementedOperations(t, ops)
 	h := startHoist(t)
 	ctx := hoisttest.Context(t, 3*time.Minute)
-	v2 := h.V2()
+	v2 := newV2(h)
 
 	const group, gameServer, instance, loc, compute = "MegaFrogServers_NA", "mega-frog-game-12345678", "i-1234567890abcdef0", "custom-e2e", "e2e-compute"
 	g, err := v2.CreateGameServerGroup(ctx, &glv2.CreateGameServerGroupInput{
@@ -323,6 +332,9 @@ func (s *sweep) run(t *testing.T, op string, adjust func(map[string]any)) {
 			if o.err != nil && o.code == "" {
 				t.Errorf("%s: not an API error: %v", client, o.err)
 				return
+			}
+			if (o.err != nil || strings.Contains(client, "v2")) && !requestIDPattern.MatchString(o.requestID) {
+				t.Errorf("%s: the SDK reports request ID %q, want Hoist's x-amzn-RequestId (a UUID)", client, o.requestID)
 			}
 			if o.status >= 500 && o.code != "UnsupportedOperationException" {
 				t.Errorf("%s: server error %s", client, o)

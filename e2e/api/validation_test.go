@@ -151,7 +151,7 @@ func TestValidationAcceptsSeedAndARN(t *testing.T) {
 	if !strings.HasPrefix(groupARN, "arn:aws:gamelift:us-west-2:") || !strings.HasSuffix(groupARN, "/"+seedGroup) {
 		t.Errorf("group ARN %q", groupARN)
 	}
-	v2 := h.V2()
+	v2 := newV2(h)
 	for _, name := range []string{seedGroup, groupARN} {
 		d, err := v2.DescribeGameServerGroup(ctx, &glv2.DescribeGameServerGroupInput{GameServerGroupName: awsv2.String(name)})
 		if err != nil || awsv2.ToString(d.GameServerGroup.GameServerGroupName) != seedGroup {
