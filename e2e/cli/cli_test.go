@@ -79,6 +79,7 @@ func cleanEnv(t *testing.T, h *hoisttest.Hoist, extra ...string) []string {
 		"AWS_SHARED_CREDENTIALS_FILE="+empty,
 		"AWS_EC2_METADATA_DISABLED=true",
 		"AWS_DEFAULT_OUTPUT=json",
+		"AWS_PAGER=", // aws CLI v2 would page output
 		"NO_PROXY=127.0.0.1,localhost",
 		"PYTHONDONTWRITEBYTECODE=1",
 		"PYTHONUNBUFFERED=1",
