@@ -171,7 +171,8 @@ func testUnhealthyProcess(t *testing.T, e *env, knob string) {
 
 // testActivationTimeout: a game server that never activates its game
 // session; the session goes to ERROR after the fleet's
-// GameSessionActivationTimeoutSeconds and the process is replaced.
+// GameSessionActivationTimeoutSeconds, the process is replaced and the
+// fleet records GAME_SESSION_ACTIVATION_TIMEOUT.
 func testActivationTimeout(t *testing.T, e *env) {
 	buildID := e.uploadGameServer(t, "noactivate")
 	fleetID := e.newFleet(t, fleetSpec{name: "noactivate", build: buildID, params: "-no-activate", activationTimeout: 1})
@@ -193,6 +194,9 @@ func testActivationTimeout(t *testing.T, e *env) {
 	_, err = e.gl.GetPlayerConnectionDetails(e.ctx, &gl.GetPlayerConnectionDetailsInput{GameSessionId: aws.String(gsID), PlayerIds: []string{"p"}})
 	wantErr[*types.InvalidGameSessionStatusException](t, "GetPlayerConnectionDetails of an ERROR game session", err)
 	waitReplaced(t, fleetID, before, 1)
+	eventually(t, waitShort, "GAME_SESSION_ACTIVATION_TIMEOUT event", func() (bool, string) {
+		return e.hasEvent(t, fleetID, types.EventCodeGameSessionActivationTimeout, gsID), e.eventText(t, fleetID)
+	})
 	e.waitIdleProcesses(t, fleetID, 1)
 	e.deleteFleet(t, fleetID)
 }

@@ -210,13 +210,15 @@ func exitEvent(p *hosting.Process, e ProcessExit) (api.EventCode, string) {
 }
 
 // stopEvent maps the reason Hoist gave for ending a process to its event
-// (reasons that name a SERVER_PROCESS_* event code, as sessions gives them).
+// (reasons that are, or begin with "CODE: ", a SERVER_PROCESS_* or
+// GAME_SESSION_* event code, as sessions gives them).
 func stopEvent(reason string) api.EventCode {
 	if reason == "FORCE_TERMINATED" {
 		return api.EventCodeServerProcessForceTerminated
 	}
-	code := api.EventCode(reason)
-	if strings.HasPrefix(reason, "SERVER_PROCESS_") && code.IsValid() {
+	name, _, _ := strings.Cut(reason, ": ")
+	code := api.EventCode(name)
+	if (strings.HasPrefix(name, "SERVER_PROCESS_") || strings.HasPrefix(name, "GAME_SESSION_")) && code.IsValid() {
 		return code
 	}
 	return ""

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"testing"
+	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
@@ -73,5 +74,24 @@ func TestDeregisteredInstanceLeavesManagedProcess(t *testing.T) {
 	}
 	if len(h.host.ended()) != 0 || h.msgr.last("proc-1", "TerminateProcess") != nil {
 		t.Fatal("a managed process was ended by sessions")
+	}
+}
+
+// A process whose game session was not activated in time is ended with a
+// reason that begins with GameLift's event code (fleets records it as the
+// fleet event) and names the game session.
+func TestActivationTimeoutReason(t *testing.T) {
+	h := newHarness(t)
+	timeout := int32(5)
+	h.addFleet("fleet-1", func(f *hosting.Fleet) { f.RuntimeConfiguration.GameSessionActivationTimeoutSeconds = &timeout })
+	h.addCompute("fleet-1", "i-1", "us-west-2")
+	h.readyProcess("fleet-1", "i-1", "us-west-2", "proc-1", 7777)
+	gs, err := h.create("fleet-1")
+	h.must(err)
+	h.sweepAt(5 * time.Second)
+	got := h.host.ended()
+	want := "GAME_SESSION_ACTIVATION_TIMEOUT: game session " + api.ToString(gs.GameSessionId) + " was not activated in time"
+	if len(got) != 1 || got[0].reason != want {
+		t.Fatalf("ProcessHost calls = %v, want proc-1 ended with %q", got, want)
 	}
 }

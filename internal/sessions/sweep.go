@@ -137,8 +137,14 @@ func (s *Service) activationDue(ctx context.Context, tx store.Tx, fx *effects, r
 	if err != nil {
 		return ignoreNotFound(err)
 	}
-	return s.endProcessTx(ctx, tx, fx, p, "game session activation timed out")
+	// The reason starts with GameLift's event code, which fleets records
+	// as the fleet event when the process ends.
+	return s.endProcessTx(ctx, tx, fx, p, activationTimeoutReason+": game session "+api.ToString(gs.Session.GameSessionId)+" was not activated in time")
 }
+
+// activationTimeoutReason begins the reason a process is ended for when
+// its game session was not activated in time.
+const activationTimeoutReason = "GAME_SESSION_ACTIVATION_TIMEOUT"
 
 // reservationDue: a RESERVED player session past its 60 s goes to TIMEDOUT
 // and its slot reopens.
