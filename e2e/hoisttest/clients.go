@@ -1,6 +1,8 @@
 package hoisttest
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"time"
 
@@ -22,6 +24,14 @@ func httpClient() *http.Client {
 
 // V2 returns an aws-sdk-go-v2 GameLift client (Smithy RPC v2 CBOR) for h,
 // signing with the e2e credentials; retries are off so tests see every error.
+//
+// Its transport sends a copy of each request body: smithy-go closes the
+// request body as soon as the response headers arrive, and when Hoist (on
+// loopback) answers before net/http's write loop made its final read of
+// the body, that read fails and the connection is closed under the response
+// still being read ("use of closed network connection",
+// aws/aws-sdk-go-v2#2737). The SDK's default retryer hides it; with retries
+// off it would make tests flaky.
 func (h *Hoist) V2() *glv2.Client {
 	return NewV2(h.URL, AccessKeyID, SecretAccessKey)
 }
@@ -31,7 +41,7 @@ func NewV2(endpoint, akid, secret string) *glv2.Client {
 	cfg := awsv2.Config{
 		Region:      Region,
 		Credentials: credentials.NewStaticCredentialsProvider(akid, secret, ""),
-		HTTPClient:  httpClient(),
+		HTTPClient:  &http.Client{Timeout: 60 * time.Second, Transport: ownBodyTransport{httpClient().Transport}},
 		Retryer:     func() awsv2.Retryer { return awsv2.NopRetryer{} },
 	}
 	return glv2.NewFromConfig(cfg, func(o *glv2.Options) { o.BaseEndpoint = awsv2.String(endpoint) })
@@ -52,4 +62,21 @@ func NewV1(endpoint, akid, secret string) *glv1.GameLift {
 		MaxRetries:  awsv1.Int(0),
 	}))
 	return glv1.New(sess)
+}
+
+// ownBodyTransport sends each request with an in-memory copy of its body.
+type ownBodyTransport struct{ next http.RoundTripper }
+
+func (t ownBodyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		req = req.Clone(req.Context())
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.ContentLength = int64(len(b))
+	}
+	return t.next.RoundTrip(req)
 }
