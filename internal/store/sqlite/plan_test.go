@@ -50,13 +50,41 @@ func TestQueryPlans(t *testing.T) {
 	}
 }
 
+// TestRankDescNextPlan pins the plan of the question listRankDesc asks
+// after a full page (is there a record after the last?): an index range
+// without a sort.
+func TestRankDescNextPlan(t *testing.T) {
+	s := openTemp(t)
+	for _, q := range []store.Query{
+		{Kind: "K", Parent: "p", HasParent: true, Key: "free", HasKey: true, Order: store.OrderRankDesc, Limit: 1},
+		{Kind: "K", Key: "free", HasKey: true, Order: store.OrderRankDesc, Limit: 1},
+	} {
+		p, err := planQuery(q, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := p.key
+		k.exists, k.after, k.limit = true, true, false
+		args := cursor{order: store.OrderRankDesc, rank: 3, id: "x"}.appendArgs(p.args[:p.filters:p.filters])
+		plan := explainSQL(t, s, k.sql(), args)
+		if !strings.Contains(plan, "INDEX records_kind_") || strings.Contains(plan, "TEMP B-TREE") || strings.Contains(plan, "SCAN") {
+			t.Errorf("%s: plan %q", k.sql(), plan)
+		}
+	}
+}
+
 func explain(t *testing.T, s *Store, q store.Query) string {
 	t.Helper()
 	p, err := planQuery(q, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := s.w.conn.c.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+p.key.sql(), p.args...)
+	return explainSQL(t, s, p.key.sql(), p.args)
+}
+
+func explainSQL(t *testing.T, s *Store, query string, args []any) string {
+	t.Helper()
+	rows, err := s.w.conn.c.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,6 +68,7 @@ var fixedSQL = [...]string{
 type stmtKey struct {
 	fixed                fixedStmt
 	count                bool
+	exists               bool // SELECT 1 ... LIMIT 1: is there a record after the cursor?
 	parent, key, rankMax bool
 	order                store.Order
 	desc                 bool
@@ -80,9 +81,12 @@ func (k stmtKey) sql() string {
 		return fixedSQL[k.fixed]
 	}
 	var b strings.Builder
-	if k.count {
+	switch {
+	case k.count:
 		b.WriteString(`SELECT count(*) FROM records WHERE kind = ?`)
-	} else {
+	case k.exists:
+		b.WriteString(`SELECT 1 FROM records WHERE kind = ?`)
+	default:
 		b.WriteString(`SELECT id, parent, key, rank, seq, data FROM records WHERE kind = ?`)
 	}
 	if k.parent {
@@ -99,6 +103,10 @@ func (k stmtKey) sql() string {
 	}
 	if k.after {
 		b.WriteString(afterSQL(k.order, k.desc))
+	}
+	if k.exists {
+		b.WriteString(` LIMIT 1`)
+		return b.String()
 	}
 	b.WriteString(orderSQL(k.order, k.desc))
 	if k.limit {
@@ -147,6 +155,9 @@ type plan struct {
 	key   stmtKey
 	args  []any
 	limit int // 0: no cap
+	// filters is how many of args are the filters' (kind, parent, key,
+	// rank max), before the cursor's and the limit.
+	filters int
 }
 
 // planQuery turns q into a statement key and its arguments. A List fetches
@@ -166,6 +177,7 @@ func planQuery(q store.Query, count bool) (plan, error) {
 	if q.HasRankMax {
 		p.args = append(p.args, q.RankMax)
 	}
+	p.filters = len(p.args)
 	if count {
 		p.key.order, p.key.desc = store.OrderID, false
 		return p, nil
@@ -302,13 +314,60 @@ func listRecords(ctx context.Context, c stmter, q store.Query) ([]store.Record, 
 	if err != nil {
 		return nil, "", err
 	}
-	st, err := c.stmt(p.key)
+	if p.key.order == store.OrderRankDesc && p.limit > 0 {
+		return listRankDesc(ctx, c, q, p)
+	}
+	recs, err := queryRecords(ctx, c, q.Kind, p)
 	if err != nil {
 		return nil, "", err
 	}
-	rows, err := st.QueryContext(context.Background(), p.args...)
+	if p.limit == 0 || len(recs) <= p.limit {
+		return recs, "", nil
+	}
+	recs = recs[:p.limit]
+	return recs, encodeCursor(p.key.order, p.key.desc, &recs[p.limit-1]), nil
+}
+
+// listRankDesc runs a List in OrderRankDesc with a Limit. The index holds
+// rank ascending, so SQLite reads the ranks backwards and sorts each group
+// of equal rank by ID: fetching Limit+1 records, to learn whether there is
+// a next page, would sort the whole group holding the extra record (say the
+// 99 idle instances below the one busy one). So it fetches Limit records
+// and, when the page is full, asks whether any record follows the last.
+func listRankDesc(ctx context.Context, c stmter, q store.Query, p plan) ([]store.Record, string, error) {
+	p.args[len(p.args)-1] = p.limit
+	recs, err := queryRecords(ctx, c, q.Kind, p)
+	if err != nil || len(recs) < p.limit {
+		return recs, "", err
+	}
+	last := &recs[len(recs)-1]
+	ek := p.key
+	ek.exists, ek.after, ek.limit = true, true, false
+	st, err := c.stmt(ek)
+	if err != nil {
+		return nil, "", err
+	}
+	args := cursor{order: store.OrderRankDesc, rank: last.Rank, id: last.ID}.appendArgs(p.args[:p.filters:p.filters])
+	var one int
+	err = st.QueryRowContext(context.Background(), args...).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return recs, "", nil
+	}
 	if err != nil {
 		return nil, "", dbErr("list "+string(q.Kind), err)
+	}
+	return recs, encodeCursor(p.key.order, p.key.desc, last), nil
+}
+
+// queryRecords runs the List statement of p and returns every row.
+func queryRecords(ctx context.Context, c stmter, kind store.Kind, p plan) ([]store.Record, error) {
+	st, err := c.stmt(p.key)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(context.Background(), p.args...)
+	if err != nil {
+		return nil, dbErr("list "+string(kind), err)
 	}
 	defer rows.Close()
 	var recs []store.Record
@@ -318,23 +377,19 @@ func listRecords(ctx context.Context, c stmter, q store.Query) ([]store.Record, 
 	for rows.Next() {
 		if len(recs)%256 == 255 {
 			if err := ctx.Err(); err != nil {
-				return nil, "", err
+				return nil, err
 			}
 		}
-		rec := store.Record{Kind: q.Kind}
+		rec := store.Record{Kind: kind}
 		if err := rows.Scan(&rec.ID, &rec.Parent, &rec.Key, &rec.Rank, &rec.Seq, &rec.Data); err != nil {
-			return nil, "", dbErr("list "+string(q.Kind), err)
+			return nil, dbErr("list "+string(kind), err)
 		}
 		recs = append(recs, rec)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, "", dbErr("list "+string(q.Kind), err)
+		return nil, dbErr("list "+string(kind), err)
 	}
-	if p.limit == 0 || len(recs) <= p.limit {
-		return recs, "", nil
-	}
-	recs = recs[:p.limit]
-	return recs, encodeCursor(p.key.order, p.key.desc, &recs[p.limit-1]), nil
+	return recs, nil
 }
 
 // countRecords runs a Count query.
