@@ -138,31 +138,57 @@ func (hs *handServer) stop() {
 // endpoint and GetComputeAuthToken's token, one over ws and one over wss
 // trusting Hoist's CA through SSL_CERT_FILE.
 func testAnywhere(t *testing.T, e *env) {
-	home, away := "custom-e2e-home", "custom-e2e-away"
-	for _, l := range []string{home, away} {
+	r := &anywhereRun{t: t, e: e, home: "custom-e2e-home", away: "custom-e2e-away",
+		wsURL: "ws" + strings.TrimPrefix(e.h.URL, "http") + "/sdk", wssURL: "wss" + strings.TrimPrefix(e.h.TLSURL, "https") + "/sdk"}
+	r.setup()
+	r.overWS()
+	r.overWSS()
+	r.computes()
+	r.ending()
+	r.silentDeath()
+	r.deregister()
+	r.teardown()
+}
+
+// anywhereRun is the state testAnywhere's steps share.
+type anywhereRun struct {
+	t                   *testing.T
+	e                   *env
+	home, away, fleetID string
+	wsURL, wssURL       string
+	tok1, tok2          string // auth tokens of laptop-1 (home) and laptop-2 (away)
+	a, b                *handServer
+	gsA, gsB            types.GameSession
+	psA                 string // a player session of gsA, accepted
+}
+
+// setup creates the custom locations and a fleet in both.
+func (r *anywhereRun) setup() {
+	t, e := r.t, r.e
+	for _, l := range []string{r.home, r.away} {
 		out, err := e.gl.CreateLocation(e.ctx, &gl.CreateLocationInput{LocationName: aws.String(l)})
 		if err != nil || aws.ToString(out.Location.LocationName) != l || aws.ToString(out.Location.LocationArn) == "" {
 			t.Fatalf("CreateLocation %s: %+v, %v", l, out, err)
 		}
 	}
-	_, err := e.gl.CreateLocation(e.ctx, &gl.CreateLocationInput{LocationName: aws.String(home)})
+	_, err := e.gl.CreateLocation(e.ctx, &gl.CreateLocationInput{LocationName: aws.String(r.home)})
 	wantErr[*types.ConflictException](t, "CreateLocation of an existing location", err)
-	if names := e.locationNames(t); !strings.Contains(names, home) || !strings.Contains(names, away) {
+	if names := e.locationNames(t); !strings.Contains(names, r.home) || !strings.Contains(names, r.away) {
 		t.Errorf("ListLocations CUSTOM: %s", names)
 	}
 
 	created, err := e.gl.CreateFleet(e.ctx, &gl.CreateFleetInput{Name: aws.String("anywhere"), ComputeType: types.ComputeTypeAnywhere,
-		Locations: []types.LocationConfiguration{{Location: aws.String(home)}}})
+		Locations: []types.LocationConfiguration{{Location: aws.String(r.home)}}})
 	if err != nil {
 		t.Fatalf("CreateFleet ANYWHERE: %v", err)
 	}
-	fleetID := aws.ToString(created.FleetAttributes.FleetId)
-	e.waitFleet(t, fleetID, types.FleetStatusActive)
-	if _, err := e.gl.CreateFleetLocations(e.ctx, &gl.CreateFleetLocationsInput{FleetId: aws.String(fleetID),
-		Locations: []types.LocationConfiguration{{Location: aws.String(away)}}}); err != nil {
+	r.fleetID = aws.ToString(created.FleetAttributes.FleetId)
+	e.waitFleet(t, r.fleetID, types.FleetStatusActive)
+	if _, err := e.gl.CreateFleetLocations(e.ctx, &gl.CreateFleetLocationsInput{FleetId: aws.String(r.fleetID),
+		Locations: []types.LocationConfiguration{{Location: aws.String(r.away)}}}); err != nil {
 		t.Fatalf("CreateFleetLocations: %v", err)
 	}
-	la, err := e.gl.DescribeFleetLocationAttributes(e.ctx, &gl.DescribeFleetLocationAttributesInput{FleetId: aws.String(fleetID)})
+	la, err := e.gl.DescribeFleetLocationAttributes(e.ctx, &gl.DescribeFleetLocationAttributesInput{FleetId: aws.String(r.fleetID)})
 	if err != nil || len(la.LocationAttributes) != 2 {
 		t.Fatalf("DescribeFleetLocationAttributes: %+v, %v", la, err)
 	}
@@ -171,96 +197,113 @@ func testAnywhere(t *testing.T, e *env) {
 			t.Errorf("location %s is %s", aws.ToString(l.LocationState.Location), l.LocationState.Status)
 		}
 	}
-	_, err = e.gl.DeleteLocation(e.ctx, &gl.DeleteLocationInput{LocationName: aws.String(home)})
+	_, err = e.gl.DeleteLocation(e.ctx, &gl.DeleteLocationInput{LocationName: aws.String(r.home)})
 	wantErr[*types.InvalidRequestException](t, "DeleteLocation of a location a fleet uses", err)
+}
 
-	// A compute over ws.
-	reg := e.register(t, fleetID, "laptop-1", home)
-	wsURL := "ws" + strings.TrimPrefix(e.h.URL, "http") + "/sdk"
-	if got := aws.ToString(reg.GameLiftServiceSdkEndpoint); got != wsURL {
-		t.Errorf("RegisterCompute: GameLiftServiceSdkEndpoint %q, want %q", got, wsURL)
+// overWS registers laptop-1 and runs game server A on it over ws, with a
+// game session and an accepted player.
+func (r *anywhereRun) overWS() {
+	t, e := r.t, r.e
+	reg := e.register(t, r.fleetID, "laptop-1", r.home)
+	if got := aws.ToString(reg.GameLiftServiceSdkEndpoint); got != r.wsURL {
+		t.Errorf("RegisterCompute: GameLiftServiceSdkEndpoint %q, want %q", got, r.wsURL)
 	}
-	tok := e.authToken(t, fleetID, "laptop-1")
-	a := startGameServer(t, aws.ToString(reg.GameLiftServiceSdkEndpoint), tok, fleetID, "laptop-1", "hand-1", nil, "-accept-players")
-	portA := a.port()
-	e.waitLocationProcesses(t, fleetID, home, 1)
+	r.tok1 = e.authToken(t, r.fleetID, "laptop-1")
+	r.a = startGameServer(t, aws.ToString(reg.GameLiftServiceSdkEndpoint), r.tok1, r.fleetID, "laptop-1", "hand-1", nil, "-accept-players")
+	portA := r.a.port()
+	e.waitLocationProcesses(t, r.fleetID, r.home, 1)
 
-	_, err = e.gl.CreateGameSession(e.ctx, &gl.CreateGameSessionInput{FleetId: aws.String(fleetID), MaximumPlayerSessionCount: aws.Int32(2)})
+	_, err := e.gl.CreateGameSession(e.ctx, &gl.CreateGameSessionInput{FleetId: aws.String(r.fleetID), MaximumPlayerSessionCount: aws.Int32(2)})
 	wantErr[*types.InvalidRequestException](t, "CreateGameSession on an Anywhere fleet without Location", err)
-	gsA := e.createIn(t, fleetID, home)
-	if aws.ToString(gsA.IpAddress) != "127.0.0.1" || aws.ToInt32(gsA.Port) != portA || aws.ToString(gsA.ComputeName) != "laptop-1" {
-		t.Errorf("game session on laptop-1: %s:%d on %s, want 127.0.0.1:%d", aws.ToString(gsA.IpAddress), aws.ToInt32(gsA.Port),
-			aws.ToString(gsA.ComputeName), portA)
+	r.gsA = e.createIn(t, r.fleetID, r.home)
+	if aws.ToString(r.gsA.IpAddress) != "127.0.0.1" || aws.ToInt32(r.gsA.Port) != portA || aws.ToString(r.gsA.ComputeName) != "laptop-1" {
+		t.Errorf("game session on laptop-1: %s:%d on %s, want 127.0.0.1:%d", aws.ToString(r.gsA.IpAddress), aws.ToInt32(r.gsA.Port),
+			aws.ToString(r.gsA.ComputeName), portA)
 	}
-	ps, err := e.gl.CreatePlayerSession(e.ctx, &gl.CreatePlayerSessionInput{GameSessionId: gsA.GameSessionId, PlayerId: aws.String("p1")})
+	ps, err := e.gl.CreatePlayerSession(e.ctx, &gl.CreatePlayerSessionInput{GameSessionId: r.gsA.GameSessionId, PlayerId: aws.String("p1")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dialPlayer(t, "127.0.0.1", portA).must("ACCEPT " + aws.ToString(ps.PlayerSession.PlayerSessionId))
-	e.waitPlayerSession(t, aws.ToString(ps.PlayerSession.PlayerSessionId), types.PlayerSessionStatusActive)
+	r.psA = aws.ToString(ps.PlayerSession.PlayerSessionId)
+	dialPlayer(t, "127.0.0.1", portA).must("ACCEPT " + r.psA)
+	e.waitPlayerSession(t, r.psA, types.PlayerSessionStatusActive)
+}
 
-	// A compute over wss: the game server trusts Hoist's CA by SSL_CERT_FILE;
-	// a client that does not is refused.
-	e.register(t, fleetID, "laptop-2", away)
-	tok2 := e.authToken(t, fleetID, "laptop-2")
-	wssURL := "wss" + strings.TrimPrefix(e.h.TLSURL, "https") + "/sdk"
-	_, err = dialSDK(t, wssURL, "untrusting", "laptop-2", fleetID, tok2)
+// overWSS registers laptop-2 and runs game server B on it over wss: the
+// game server trusts Hoist's CA by SSL_CERT_FILE; a client that does not
+// is refused.
+func (r *anywhereRun) overWSS() {
+	t, e := r.t, r.e
+	e.register(t, r.fleetID, "laptop-2", r.away)
+	r.tok2 = e.authToken(t, r.fleetID, "laptop-2")
+	_, err := dialSDK(t, r.wssURL, "untrusting", "laptop-2", r.fleetID, r.tok2)
 	var unknown x509.UnknownAuthorityError
 	var verr *tls.CertificateVerificationError
 	if !errors.As(err, &unknown) && !errors.As(err, &verr) {
 		t.Errorf("wss without trusting Hoist's CA: %v, want a certificate verification error", err)
 	}
-	b := startGameServer(t, wssURL, tok2, fleetID, "laptop-2", "hand-2",
+	r.b = startGameServer(t, r.wssURL, r.tok2, r.fleetID, "laptop-2", "hand-2",
 		[]string{"SSL_CERT_FILE=" + filepath.Join(e.h.DataDir, "pki", "ca.pem")}, "-accept-players")
-	portB := b.port()
-	e.waitLocationProcesses(t, fleetID, away, 1)
-	gsB := e.createIn(t, fleetID, away)
-	if aws.ToInt32(gsB.Port) != portB || aws.ToString(gsB.Location) != away {
-		t.Errorf("game session over wss: port %d in %s, want %d in %s", aws.ToInt32(gsB.Port), aws.ToString(gsB.Location), portB, away)
+	portB := r.b.port()
+	e.waitLocationProcesses(t, r.fleetID, r.away, 1)
+	r.gsB = e.createIn(t, r.fleetID, r.away)
+	if aws.ToInt32(r.gsB.Port) != portB || aws.ToString(r.gsB.Location) != r.away {
+		t.Errorf("game session over wss: port %d in %s, want %d in %s", aws.ToInt32(r.gsB.Port), aws.ToString(r.gsB.Location), portB, r.away)
 	}
+}
 
-	// Computes.
-	lc, err := e.gl.ListCompute(e.ctx, &gl.ListComputeInput{FleetId: aws.String(fleetID)})
+// computes checks ListCompute, DescribeCompute and GetComputeAccess.
+func (r *anywhereRun) computes() {
+	t, e := r.t, r.e
+	lc, err := e.gl.ListCompute(e.ctx, &gl.ListComputeInput{FleetId: aws.String(r.fleetID)})
 	if err != nil || len(lc.ComputeList) != 2 {
 		t.Errorf("ListCompute: %+v, %v", lc, err)
 	}
-	lc, err = e.gl.ListCompute(e.ctx, &gl.ListComputeInput{FleetId: aws.String(fleetID), Location: aws.String(away)})
+	lc, err = e.gl.ListCompute(e.ctx, &gl.ListComputeInput{FleetId: aws.String(r.fleetID), Location: aws.String(r.away)})
 	if err != nil || len(lc.ComputeList) != 1 || aws.ToString(lc.ComputeList[0].ComputeName) != "laptop-2" {
-		t.Errorf("ListCompute in %s: %+v, %v", away, lc, err)
+		t.Errorf("ListCompute in %s: %+v, %v", r.away, lc, err)
 	}
-	dc, err := e.gl.DescribeCompute(e.ctx, &gl.DescribeComputeInput{FleetId: aws.String(fleetID), ComputeName: aws.String("laptop-1")})
+	dc, err := e.gl.DescribeCompute(e.ctx, &gl.DescribeComputeInput{FleetId: aws.String(r.fleetID), ComputeName: aws.String("laptop-1")})
 	if err != nil || dc.Compute.ComputeStatus != types.ComputeStatusActive || aws.ToString(dc.Compute.IpAddress) != "127.0.0.1" {
 		t.Errorf("DescribeCompute: %+v, %v", dc, err)
 	}
-	_, err = e.gl.GetComputeAccess(e.ctx, &gl.GetComputeAccessInput{FleetId: aws.String(fleetID), ComputeName: aws.String("laptop-1")})
+	_, err = e.gl.GetComputeAccess(e.ctx, &gl.GetComputeAccessInput{FleetId: aws.String(r.fleetID), ComputeName: aws.String("laptop-1")})
 	wantErr[*types.InvalidRequestException](t, "GetComputeAccess on an Anywhere compute", err)
+}
 
-	// Ending game sessions: an Anywhere process is asked to end; Hoist
-	// cannot force it.
-	_, err = e.gl.TerminateGameSession(e.ctx, &gl.TerminateGameSessionInput{GameSessionId: gsA.GameSessionId,
+// ending ends both game sessions: an Anywhere process is asked to end
+// (TerminateGameSession) or ends itself (SIGTERM); Hoist cannot force it.
+func (r *anywhereRun) ending() {
+	t, e := r.t, r.e
+	_, err := e.gl.TerminateGameSession(e.ctx, &gl.TerminateGameSessionInput{GameSessionId: r.gsA.GameSessionId,
 		TerminationMode: types.TerminationModeForceTerminate})
 	wantErr[*types.InvalidRequestException](t, "FORCE_TERMINATE on an Anywhere fleet", err)
-	if _, err := e.gl.TerminateGameSession(e.ctx, &gl.TerminateGameSessionInput{GameSessionId: gsA.GameSessionId,
+	if _, err := e.gl.TerminateGameSession(e.ctx, &gl.TerminateGameSessionInput{GameSessionId: r.gsA.GameSessionId,
 		TerminationMode: types.TerminationModeTriggerOnProcessTerminate}); err != nil {
 		t.Fatalf("TerminateGameSession: %v", err)
 	}
-	if code := a.exited(); code != 0 {
+	if code := r.a.exited(); code != 0 {
 		t.Errorf("the game server asked to end exited with %d", code)
 	}
-	e.waitGameSession(t, aws.ToString(gsA.GameSessionId), types.GameSessionStatusTerminated)
-	e.waitPlayerSession(t, aws.ToString(ps.PlayerSession.PlayerSessionId), types.PlayerSessionStatusCompleted)
-	b.stop() // SIGTERM: the game server calls ProcessEnding
-	if code := b.exited(); code != 0 {
+	e.waitGameSession(t, aws.ToString(r.gsA.GameSessionId), types.GameSessionStatusTerminated)
+	e.waitPlayerSession(t, r.psA, types.PlayerSessionStatusCompleted)
+	r.b.stop() // SIGTERM: the game server calls ProcessEnding
+	if code := r.b.exited(); code != 0 {
 		t.Errorf("the game server stopped by SIGTERM exited with %d", code)
 	}
-	e.waitGameSession(t, aws.ToString(gsB.GameSessionId), types.GameSessionStatusTerminated)
+	e.waitGameSession(t, aws.ToString(r.gsB.GameSessionId), types.GameSessionStatusTerminated)
+}
 
-	// A game server that dies without a word: once its health reports are
-	// missing, its game session ends and its players are COMPLETED.
-	c := startGameServer(t, wsURL, tok2, fleetID, "laptop-2", "hand-4", nil, "-accept-players")
+// silentDeath: a game server that dies without a word; once its health
+// reports are missing, its game session ends and its players are
+// COMPLETED.
+func (r *anywhereRun) silentDeath() {
+	t, e := r.t, r.e
+	c := startGameServer(t, r.wsURL, r.tok2, r.fleetID, "laptop-2", "hand-4", nil, "-accept-players")
 	c.port()
-	e.waitLocationProcesses(t, fleetID, away, 1)
-	gsC := e.createIn(t, fleetID, away)
+	e.waitLocationProcesses(t, r.fleetID, r.away, 1)
+	gsC := e.createIn(t, r.fleetID, r.away)
 	psC, err := e.gl.CreatePlayerSession(e.ctx, &gl.CreatePlayerSessionInput{GameSessionId: gsC.GameSessionId, PlayerId: aws.String("p3")})
 	if err != nil {
 		t.Fatal(err)
@@ -269,16 +312,20 @@ func testAnywhere(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	c.exited()
-	checkProcessGone(t, e, fleetID, aws.ToString(gsC.GameSessionId), []string{aws.ToString(psC.PlayerSession.PlayerSessionId)}, "")
-	e.waitLocationProcesses(t, fleetID, away, 0)
+	checkProcessGone(t, e, r.fleetID, aws.ToString(gsC.GameSessionId), []string{aws.ToString(psC.PlayerSession.PlayerSessionId)}, "")
+	e.waitLocationProcesses(t, r.fleetID, r.away, 0)
+}
 
-	// A compute deregistered under a running game server: the server is
-	// asked to end at its next health report, and its game session ends.
-	d := startGameServer(t, wsURL, tok, fleetID, "laptop-1", "hand-5", nil)
+// deregister deregisters laptop-1 under a running game server: the server
+// is asked to end at its next health report, its game session ends, and
+// the compute's token no longer connects.
+func (r *anywhereRun) deregister() {
+	t, e := r.t, r.e
+	d := startGameServer(t, r.wsURL, r.tok1, r.fleetID, "laptop-1", "hand-5", nil)
 	d.port()
-	e.waitLocationProcesses(t, fleetID, home, 1)
-	gsD := e.createIn(t, fleetID, home)
-	if _, err := e.gl.DeregisterCompute(e.ctx, &gl.DeregisterComputeInput{FleetId: aws.String(fleetID), ComputeName: aws.String("laptop-1")}); err != nil {
+	e.waitLocationProcesses(t, r.fleetID, r.home, 1)
+	gsD := e.createIn(t, r.fleetID, r.home)
+	if _, err := e.gl.DeregisterCompute(e.ctx, &gl.DeregisterComputeInput{FleetId: aws.String(r.fleetID), ComputeName: aws.String("laptop-1")}); err != nil {
 		t.Fatalf("DeregisterCompute: %v", err)
 	}
 	if code := d.exited(); code != 0 {
@@ -286,25 +333,28 @@ func testAnywhere(t *testing.T, e *env) {
 	}
 	e.waitGameSession(t, aws.ToString(gsD.GameSessionId), types.GameSessionStatusTerminated)
 
-	// Deregistered, a compute's token no longer connects.
-	_, err = dialSDK(t, wsURL, "hand-3", "laptop-1", fleetID, tok)
+	_, err := dialSDK(t, r.wsURL, "hand-3", "laptop-1", r.fleetID, r.tok1)
 	var he *sdkclient.HandshakeError
 	if !errors.As(err, &he) || he.StatusCode != 403 {
 		t.Errorf("connecting with a deregistered compute's token: %v, want HTTP 403", err)
 	}
-	_, err = e.gl.DescribeCompute(e.ctx, &gl.DescribeComputeInput{FleetId: aws.String(fleetID), ComputeName: aws.String("laptop-1")})
+	_, err = e.gl.DescribeCompute(e.ctx, &gl.DescribeComputeInput{FleetId: aws.String(r.fleetID), ComputeName: aws.String("laptop-1")})
 	wantErr[*types.NotFoundException](t, "DescribeCompute of a deregistered compute", err)
+}
 
-	if _, err := e.gl.DeleteFleetLocations(e.ctx, &gl.DeleteFleetLocationsInput{FleetId: aws.String(fleetID), Locations: []string{away}}); err != nil {
+// teardown deletes the away location, the fleet and both custom locations.
+func (r *anywhereRun) teardown() {
+	t, e := r.t, r.e
+	if _, err := e.gl.DeleteFleetLocations(e.ctx, &gl.DeleteFleetLocationsInput{FleetId: aws.String(r.fleetID), Locations: []string{r.away}}); err != nil {
 		t.Fatalf("DeleteFleetLocations: %v", err)
 	}
-	e.deleteFleet(t, fleetID)
-	for _, l := range []string{home, away} {
+	e.deleteFleet(t, r.fleetID)
+	for _, l := range []string{r.home, r.away} {
 		if _, err := e.gl.DeleteLocation(e.ctx, &gl.DeleteLocationInput{LocationName: aws.String(l)}); err != nil {
 			t.Errorf("DeleteLocation %s: %v", l, err)
 		}
 	}
-	if names := e.locationNames(t); strings.Contains(names, home) {
+	if names := e.locationNames(t); strings.Contains(names, r.home) {
 		t.Errorf("ListLocations after DeleteLocation: %s", names)
 	}
 }

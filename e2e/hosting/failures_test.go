@@ -139,7 +139,7 @@ func testStuckProcess(t *testing.T, e *env) {
 	if err != nil || out.GameSession.Status != types.GameSessionStatusTerminating {
 		t.Fatalf("TerminateGameSession: %+v, %v", out, err)
 	}
-	checkProcessGone(t, e, fleetID, aws.ToString(gs.GameSessionId), []string{accepted, reserved}, "")
+	checkProcessGone(t, e, fleetID, aws.ToString(gs.GameSessionId), []string{accepted, reserved}, types.EventCodeServerProcessProcessExitTimeout)
 	if alive(before[0]) {
 		t.Errorf("the stuck process %d is still alive", before[0])
 	}

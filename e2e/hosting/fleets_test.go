@@ -60,6 +60,19 @@ func testFleetOperations(t *testing.T, e *env) {
 	e.waitLocation(t, fleetID, remote, types.FleetStatusActive)
 	waitPIDs(t, fleetID, 2)
 
+	opsDescribe(t, e, fleetID, buildID, start)
+	opsInstances(t, e, fleetID)
+	gs := opsPortsAndAttributes(t, e, fleetID)
+	opsRuntimeAndLocations(t, e, fleetID)
+	// Deleting the fleet ends its game sessions, protected or not.
+	e.deleteFleet(t, fleetID)
+	if st := e.gameSession(t, aws.ToString(gs.GameSessionId)).Status; st != types.GameSessionStatusTerminated {
+		t.Errorf("the game session of a deleted fleet is %s, want TERMINATED", st)
+	}
+}
+
+// opsDescribe checks the lists and descriptions of a new fleet.
+func opsDescribe(t *testing.T, e *env, fleetID, buildID string, start time.Time) {
 	list, err := e.gl.ListFleets(e.ctx, &gl.ListFleetsInput{BuildId: aws.String(buildID)})
 	if err != nil || !slices.Equal(list.FleetIds, []string{fleetID}) {
 		t.Errorf("ListFleets by build: %+v, %v", list, err)
@@ -107,7 +120,10 @@ func testFleetOperations(t *testing.T, e *env) {
 	if !e.hasEvent(t, fleetID, types.EventCodeLocationStateActive, remote) {
 		t.Errorf("no LOCATION_STATE_ACTIVE event for %s:\n%s", remote, e.eventText(t, fleetID))
 	}
+}
 
+// opsInstances checks the fleet's instances as instances and as computes.
+func opsInstances(t *testing.T, e *env, fleetID string) {
 	// Instances and computes.
 	inst, err := e.gl.DescribeInstances(e.ctx, &gl.DescribeInstancesInput{FleetId: aws.String(fleetID)})
 	if err != nil || len(inst.Instances) != 1 {
@@ -144,7 +160,11 @@ func testFleetOperations(t *testing.T, e *env) {
 	if err != nil || len(limits.EC2InstanceLimits) == 0 || aws.ToInt32(limits.EC2InstanceLimits[0].InstanceLimit) < 1 {
 		t.Errorf("DescribeEC2InstanceLimits: %+v, %v", limits, err)
 	}
+}
 
+// opsPortsAndAttributes changes the fleet's ports and attributes and
+// returns a game session created after the change.
+func opsPortsAndAttributes(t *testing.T, e *env, fleetID string) types.GameSession {
 	// Ports.
 	ports, err := e.gl.DescribeFleetPortSettings(e.ctx, &gl.DescribeFleetPortSettingsInput{FleetId: aws.String(fleetID)})
 	if err != nil || len(ports.InboundPermissions) != 1 || aws.ToInt32(ports.InboundPermissions[0].FromPort) != 1026 {
@@ -166,7 +186,7 @@ func testFleetOperations(t *testing.T, e *env) {
 		MetricGroups: []string{"e2e"}}); err != nil {
 		t.Fatalf("UpdateFleetAttributes: %v", err)
 	}
-	attrs, err = e.gl.DescribeFleetAttributes(e.ctx, &gl.DescribeFleetAttributesInput{FleetIds: []string{fleetID}})
+	attrs, err := e.gl.DescribeFleetAttributes(e.ctx, &gl.DescribeFleetAttributesInput{FleetIds: []string{fleetID}})
 	if a := attrs.FleetAttributes[0]; err != nil || aws.ToString(a.Name) != "ops-renamed" || aws.ToString(a.Description) != "described" ||
 		a.NewGameSessionProtectionPolicy != types.ProtectionPolicyFullProtection || !slices.Equal(a.MetricGroups, []string{"e2e"}) {
 		t.Errorf("DescribeFleetAttributes after UpdateFleetAttributes: %+v, %v", attrs, err)
@@ -182,7 +202,12 @@ func testFleetOperations(t *testing.T, e *env) {
 	if err != nil || det.GameSessionDetails[0].ProtectionPolicy != types.ProtectionPolicyFullProtection {
 		t.Errorf("a game session created after the policy change: %+v, %v", det, err)
 	}
+	return gs
+}
 
+// opsRuntimeAndLocations changes the runtime configuration, then adds and
+// deletes a location, and checks the processes that run.
+func opsRuntimeAndLocations(t *testing.T, e *env, fleetID string) {
 	// The runtime configuration: more processes per instance start at once.
 	rc := &types.RuntimeConfiguration{ServerProcesses: []types.ServerProcess{{LaunchPath: aws.String(gameServerLaunchPath),
 		ConcurrentExecutions: aws.Int32(2)}}, GameSessionActivationTimeoutSeconds: aws.Int32(30)}
@@ -208,14 +233,9 @@ func testFleetOperations(t *testing.T, e *env) {
 	}
 	e.waitLocation(t, fleetID, "eu-west-1", types.FleetStatusTerminated)
 	waitPIDs(t, fleetID, 4)
-	// Deleting the fleet ends its game sessions, protected or not.
-	e.deleteFleet(t, fleetID)
-	if st := e.gameSession(t, aws.ToString(gs.GameSessionId)).Status; st != types.GameSessionStatusTerminated {
-		t.Errorf("the game session of a deleted fleet is %s, want TERMINATED", st)
-	}
 }
 
-// locationStatus returns a fleet location's status.
+// waitLocation waits for a fleet location's status.
 func (e *env) waitLocation(t *testing.T, fleetID, loc string, want types.FleetStatus) {
 	t.Helper()
 	eventually(t, waitLong, "location "+loc+" "+string(want), func() (bool, string) {

@@ -24,6 +24,23 @@ import (
 // over the game server's player port, terminate, download the logs, delete
 // the fleet, and no process is left.
 func testFlow(t *testing.T, e *env) {
+	fleetID, attrs := flowFleet(t, e)
+	active := flowGameSession(t, e, fleetID, attrs)
+	reserved := flowPlayers(t, e, active)
+	flowTerminate(t, e, fleetID, active, reserved)
+	e.deleteFleet(t, fleetID)
+	if !e.hasEvent(t, fleetID, types.EventCodeFleetDeleted, "") {
+		t.Errorf("no FLEET_DELETED event:\n%s", e.eventText(t, fleetID))
+	}
+	// A deleted fleet is gone for new work (InvalidFleetStatusException is
+	// checked on a fleet in ERROR, testInvalidLaunchPath).
+	_, err := e.gl.CreateGameSession(e.ctx, &gl.CreateGameSessionInput{FleetId: aws.String(fleetID), MaximumPlayerSessionCount: aws.Int32(1)})
+	wantErr[*types.NotFoundException](t, "CreateGameSession on a deleted fleet", err)
+}
+
+// flowFleet uploads the game server and runs it on a fleet of one
+// instance with two server processes.
+func flowFleet(t *testing.T, e *env) (string, *types.FleetAttributes) {
 	buildID := e.uploadGameServer(t, "flow")
 	created := e.createFleet(t, fleetSpec{name: "flow", build: buildID, params: "-accept-players", concurrent: 2})
 	fleetID := aws.ToString(created.FleetAttributes.FleetId)
@@ -40,6 +57,12 @@ func testFlow(t *testing.T, e *env) {
 		t.Fatalf("fleet %s runs %d game server processes (%v), want 2 (ConcurrentExecutions)", fleetID, len(pids), pids)
 	}
 
+	return fleetID, created.FleetAttributes
+}
+
+// flowGameSession creates a game session with every field of the seed and
+// waits for the process to activate it.
+func flowGameSession(t *testing.T, e *env, fleetID string, attrs *types.FleetAttributes) types.GameSession {
 	// The game session, as the seed describes CreateGameSession.
 	props := []types.GameProperty{{Key: aws.String("mode"), Value: aws.String("ctf")}, {Key: aws.String("map"), Value: aws.String("dust")}}
 	out, err := e.gl.CreateGameSession(e.ctx, &gl.CreateGameSessionInput{
@@ -59,19 +82,28 @@ func testFlow(t *testing.T, e *env) {
 		t.Errorf("CreateGameSession: status %s, want ACTIVATING", gs.Status)
 	}
 	active := e.waitGameSession(t, gsID, types.GameSessionStatusActive)
-	checkSession(t, active, fleetID, created.FleetAttributes)
+	checkSession(t, active, fleetID, attrs)
 	if aws.ToString(active.CreatorId) != "creator-1" || aws.ToString(active.GameSessionData) != `{"round":1}` ||
 		aws.ToString(active.Name) != "flow game" || len(active.GameProperties) != 2 || aws.ToInt32(active.MaximumPlayerSessionCount) != 3 {
 		t.Errorf("game session does not carry the request's fields: %+v", active)
 	}
+
+	_, err = e.gl.GetGameSessionLogUrl(e.ctx, &gl.GetGameSessionLogUrlInput{GameSessionId: aws.String(gsID)})
+	wantErr[*types.NotFoundException](t, "GetGameSessionLogUrl of a game session that has not ended", err)
+
+	return active
+}
+
+// flowPlayers reserves player slots and has the game server accept and
+// remove players over its player port; it returns a player session left
+// RESERVED.
+func flowPlayers(t *testing.T, e *env, active types.GameSession) string {
+	gsID := aws.ToString(active.GameSessionId)
 	// The port is the game server's own player port.
 	pl := dialPlayer(t, aws.ToString(active.IpAddress), aws.ToInt32(active.Port))
 	if got := pl.do("PING"); got != "PONG" {
 		t.Fatalf("player port answered %q to PING", got)
 	}
-
-	_, err = e.gl.GetGameSessionLogUrl(e.ctx, &gl.GetGameSessionLogUrlInput{GameSessionId: aws.String(gsID)})
-	wantErr[*types.NotFoundException](t, "GetGameSessionLogUrl of a game session that has not ended", err)
 
 	// Player sessions: RESERVED, ACTIVE when the game server accepts them,
 	// COMPLETED when it removes them; slots are counted throughout.
@@ -153,6 +185,13 @@ func testFlow(t *testing.T, e *env) {
 		t.Errorf("DescribePlayerSessions COMPLETED: %+v, %v", completed, err)
 	}
 
+	return aws.ToString(p3.PlayerSessionId)
+}
+
+// flowTerminate ends the game session, checks what it leaves (TERMINATED,
+// players COMPLETED, a new process) and downloads its logs.
+func flowTerminate(t *testing.T, e *env, fleetID string, active types.GameSession, reserved string) {
+	gsID := aws.ToString(active.GameSessionId)
 	// Terminate: the process is asked to end, the session is TERMINATED,
 	// its reserved players COMPLETED, and a new process takes its place.
 	term, err := e.gl.TerminateGameSession(e.ctx, &gl.TerminateGameSessionInput{GameSessionId: aws.String(gsID),
@@ -167,7 +206,7 @@ func testFlow(t *testing.T, e *env) {
 	if ended.StatusReason != types.GameSessionStatusReasonTriggeredOnProcessTerminate || ended.TerminationTime == nil {
 		t.Errorf("terminated game session: reason %q, termination time %v", ended.StatusReason, ended.TerminationTime)
 	}
-	e.waitPlayerSession(t, aws.ToString(p3.PlayerSessionId), types.PlayerSessionStatusCompleted)
+	e.waitPlayerSession(t, reserved, types.PlayerSessionStatusCompleted)
 	_, err = e.gl.CreatePlayerSession(e.ctx, &gl.CreatePlayerSessionInput{GameSessionId: aws.String(gsID), PlayerId: aws.String("late")})
 	wantErr[*types.InvalidGameSessionStatusException](t, "CreatePlayerSession in a TERMINATED game session", err)
 	e.waitIdleProcesses(t, fleetID, 2)
@@ -192,14 +231,6 @@ func testFlow(t *testing.T, e *env) {
 		t.Errorf("the logs hold no game server log that shows TerminateProcess; files: %v", keys(files))
 	}
 
-	e.deleteFleet(t, fleetID)
-	if !e.hasEvent(t, fleetID, types.EventCodeFleetDeleted, "") {
-		t.Errorf("no FLEET_DELETED event:\n%s", e.eventText(t, fleetID))
-	}
-	// A deleted fleet is gone for new work (InvalidFleetStatusException is
-	// checked on a fleet in ERROR, testInvalidLaunchPath).
-	_, err = e.gl.CreateGameSession(e.ctx, &gl.CreateGameSessionInput{FleetId: aws.String(fleetID), MaximumPlayerSessionCount: aws.Int32(1)})
-	wantErr[*types.NotFoundException](t, "CreateGameSession on a deleted fleet", err)
 }
 
 // checkCreationEvents checks that a fleet that became ACTIVE recorded each

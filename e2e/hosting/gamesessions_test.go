@@ -86,6 +86,16 @@ func testGameSessionRules(t *testing.T, e *env) {
 	_, err = create(gl.CreateGameSessionInput{MaximumPlayerSessionCount: aws.Int32(2), CreatorId: aws.String("bob")})
 	wantErr[*types.FleetCapacityExceededException](t, "CreateGameSession with no free process", err)
 
+	rulesDescribeAndUpdate(t, e, fleetID, gs1)
+	rulesPlayerPolicy(t, e, gs1)
+	rulesForceTerminate(t, e, fleetID, gs2, create)
+	e.deleteFleet(t, fleetID)
+}
+
+// rulesDescribeAndUpdate describes the fleet's two game sessions and
+// updates gs1.
+func rulesDescribeAndUpdate(t *testing.T, e *env, fleetID, gs1 string) {
+	v1 := e.h.V1()
 	// Describe, with filters and pages.
 	all, err := e.gl.DescribeGameSessions(e.ctx, &gl.DescribeGameSessionsInput{FleetId: aws.String(fleetID),
 		StatusFilter: aws.String("ACTIVE"), Location: aws.String(hoisttest.Region)})
@@ -140,14 +150,18 @@ func testGameSessionRules(t *testing.T, e *env) {
 			t.Errorf("DescribeGameSessionDetails %s: ProtectionPolicy %s, want %s", aws.ToString(d.GameSession.GameSessionId), d.ProtectionPolicy, want)
 		}
 	}
+}
 
+// rulesPlayerPolicy closes gs1 to new players with DENY_ALL and has the
+// game server open and close it again.
+func rulesPlayerPolicy(t *testing.T, e *env, gs1 string) {
 	// DENY_ALL closes the game session to new players; the game server
 	// opens it again with UpdatePlayerSessionCreationPolicy.
 	if _, err := e.gl.UpdateGameSession(e.ctx, &gl.UpdateGameSessionInput{GameSessionId: aws.String(gs1),
 		PlayerSessionCreationPolicy: types.PlayerSessionCreationPolicyDenyAll}); err != nil {
 		t.Fatalf("UpdateGameSession DENY_ALL: %v", err)
 	}
-	_, err = e.gl.CreatePlayerSession(e.ctx, &gl.CreatePlayerSessionInput{GameSessionId: aws.String(gs1), PlayerId: aws.String("p")})
+	_, err := e.gl.CreatePlayerSession(e.ctx, &gl.CreatePlayerSessionInput{GameSessionId: aws.String(gs1), PlayerId: aws.String("p")})
 	wantErr[*types.GameSessionFullException](t, "CreatePlayerSession with DENY_ALL", err)
 	active := e.gameSession(t, gs1)
 	pl := dialPlayer(t, aws.ToString(active.IpAddress), aws.ToInt32(active.Port))
@@ -165,7 +179,11 @@ func testGameSessionRules(t *testing.T, e *env) {
 	if err == nil {
 		t.Errorf("CreatePlayerSessions with no players succeeded")
 	}
+}
 
+// rulesForceTerminate ends gs2 with FORCE_TERMINATE; the replacement
+// process takes a new game session.
+func rulesForceTerminate(t *testing.T, e *env, fleetID, gs2 string, create func(gl.CreateGameSessionInput) (*gl.CreateGameSessionOutput, error)) {
 	// FORCE_TERMINATE ends the game session at once and stops its process,
 	// which is replaced.
 	before := fleetPIDs(fleetID)
@@ -189,7 +207,6 @@ func testGameSessionRules(t *testing.T, e *env) {
 	if _, err := create(gl.CreateGameSessionInput{MaximumPlayerSessionCount: aws.Int32(2), CreatorId: aws.String("bob")}); err != nil {
 		t.Fatalf("CreateGameSession on the replacement process: %v", err)
 	}
-	e.deleteFleet(t, fleetID)
 }
 
 // waitReplaced waits until n of the PIDs in before are gone and as many new
