@@ -29,6 +29,9 @@ const (
 	stmtInsert
 	stmtPut
 	stmtPutData
+	stmtSetData
+	stmtSetKeyRank
+	stmtSetIndexed
 	stmtDelete
 	stmtLease
 	stmtSaveSeq
@@ -53,7 +56,14 @@ var fixedSQL = [...]string{
 	// every index that holds one of them).
 	stmtPutData: `UPDATE records SET data = ?
 		WHERE kind = ? AND id = ? AND parent = ? AND key = ? AND rank = ?`,
-	stmtDelete: `DELETE FROM records WHERE kind = ? AND id = ?`,
+	// Puts of a record the same Update read (writeTx.known): found by
+	// rowid, and setting only the columns that change, so SQLite rewrites
+	// only the indexes holding them (none for Data; the two Key and Rank
+	// indexes when Parent stays).
+	stmtSetData:    `UPDATE records SET data = ? WHERE seq = ? AND kind = ? AND id = ?`,
+	stmtSetKeyRank: `UPDATE records SET key = ?, rank = ?, data = ? WHERE seq = ? AND kind = ? AND id = ?`,
+	stmtSetIndexed: `UPDATE records SET parent = ?, key = ?, rank = ?, data = ? WHERE seq = ? AND kind = ? AND id = ?`,
+	stmtDelete:     `DELETE FROM records WHERE kind = ? AND id = ?`,
 	// A lease row is taken over when it is free (expired) or renewed by its
 	// holder; otherwise the conditional upsert changes nothing.
 	stmtLease: `INSERT INTO leases (name, holder, expires) VALUES (?, ?, ?)

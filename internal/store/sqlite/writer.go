@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -254,6 +255,35 @@ func (w *writer) call(ctx context.Context, tx *writeTx, fn func(store.Tx) error)
 type writeTx struct {
 	w    *writer
 	done atomic.Bool
+	// known holds the indexed columns and Seq (the rowid) of records this
+	// turn read or wrote, so that Put can update just the columns that
+	// change, found by rowid. Only this turn writes on the connection, so
+	// the entries stay true until the function returns.
+	known map[recordID]indexed
+}
+
+type recordID struct {
+	kind store.Kind
+	id   string
+}
+
+type indexed struct {
+	parent, key string
+	rank, seq   int64
+}
+
+// maxKnownPerList bounds how many records of one List are remembered.
+const maxKnownPerList = 64
+
+func (tx *writeTx) remember(rec *store.Record) {
+	if tx.known == nil {
+		tx.known = make(map[recordID]indexed, 8)
+	}
+	tx.known[recordID{rec.Kind, rec.ID}] = indexed{parent: rec.Parent, key: rec.Key, rank: rec.Rank, seq: rec.Seq}
+}
+
+func (tx *writeTx) forget(kind store.Kind, id string) {
+	delete(tx.known, recordID{kind, id})
 }
 
 var _ store.Tx = (*writeTx)(nil)
@@ -284,6 +314,9 @@ func (tx *writeTx) Get(ctx context.Context, kind store.Kind, id string) (store.R
 		return store.Record{}, err
 	}
 	rec, err := getRecord(ctx, tx.w.conn, kind, id)
+	if err == nil {
+		tx.remember(&rec)
+	}
 	return rec, tx.fail(err)
 }
 
@@ -292,6 +325,11 @@ func (tx *writeTx) List(ctx context.Context, q store.Query) ([]store.Record, str
 		return nil, "", err
 	}
 	recs, next, err := listRecords(ctx, tx.w.conn, q)
+	if err == nil && len(recs) <= maxKnownPerList {
+		for i := range recs {
+			tx.remember(&recs[i])
+		}
+	}
 	return recs, next, tx.fail(err)
 }
 
@@ -304,9 +342,14 @@ func (tx *writeTx) Count(ctx context.Context, q store.Query) (int, error) {
 }
 
 func (tx *writeTx) Insert(ctx context.Context, rec store.Record) error {
+	seq := tx.w.nextSeq
 	n, err := tx.write(ctx, stmtInsert, rec)
 	if err == nil && n == 0 {
 		return store.ErrExists
+	}
+	if err == nil {
+		rec.Seq = seq
+		tx.remember(&rec)
 	}
 	return err
 }
@@ -315,6 +358,13 @@ func (tx *writeTx) Put(ctx context.Context, rec store.Record) error {
 	if err := tx.check(ctx); err != nil {
 		return err
 	}
+	if k, ok := tx.known[recordID{rec.Kind, rec.ID}]; ok {
+		done, err := tx.putKnown(rec, k)
+		if done || err != nil {
+			return err
+		}
+	}
+	tx.forget(rec.Kind, rec.ID) // its Seq is unknown after an upsert
 	res, err := tx.w.conn.exec(context.Background(), stmtPutData,
 		blob(rec.Data), string(rec.Kind), rec.ID, rec.Parent, rec.Key, rec.Rank)
 	if err != nil {
@@ -329,6 +379,37 @@ func (tx *writeTx) Put(ctx context.Context, rec store.Record) error {
 	}
 	_, err = tx.write(ctx, stmtPut, rec)
 	return err
+}
+
+// putKnown replaces a record this turn read or wrote, whose indexed
+// columns and Seq were k, setting only what changes. It reports false when
+// no row had that Seq (it cannot happen while k is true; Put falls back to
+// its general statements).
+func (tx *writeTx) putKnown(rec store.Record, k indexed) (bool, error) {
+	var res sql.Result
+	var err error
+	c, kind := tx.w.conn, string(rec.Kind)
+	switch {
+	case rec.Parent == k.parent && rec.Key == k.key && rec.Rank == k.rank:
+		res, err = c.exec(context.Background(), stmtSetData, blob(rec.Data), k.seq, kind, rec.ID)
+	case rec.Parent == k.parent:
+		res, err = c.exec(context.Background(), stmtSetKeyRank, rec.Key, rec.Rank, blob(rec.Data), k.seq, kind, rec.ID)
+	default:
+		res, err = c.exec(context.Background(), stmtSetIndexed, rec.Parent, rec.Key, rec.Rank, blob(rec.Data), k.seq, kind, rec.ID)
+	}
+	if err != nil {
+		return false, tx.fail(dbErr("put "+kind+"/"+rec.ID, err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, tx.fail(dbErr("put", err))
+	}
+	if n != 1 {
+		return false, nil
+	}
+	rec.Seq = k.seq
+	tx.remember(&rec)
+	return true, nil
 }
 
 // write runs stmtInsert or stmtPut with the next Seq and reports the number of
@@ -356,6 +437,7 @@ func (tx *writeTx) Delete(ctx context.Context, kind store.Kind, id string) error
 	if err := tx.check(ctx); err != nil {
 		return err
 	}
+	tx.forget(kind, id)
 	res, err := tx.w.conn.exec(context.Background(), stmtDelete, string(kind), id)
 	if err != nil {
 		return tx.fail(dbErr("delete "+string(kind)+"/"+id, err))
