@@ -1,9 +1,7 @@
 package fleetiq_test
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"time"
 
@@ -44,44 +42,18 @@ type client interface {
 
 var _ client = (*gl.Client)(nil)
 
-// newV2 returns an aws-sdk-go-v2 client for h (hoisttest's, retries off)
-// whose HTTP client sends a copy of each request body (see ownBody).
-// validate=false removes the SDK's client-side check of required members,
-// so that requests missing them reach Hoist.
+// newV2 returns hoisttest's aws-sdk-go-v2 client for h (retries off; it
+// sends a copy of each request body, see hoisttest.V2). validate=false
+// removes the SDK's client-side check of required members, so that requests
+// missing them reach Hoist.
 func newV2(h *hoisttest.Hoist, validate bool) *gl.Client {
-	return gl.New(h.V2().Options(), func(o *gl.Options) {
-		o.HTTPClient = &http.Client{Timeout: 60 * time.Second, Transport: ownBody{httpTransport()}}
-		if !validate {
-			o.APIOptions = append(o.APIOptions, removeValidation)
-		}
+	c := h.V2()
+	if validate {
+		return c
+	}
+	return gl.New(c.Options(), func(o *gl.Options) {
+		o.APIOptions = append(o.APIOptions, removeValidation)
 	})
-}
-
-// ownBody hands net/http a copy of the request body. With a server as fast
-// as a loopback Hoist, the transport's last read of the body (its check for
-// bytes past Content-Length) can come after aws-sdk-go-v2 has finished with
-// its request stream and get io.EOF as an error; the transport then closes
-// the connection and the SDK fails reading a 200 response: "read tcp ...:
-// use of closed network connection" (aws/aws-sdk-go-v2#1825, #2737; the
-// SDK's default retryer retries it, hoisttest's clients do not retry). Seen
-// here about once in four runs of the crash test under -race. A body of its
-// own keeps the transport out of the SDK's way.
-type ownBody struct{ rt http.RoundTripper }
-
-func (o ownBody) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body == nil || r.Body == http.NoBody {
-		return o.rt.RoundTrip(r)
-	}
-	b, err := io.ReadAll(r.Body)
-	r.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	r = r.Clone(r.Context())
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	r.ContentLength = int64(len(b))
-	return o.rt.RoundTrip(r)
 }
 
 // v1 is the client interface over aws-sdk-go v1 (AWS JSON 1.1), with the
