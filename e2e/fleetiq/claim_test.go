@@ -29,9 +29,9 @@ var (
 func runAdmin(t testing.TB, args ...string) (int, string, string) {
 	t.Helper()
 	full := append([]string{"admin"}, args...)
-	if len(args) > 0 && args[0] == "set-instance-status" {
-		full = append(full, "--endpoint", shared.URL, "--region", hoisttest.Region,
-			"--access-key-id", hoisttest.AccessKeyID, "--secret-access-key", hoisttest.SecretAccessKey)
+	if len(args) > 0 && args[0] == "set-instance-status" { // connection flags first: args may override them
+		full = append([]string{"admin", args[0], "--endpoint", shared.URL, "--region", hoisttest.Region,
+			"--access-key-id", hoisttest.AccessKeyID, "--secret-access-key", hoisttest.SecretAccessKey}, args[1:]...)
 	}
 	cmd := exec.CommandContext(ctx(t), hoisttest.Binary(t), full...)
 	cmd.Env = envWithoutAWS()
@@ -367,6 +367,8 @@ func TestAdminSetInstanceStatus(t *testing.T) {
 			{"bad status", []string{"--group", group, "--instance", instanceN(1), "--status", "STOPPED"}, 1,
 				[]string{"InvalidRequestException", "InstanceStatus", "STOPPED"}},
 			{"missing flag", []string{"--group", group, "--instance", instanceN(1)}, 2, []string{"--status"}},
+			{"wrong secret", []string{"--group", group, "--instance", instanceN(1), "--status", "ACTIVE", "--secret-access-key", "not-the-secret"}, 1,
+				[]string{"InvalidSignatureException"}},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -415,6 +417,23 @@ func TestAdminSetInstanceStatus(t *testing.T) {
 				status, resp := signedPost(t, shared, "/hoist/admin/"+tc.path, http.Header{"Content-Type": {"application/json"}}, []byte(tc.body))
 				if status != tc.status || !strings.Contains(string(resp), `"__type":"`+tc.code+`"`) || !strings.Contains(string(resp), tc.mentions) {
 					t.Errorf("%d %s, want %d %s mentioning %q", status, resp, tc.status, tc.code, tc.mentions)
+				}
+			})
+		}
+		// Signatures are verified as for the API.
+		body := []byte(`{"GameServerGroupName":"` + group + `","InstanceId":"` + instanceN(1) + `","InstanceStatus":"DRAINING"}`)
+		for name, tc := range map[string]struct {
+			creds *aws.Credentials
+			code  string
+		}{
+			"unsigned":     {nil, "MissingAuthenticationTokenException"},
+			"wrong secret": {&aws.Credentials{AccessKeyID: hoisttest.AccessKeyID, SecretAccessKey: "not-the-secret"}, "InvalidSignatureException"},
+			"unknown key":  {&aws.Credentials{AccessKeyID: "AKIDNOBODY", SecretAccessKey: "x"}, "UnrecognizedClientException"},
+		} {
+			t.Run(name, func(t *testing.T) {
+				status, resp := postAs(t, shared, "/hoist/admin/SetGameServerInstanceStatus", http.Header{"Content-Type": {"application/json"}}, body, tc.creds)
+				if status < 400 || status >= 500 || !strings.Contains(string(resp), `"__type":"`+tc.code+`"`) {
+					t.Errorf("%d %s, want a 4xx %s", status, resp, tc.code)
 				}
 			})
 		}
