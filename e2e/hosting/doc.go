@@ -6,5 +6,7 @@
 // paths of server processes, log downloads, scaling and shutdown.
 //
 // Timers are made short with Hoist's --timings and --process-env; tests
-// wait for states by polling with a deadline, never by sleeping.
+// wait for states by polling with a deadline, never by sleeping. They find
+// server processes through /proc (by the GAMELIFT_SDK_FLEET_ID in their
+// environment), so they run on Linux only.
 package hosting

@@ -1,3 +1,5 @@
+//go:build linux
+
 package hosting
 
 import (
@@ -60,14 +62,18 @@ func TestShutdownLeavesNoProcess(t *testing.T) {
 		t.Fatalf("a server process runs in the test's process group")
 	}
 
-	// One game server no longer responds (SIGSTOP): Hoist must still end
-	// it, after its shutdown grace.
+	// The idle game server no longer responds (SIGSTOP): Hoist must still
+	// end it, after its shutdown grace.
 	stuck := 0
 	for _, pid := range pids {
-		if b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); bytes.Contains(b, []byte("gameserver")) {
+		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		out, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/fd/1") // its output file
+		if bytes.Contains(cmd, []byte("gameserver")) && !bytes.Contains(out, []byte("game session started")) {
 			stuck = pid
-			break
 		}
+	}
+	if stuck == 0 {
+		t.Fatalf("no idle game server among %v", pids)
 	}
 	if err := syscall.Kill(stuck, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -107,6 +113,11 @@ func TestShutdownLeavesNoProcess(t *testing.T) {
 	}
 	if st := e2.playerSession(t, aws.ToString(ps.PlayerSession.PlayerSessionId)).Status; st != types.PlayerSessionStatusCompleted {
 		t.Errorf("after a restart the player session of before is %s, want COMPLETED", st)
+	}
+	// Its logs were collected as Hoist stopped, after its process was
+	// asked to end.
+	if out := downloadLogs(t, e2, aws.ToString(gs.GameSessionId))["process-output.log"]; !strings.Contains(out, "asked to terminate") {
+		t.Errorf("the logs of a game session ended by the shutdown lack the process's output:\n%s", out)
 	}
 	e2.waitIdleProcesses(t, fleetID, 2)
 	e2.createGameSession(t, fleetID, 2)
