@@ -13,7 +13,9 @@
 // the claim and placement paths; (kind, parent, seq) and (kind, parent, id)
 // for a parent's records in creation or ID order. TestQueryPlans pins which
 // index each common query uses. A Put that changes only Data is a plain
-// UPDATE of data, which touches no index; other Puts are an upsert. Leases
+// UPDATE of data, which touches no index; other Puts are an upsert. A Put of
+// a record the same Update function read or wrote is an UPDATE by rowid of
+// just the columns that change (so of just the indexes holding them). Leases
 // are rows of table leases(name, holder, expires), taken over by a
 // conditional upsert when expired or renewed by their holder.
 //
