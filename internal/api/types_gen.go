@@ -3,2091 +3,2091 @@
 package api
 
 type AcceptMatchInput struct {
-	AcceptanceType AcceptanceType `json:"AcceptanceType,omitempty"`
-	PlayerIds      []string       `json:"PlayerIds,omitempty"`
-	TicketId       *string        `json:"TicketId,omitempty"`
+	AcceptanceType AcceptanceType `json:"AcceptanceType,omitzero"`
+	PlayerIds      []string       `json:"PlayerIds,omitzero"`
+	TicketId       *string        `json:"TicketId,omitzero"`
 }
 
 type AcceptMatchOutput struct {
 }
 
 type Alias struct {
-	AliasArn        *string          `json:"AliasArn,omitempty"`
-	AliasId         *string          `json:"AliasId,omitempty"`
-	CreationTime    *Timestamp       `json:"CreationTime,omitempty"`
-	Description     *string          `json:"Description,omitempty"`
-	LastUpdatedTime *Timestamp       `json:"LastUpdatedTime,omitempty"`
-	Name            *string          `json:"Name,omitempty"`
-	RoutingStrategy *RoutingStrategy `json:"RoutingStrategy,omitempty"`
+	AliasArn        *string          `json:"AliasArn,omitzero"`
+	AliasId         *string          `json:"AliasId,omitzero"`
+	CreationTime    *Timestamp       `json:"CreationTime,omitzero"`
+	Description     *string          `json:"Description,omitzero"`
+	LastUpdatedTime *Timestamp       `json:"LastUpdatedTime,omitzero"`
+	Name            *string          `json:"Name,omitzero"`
+	RoutingStrategy *RoutingStrategy `json:"RoutingStrategy,omitzero"`
 }
 
 type AnywhereConfiguration struct {
-	Cost *string `json:"Cost,omitempty"`
+	Cost *string `json:"Cost,omitzero"`
 }
 
 type AttributeValue struct {
-	N   *float64           `json:"N,omitempty"`
-	S   *string            `json:"S,omitempty"`
-	SDM map[string]float64 `json:"SDM,omitempty"`
-	SL  []string           `json:"SL,omitempty"`
+	N   *float64           `json:"N,omitzero"`
+	S   *string            `json:"S,omitzero"`
+	SDM map[string]float64 `json:"SDM,omitzero"`
+	SL  []string           `json:"SL,omitzero"`
 }
 
 type AwsCredentials struct {
-	AccessKeyId     *string `json:"AccessKeyId,omitempty"`
-	SecretAccessKey *string `json:"SecretAccessKey,omitempty"`
-	SessionToken    *string `json:"SessionToken,omitempty"`
+	AccessKeyId     *string `json:"AccessKeyId,omitzero"`
+	SecretAccessKey *string `json:"SecretAccessKey,omitzero"`
+	SessionToken    *string `json:"SessionToken,omitzero"`
 }
 
 type Build struct {
-	BuildArn         *string         `json:"BuildArn,omitempty"`
-	BuildId          *string         `json:"BuildId,omitempty"`
-	CreationTime     *Timestamp      `json:"CreationTime,omitempty"`
-	Name             *string         `json:"Name,omitempty"`
-	OperatingSystem  OperatingSystem `json:"OperatingSystem,omitempty"`
-	ServerSdkVersion *string         `json:"ServerSdkVersion,omitempty"`
-	SizeOnDisk       *int64          `json:"SizeOnDisk,omitempty"`
-	Status           BuildStatus     `json:"Status,omitempty"`
-	Version          *string         `json:"Version,omitempty"`
+	BuildArn         *string         `json:"BuildArn,omitzero"`
+	BuildId          *string         `json:"BuildId,omitzero"`
+	CreationTime     *Timestamp      `json:"CreationTime,omitzero"`
+	Name             *string         `json:"Name,omitzero"`
+	OperatingSystem  OperatingSystem `json:"OperatingSystem,omitzero"`
+	ServerSdkVersion *string         `json:"ServerSdkVersion,omitzero"`
+	SizeOnDisk       *int64          `json:"SizeOnDisk,omitzero"`
+	Status           BuildStatus     `json:"Status,omitzero"`
+	Version          *string         `json:"Version,omitzero"`
 }
 
 type CertificateConfiguration struct {
-	CertificateType CertificateType `json:"CertificateType,omitempty"`
+	CertificateType CertificateType `json:"CertificateType,omitzero"`
 }
 
 type ClaimFilterOption struct {
-	InstanceStatuses []FilterInstanceStatus `json:"InstanceStatuses,omitempty"`
+	InstanceStatuses []FilterInstanceStatus `json:"InstanceStatuses,omitzero"`
 }
 
 type ClaimGameServerInput struct {
-	FilterOption        *ClaimFilterOption `json:"FilterOption,omitempty"`
-	GameServerData      *string            `json:"GameServerData,omitempty"`
-	GameServerGroupName *string            `json:"GameServerGroupName,omitempty"`
-	GameServerId        *string            `json:"GameServerId,omitempty"`
+	FilterOption        *ClaimFilterOption `json:"FilterOption,omitzero"`
+	GameServerData      *string            `json:"GameServerData,omitzero"`
+	GameServerGroupName *string            `json:"GameServerGroupName,omitzero"`
+	GameServerId        *string            `json:"GameServerId,omitzero"`
 }
 
 type ClaimGameServerOutput struct {
-	GameServer *GameServer `json:"GameServer,omitempty"`
+	GameServer *GameServer `json:"GameServer,omitzero"`
 }
 
 type Compute struct {
-	ComputeArn                            *string              `json:"ComputeArn,omitempty"`
-	ComputeName                           *string              `json:"ComputeName,omitempty"`
-	ComputeStatus                         ComputeStatus        `json:"ComputeStatus,omitempty"`
-	ContainerAttributes                   []ContainerAttribute `json:"ContainerAttributes,omitempty"`
-	CreationTime                          *Timestamp           `json:"CreationTime,omitempty"`
-	DnsName                               *string              `json:"DnsName,omitempty"`
-	FleetArn                              *string              `json:"FleetArn,omitempty"`
-	FleetId                               *string              `json:"FleetId,omitempty"`
-	GameLiftAgentEndpoint                 *string              `json:"GameLiftAgentEndpoint,omitempty"`
-	GameLiftServiceSdkEndpoint            *string              `json:"GameLiftServiceSdkEndpoint,omitempty"`
-	GameServerContainerGroupDefinitionArn *string              `json:"GameServerContainerGroupDefinitionArn,omitempty"`
-	InstanceId                            *string              `json:"InstanceId,omitempty"`
-	IpAddress                             *string              `json:"IpAddress,omitempty"`
-	Location                              *string              `json:"Location,omitempty"`
-	OperatingSystem                       OperatingSystem      `json:"OperatingSystem,omitempty"`
-	Type                                  EC2InstanceType      `json:"Type,omitempty"`
+	ComputeArn                            *string              `json:"ComputeArn,omitzero"`
+	ComputeName                           *string              `json:"ComputeName,omitzero"`
+	ComputeStatus                         ComputeStatus        `json:"ComputeStatus,omitzero"`
+	ContainerAttributes                   []ContainerAttribute `json:"ContainerAttributes,omitzero"`
+	CreationTime                          *Timestamp           `json:"CreationTime,omitzero"`
+	DnsName                               *string              `json:"DnsName,omitzero"`
+	FleetArn                              *string              `json:"FleetArn,omitzero"`
+	FleetId                               *string              `json:"FleetId,omitzero"`
+	GameLiftAgentEndpoint                 *string              `json:"GameLiftAgentEndpoint,omitzero"`
+	GameLiftServiceSdkEndpoint            *string              `json:"GameLiftServiceSdkEndpoint,omitzero"`
+	GameServerContainerGroupDefinitionArn *string              `json:"GameServerContainerGroupDefinitionArn,omitzero"`
+	InstanceId                            *string              `json:"InstanceId,omitzero"`
+	IpAddress                             *string              `json:"IpAddress,omitzero"`
+	Location                              *string              `json:"Location,omitzero"`
+	OperatingSystem                       OperatingSystem      `json:"OperatingSystem,omitzero"`
+	Type                                  EC2InstanceType      `json:"Type,omitzero"`
 }
 
 type ConnectionPortRange struct {
-	FromPort *int32 `json:"FromPort,omitempty"`
-	ToPort   *int32 `json:"ToPort,omitempty"`
+	FromPort *int32 `json:"FromPort,omitzero"`
+	ToPort   *int32 `json:"ToPort,omitzero"`
 }
 
 type ContainerAttribute struct {
-	ContainerName      *string `json:"ContainerName,omitempty"`
-	ContainerRuntimeId *string `json:"ContainerRuntimeId,omitempty"`
+	ContainerName      *string `json:"ContainerName,omitzero"`
+	ContainerRuntimeId *string `json:"ContainerRuntimeId,omitzero"`
 }
 
 type ContainerDependency struct {
-	Condition     ContainerDependencyCondition `json:"Condition,omitempty"`
-	ContainerName *string                      `json:"ContainerName,omitempty"`
+	Condition     ContainerDependencyCondition `json:"Condition,omitzero"`
+	ContainerName *string                      `json:"ContainerName,omitzero"`
 }
 
 type ContainerEnvironment struct {
-	Name  *string `json:"Name,omitempty"`
-	Value *string `json:"Value,omitempty"`
+	Name  *string `json:"Name,omitzero"`
+	Value *string `json:"Value,omitzero"`
 }
 
 type ContainerFleet struct {
-	BillingType                                 ContainerFleetBillingType          `json:"BillingType,omitempty"`
-	CreationTime                                *Timestamp                         `json:"CreationTime,omitempty"`
-	DeploymentDetails                           *DeploymentDetails                 `json:"DeploymentDetails,omitempty"`
-	Description                                 *string                            `json:"Description,omitempty"`
-	FleetArn                                    *string                            `json:"FleetArn,omitempty"`
-	FleetId                                     *string                            `json:"FleetId,omitempty"`
-	FleetRoleArn                                *string                            `json:"FleetRoleArn,omitempty"`
-	GameServerContainerGroupDefinitionArn       *string                            `json:"GameServerContainerGroupDefinitionArn,omitempty"`
-	GameServerContainerGroupDefinitionName      *string                            `json:"GameServerContainerGroupDefinitionName,omitempty"`
-	GameServerContainerGroupsPerInstance        *int32                             `json:"GameServerContainerGroupsPerInstance,omitempty"`
-	GameSessionCreationLimitPolicy              *GameSessionCreationLimitPolicy    `json:"GameSessionCreationLimitPolicy,omitempty"`
-	InstanceConnectionPortRange                 *ConnectionPortRange               `json:"InstanceConnectionPortRange,omitempty"`
-	InstanceInboundPermissions                  []IpPermission                     `json:"InstanceInboundPermissions,omitempty"`
-	InstanceType                                *string                            `json:"InstanceType,omitempty"`
-	LocationAttributes                          []ContainerFleetLocationAttributes `json:"LocationAttributes,omitempty"`
-	LogConfiguration                            *LogConfiguration                  `json:"LogConfiguration,omitempty"`
-	MaximumGameServerContainerGroupsPerInstance *int32                             `json:"MaximumGameServerContainerGroupsPerInstance,omitempty"`
-	MetricGroups                                []string                           `json:"MetricGroups,omitempty"`
-	NewGameSessionProtectionPolicy              ProtectionPolicy                   `json:"NewGameSessionProtectionPolicy,omitempty"`
-	PerInstanceContainerGroupDefinitionArn      *string                            `json:"PerInstanceContainerGroupDefinitionArn,omitempty"`
-	PerInstanceContainerGroupDefinitionName     *string                            `json:"PerInstanceContainerGroupDefinitionName,omitempty"`
-	PlayerGatewayMode                           PlayerGatewayMode                  `json:"PlayerGatewayMode,omitempty"`
-	Status                                      ContainerFleetStatus               `json:"Status,omitempty"`
+	BillingType                                 ContainerFleetBillingType          `json:"BillingType,omitzero"`
+	CreationTime                                *Timestamp                         `json:"CreationTime,omitzero"`
+	DeploymentDetails                           *DeploymentDetails                 `json:"DeploymentDetails,omitzero"`
+	Description                                 *string                            `json:"Description,omitzero"`
+	FleetArn                                    *string                            `json:"FleetArn,omitzero"`
+	FleetId                                     *string                            `json:"FleetId,omitzero"`
+	FleetRoleArn                                *string                            `json:"FleetRoleArn,omitzero"`
+	GameServerContainerGroupDefinitionArn       *string                            `json:"GameServerContainerGroupDefinitionArn,omitzero"`
+	GameServerContainerGroupDefinitionName      *string                            `json:"GameServerContainerGroupDefinitionName,omitzero"`
+	GameServerContainerGroupsPerInstance        *int32                             `json:"GameServerContainerGroupsPerInstance,omitzero"`
+	GameSessionCreationLimitPolicy              *GameSessionCreationLimitPolicy    `json:"GameSessionCreationLimitPolicy,omitzero"`
+	InstanceConnectionPortRange                 *ConnectionPortRange               `json:"InstanceConnectionPortRange,omitzero"`
+	InstanceInboundPermissions                  []IpPermission                     `json:"InstanceInboundPermissions,omitzero"`
+	InstanceType                                *string                            `json:"InstanceType,omitzero"`
+	LocationAttributes                          []ContainerFleetLocationAttributes `json:"LocationAttributes,omitzero"`
+	LogConfiguration                            *LogConfiguration                  `json:"LogConfiguration,omitzero"`
+	MaximumGameServerContainerGroupsPerInstance *int32                             `json:"MaximumGameServerContainerGroupsPerInstance,omitzero"`
+	MetricGroups                                []string                           `json:"MetricGroups,omitzero"`
+	NewGameSessionProtectionPolicy              ProtectionPolicy                   `json:"NewGameSessionProtectionPolicy,omitzero"`
+	PerInstanceContainerGroupDefinitionArn      *string                            `json:"PerInstanceContainerGroupDefinitionArn,omitzero"`
+	PerInstanceContainerGroupDefinitionName     *string                            `json:"PerInstanceContainerGroupDefinitionName,omitzero"`
+	PlayerGatewayMode                           PlayerGatewayMode                  `json:"PlayerGatewayMode,omitzero"`
+	Status                                      ContainerFleetStatus               `json:"Status,omitzero"`
 }
 
 type ContainerFleetLocationAttributes struct {
-	Location            *string                      `json:"Location,omitempty"`
-	PlayerGatewayStatus PlayerGatewayStatus          `json:"PlayerGatewayStatus,omitempty"`
-	Status              ContainerFleetLocationStatus `json:"Status,omitempty"`
+	Location            *string                      `json:"Location,omitzero"`
+	PlayerGatewayStatus PlayerGatewayStatus          `json:"PlayerGatewayStatus,omitzero"`
+	Status              ContainerFleetLocationStatus `json:"Status,omitzero"`
 }
 
 type ContainerGroupDefinition struct {
-	ContainerGroupDefinitionArn   *string                        `json:"ContainerGroupDefinitionArn,omitempty"`
-	ContainerGroupType            ContainerGroupType             `json:"ContainerGroupType,omitempty"`
-	CreationTime                  *Timestamp                     `json:"CreationTime,omitempty"`
-	GameServerContainerDefinition *GameServerContainerDefinition `json:"GameServerContainerDefinition,omitempty"`
-	Name                          *string                        `json:"Name,omitempty"`
-	OperatingSystem               ContainerOperatingSystem       `json:"OperatingSystem,omitempty"`
-	Status                        ContainerGroupDefinitionStatus `json:"Status,omitempty"`
-	StatusReason                  *string                        `json:"StatusReason,omitempty"`
-	SupportContainerDefinitions   []SupportContainerDefinition   `json:"SupportContainerDefinitions,omitempty"`
-	TotalMemoryLimitMebibytes     *int32                         `json:"TotalMemoryLimitMebibytes,omitempty"`
-	TotalVcpuLimit                *float64                       `json:"TotalVcpuLimit,omitempty"`
-	VersionDescription            *string                        `json:"VersionDescription,omitempty"`
-	VersionNumber                 *int32                         `json:"VersionNumber,omitempty"`
+	ContainerGroupDefinitionArn   *string                        `json:"ContainerGroupDefinitionArn,omitzero"`
+	ContainerGroupType            ContainerGroupType             `json:"ContainerGroupType,omitzero"`
+	CreationTime                  *Timestamp                     `json:"CreationTime,omitzero"`
+	GameServerContainerDefinition *GameServerContainerDefinition `json:"GameServerContainerDefinition,omitzero"`
+	Name                          *string                        `json:"Name,omitzero"`
+	OperatingSystem               ContainerOperatingSystem       `json:"OperatingSystem,omitzero"`
+	Status                        ContainerGroupDefinitionStatus `json:"Status,omitzero"`
+	StatusReason                  *string                        `json:"StatusReason,omitzero"`
+	SupportContainerDefinitions   []SupportContainerDefinition   `json:"SupportContainerDefinitions,omitzero"`
+	TotalMemoryLimitMebibytes     *int32                         `json:"TotalMemoryLimitMebibytes,omitzero"`
+	TotalVcpuLimit                *float64                       `json:"TotalVcpuLimit,omitzero"`
+	VersionDescription            *string                        `json:"VersionDescription,omitzero"`
+	VersionNumber                 *int32                         `json:"VersionNumber,omitzero"`
 }
 
 type ContainerGroupPortMapping struct {
-	ContainerName         *string                `json:"ContainerName,omitempty"`
-	ContainerPortMappings []ContainerPortMapping `json:"ContainerPortMappings,omitempty"`
-	ContainerRuntimeId    *string                `json:"ContainerRuntimeId,omitempty"`
+	ContainerName         *string                `json:"ContainerName,omitzero"`
+	ContainerPortMappings []ContainerPortMapping `json:"ContainerPortMappings,omitzero"`
+	ContainerRuntimeId    *string                `json:"ContainerRuntimeId,omitzero"`
 }
 
 type ContainerHealthCheck struct {
-	Command     []string `json:"Command,omitempty"`
-	Interval    *int32   `json:"Interval,omitempty"`
-	Retries     *int32   `json:"Retries,omitempty"`
-	StartPeriod *int32   `json:"StartPeriod,omitempty"`
-	Timeout     *int32   `json:"Timeout,omitempty"`
+	Command     []string `json:"Command,omitzero"`
+	Interval    *int32   `json:"Interval,omitzero"`
+	Retries     *int32   `json:"Retries,omitzero"`
+	StartPeriod *int32   `json:"StartPeriod,omitzero"`
+	Timeout     *int32   `json:"Timeout,omitzero"`
 }
 
 type ContainerIdentifier struct {
-	ContainerName      *string `json:"ContainerName,omitempty"`
-	ContainerRuntimeId *string `json:"ContainerRuntimeId,omitempty"`
+	ContainerName      *string `json:"ContainerName,omitzero"`
+	ContainerRuntimeId *string `json:"ContainerRuntimeId,omitzero"`
 }
 
 type ContainerMountPoint struct {
-	AccessLevel   ContainerMountPointAccessLevel `json:"AccessLevel,omitempty"`
-	ContainerPath *string                        `json:"ContainerPath,omitempty"`
-	InstancePath  *string                        `json:"InstancePath,omitempty"`
+	AccessLevel   ContainerMountPointAccessLevel `json:"AccessLevel,omitzero"`
+	ContainerPath *string                        `json:"ContainerPath,omitzero"`
+	InstancePath  *string                        `json:"InstancePath,omitzero"`
 }
 
 type ContainerPortConfiguration struct {
-	ContainerPortRanges []ContainerPortRange `json:"ContainerPortRanges,omitempty"`
+	ContainerPortRanges []ContainerPortRange `json:"ContainerPortRanges,omitzero"`
 }
 
 type ContainerPortMapping struct {
-	ConnectionPort *int32     `json:"ConnectionPort,omitempty"`
-	ContainerPort  *int32     `json:"ContainerPort,omitempty"`
-	Protocol       IpProtocol `json:"Protocol,omitempty"`
+	ConnectionPort *int32     `json:"ConnectionPort,omitzero"`
+	ContainerPort  *int32     `json:"ContainerPort,omitzero"`
+	Protocol       IpProtocol `json:"Protocol,omitzero"`
 }
 
 type ContainerPortRange struct {
-	FromPort *int32     `json:"FromPort,omitempty"`
-	Protocol IpProtocol `json:"Protocol,omitempty"`
-	ToPort   *int32     `json:"ToPort,omitempty"`
+	FromPort *int32     `json:"FromPort,omitzero"`
+	Protocol IpProtocol `json:"Protocol,omitzero"`
+	ToPort   *int32     `json:"ToPort,omitzero"`
 }
 
 type CreateAliasInput struct {
-	Description     *string          `json:"Description,omitempty"`
-	Name            *string          `json:"Name,omitempty"`
-	RoutingStrategy *RoutingStrategy `json:"RoutingStrategy,omitempty"`
-	Tags            []Tag            `json:"Tags,omitempty"`
+	Description     *string          `json:"Description,omitzero"`
+	Name            *string          `json:"Name,omitzero"`
+	RoutingStrategy *RoutingStrategy `json:"RoutingStrategy,omitzero"`
+	Tags            []Tag            `json:"Tags,omitzero"`
 }
 
 type CreateAliasOutput struct {
-	Alias *Alias `json:"Alias,omitempty"`
+	Alias *Alias `json:"Alias,omitzero"`
 }
 
 type CreateBuildInput struct {
-	Name             *string         `json:"Name,omitempty"`
-	OperatingSystem  OperatingSystem `json:"OperatingSystem,omitempty"`
-	ServerSdkVersion *string         `json:"ServerSdkVersion,omitempty"`
-	StorageLocation  *S3Location     `json:"StorageLocation,omitempty"`
-	Tags             []Tag           `json:"Tags,omitempty"`
-	Version          *string         `json:"Version,omitempty"`
+	Name             *string         `json:"Name,omitzero"`
+	OperatingSystem  OperatingSystem `json:"OperatingSystem,omitzero"`
+	ServerSdkVersion *string         `json:"ServerSdkVersion,omitzero"`
+	StorageLocation  *S3Location     `json:"StorageLocation,omitzero"`
+	Tags             []Tag           `json:"Tags,omitzero"`
+	Version          *string         `json:"Version,omitzero"`
 }
 
 type CreateBuildOutput struct {
-	Build             *Build          `json:"Build,omitempty"`
-	StorageLocation   *S3Location     `json:"StorageLocation,omitempty"`
-	UploadCredentials *AwsCredentials `json:"UploadCredentials,omitempty"`
+	Build             *Build          `json:"Build,omitzero"`
+	StorageLocation   *S3Location     `json:"StorageLocation,omitzero"`
+	UploadCredentials *AwsCredentials `json:"UploadCredentials,omitzero"`
 }
 
 type CreateContainerFleetInput struct {
-	BillingType                             ContainerFleetBillingType       `json:"BillingType,omitempty"`
-	Description                             *string                         `json:"Description,omitempty"`
-	FleetRoleArn                            *string                         `json:"FleetRoleArn,omitempty"`
-	GameServerContainerGroupDefinitionName  *string                         `json:"GameServerContainerGroupDefinitionName,omitempty"`
-	GameServerContainerGroupsPerInstance    *int32                          `json:"GameServerContainerGroupsPerInstance,omitempty"`
-	GameSessionCreationLimitPolicy          *GameSessionCreationLimitPolicy `json:"GameSessionCreationLimitPolicy,omitempty"`
-	InstanceConnectionPortRange             *ConnectionPortRange            `json:"InstanceConnectionPortRange,omitempty"`
-	InstanceInboundPermissions              []IpPermission                  `json:"InstanceInboundPermissions,omitempty"`
-	InstanceType                            *string                         `json:"InstanceType,omitempty"`
-	Locations                               []LocationConfiguration         `json:"Locations,omitempty"`
-	LogConfiguration                        *LogConfiguration               `json:"LogConfiguration,omitempty"`
-	MetricGroups                            []string                        `json:"MetricGroups,omitempty"`
-	NewGameSessionProtectionPolicy          ProtectionPolicy                `json:"NewGameSessionProtectionPolicy,omitempty"`
-	PerInstanceContainerGroupDefinitionName *string                         `json:"PerInstanceContainerGroupDefinitionName,omitempty"`
-	PlayerGatewayMode                       PlayerGatewayMode               `json:"PlayerGatewayMode,omitempty"`
-	Tags                                    []Tag                           `json:"Tags,omitempty"`
+	BillingType                             ContainerFleetBillingType       `json:"BillingType,omitzero"`
+	Description                             *string                         `json:"Description,omitzero"`
+	FleetRoleArn                            *string                         `json:"FleetRoleArn,omitzero"`
+	GameServerContainerGroupDefinitionName  *string                         `json:"GameServerContainerGroupDefinitionName,omitzero"`
+	GameServerContainerGroupsPerInstance    *int32                          `json:"GameServerContainerGroupsPerInstance,omitzero"`
+	GameSessionCreationLimitPolicy          *GameSessionCreationLimitPolicy `json:"GameSessionCreationLimitPolicy,omitzero"`
+	InstanceConnectionPortRange             *ConnectionPortRange            `json:"InstanceConnectionPortRange,omitzero"`
+	InstanceInboundPermissions              []IpPermission                  `json:"InstanceInboundPermissions,omitzero"`
+	InstanceType                            *string                         `json:"InstanceType,omitzero"`
+	Locations                               []LocationConfiguration         `json:"Locations,omitzero"`
+	LogConfiguration                        *LogConfiguration               `json:"LogConfiguration,omitzero"`
+	MetricGroups                            []string                        `json:"MetricGroups,omitzero"`
+	NewGameSessionProtectionPolicy          ProtectionPolicy                `json:"NewGameSessionProtectionPolicy,omitzero"`
+	PerInstanceContainerGroupDefinitionName *string                         `json:"PerInstanceContainerGroupDefinitionName,omitzero"`
+	PlayerGatewayMode                       PlayerGatewayMode               `json:"PlayerGatewayMode,omitzero"`
+	Tags                                    []Tag                           `json:"Tags,omitzero"`
 }
 
 type CreateContainerFleetOutput struct {
-	ContainerFleet *ContainerFleet `json:"ContainerFleet,omitempty"`
+	ContainerFleet *ContainerFleet `json:"ContainerFleet,omitzero"`
 }
 
 type CreateContainerGroupDefinitionInput struct {
-	ContainerGroupType            ContainerGroupType                  `json:"ContainerGroupType,omitempty"`
-	GameServerContainerDefinition *GameServerContainerDefinitionInput `json:"GameServerContainerDefinition,omitempty"`
-	Name                          *string                             `json:"Name,omitempty"`
-	OperatingSystem               ContainerOperatingSystem            `json:"OperatingSystem,omitempty"`
-	SupportContainerDefinitions   []SupportContainerDefinitionInput   `json:"SupportContainerDefinitions,omitempty"`
-	Tags                          []Tag                               `json:"Tags,omitempty"`
-	TotalMemoryLimitMebibytes     *int32                              `json:"TotalMemoryLimitMebibytes,omitempty"`
-	TotalVcpuLimit                *float64                            `json:"TotalVcpuLimit,omitempty"`
-	VersionDescription            *string                             `json:"VersionDescription,omitempty"`
+	ContainerGroupType            ContainerGroupType                  `json:"ContainerGroupType,omitzero"`
+	GameServerContainerDefinition *GameServerContainerDefinitionInput `json:"GameServerContainerDefinition,omitzero"`
+	Name                          *string                             `json:"Name,omitzero"`
+	OperatingSystem               ContainerOperatingSystem            `json:"OperatingSystem,omitzero"`
+	SupportContainerDefinitions   []SupportContainerDefinitionInput   `json:"SupportContainerDefinitions,omitzero"`
+	Tags                          []Tag                               `json:"Tags,omitzero"`
+	TotalMemoryLimitMebibytes     *int32                              `json:"TotalMemoryLimitMebibytes,omitzero"`
+	TotalVcpuLimit                *float64                            `json:"TotalVcpuLimit,omitzero"`
+	VersionDescription            *string                             `json:"VersionDescription,omitzero"`
 }
 
 type CreateContainerGroupDefinitionOutput struct {
-	ContainerGroupDefinition *ContainerGroupDefinition `json:"ContainerGroupDefinition,omitempty"`
+	ContainerGroupDefinition *ContainerGroupDefinition `json:"ContainerGroupDefinition,omitzero"`
 }
 
 type CreateFleetInput struct {
-	AnywhereConfiguration           *AnywhereConfiguration          `json:"AnywhereConfiguration,omitempty"`
-	BuildId                         *string                         `json:"BuildId,omitempty"`
-	CertificateConfiguration        *CertificateConfiguration       `json:"CertificateConfiguration,omitempty"`
-	ComputeType                     ComputeType                     `json:"ComputeType,omitempty"`
-	Description                     *string                         `json:"Description,omitempty"`
-	EC2InboundPermissions           []IpPermission                  `json:"EC2InboundPermissions,omitempty"`
-	EC2InstanceType                 EC2InstanceType                 `json:"EC2InstanceType,omitempty"`
-	FleetType                       FleetType                       `json:"FleetType,omitempty"`
-	InstanceRoleArn                 *string                         `json:"InstanceRoleArn,omitempty"`
-	InstanceRoleCredentialsProvider InstanceRoleCredentialsProvider `json:"InstanceRoleCredentialsProvider,omitempty"`
-	Locations                       []LocationConfiguration         `json:"Locations,omitempty"`
-	LogPaths                        []string                        `json:"LogPaths,omitempty"`
-	MetricGroups                    []string                        `json:"MetricGroups,omitempty"`
-	Name                            *string                         `json:"Name,omitempty"`
-	NewGameSessionProtectionPolicy  ProtectionPolicy                `json:"NewGameSessionProtectionPolicy,omitempty"`
-	PeerVpcAwsAccountId             *string                         `json:"PeerVpcAwsAccountId,omitempty"`
-	PeerVpcId                       *string                         `json:"PeerVpcId,omitempty"`
-	PlayerGatewayConfiguration      *PlayerGatewayConfiguration     `json:"PlayerGatewayConfiguration,omitempty"`
-	PlayerGatewayMode               PlayerGatewayMode               `json:"PlayerGatewayMode,omitempty"`
-	ResourceCreationLimitPolicy     *ResourceCreationLimitPolicy    `json:"ResourceCreationLimitPolicy,omitempty"`
-	RuntimeConfiguration            *RuntimeConfiguration           `json:"RuntimeConfiguration,omitempty"`
-	ScriptId                        *string                         `json:"ScriptId,omitempty"`
-	ServerLaunchParameters          *string                         `json:"ServerLaunchParameters,omitempty"`
-	ServerLaunchPath                *string                         `json:"ServerLaunchPath,omitempty"`
-	Tags                            []Tag                           `json:"Tags,omitempty"`
+	AnywhereConfiguration           *AnywhereConfiguration          `json:"AnywhereConfiguration,omitzero"`
+	BuildId                         *string                         `json:"BuildId,omitzero"`
+	CertificateConfiguration        *CertificateConfiguration       `json:"CertificateConfiguration,omitzero"`
+	ComputeType                     ComputeType                     `json:"ComputeType,omitzero"`
+	Description                     *string                         `json:"Description,omitzero"`
+	EC2InboundPermissions           []IpPermission                  `json:"EC2InboundPermissions,omitzero"`
+	EC2InstanceType                 EC2InstanceType                 `json:"EC2InstanceType,omitzero"`
+	FleetType                       FleetType                       `json:"FleetType,omitzero"`
+	InstanceRoleArn                 *string                         `json:"InstanceRoleArn,omitzero"`
+	InstanceRoleCredentialsProvider InstanceRoleCredentialsProvider `json:"InstanceRoleCredentialsProvider,omitzero"`
+	Locations                       []LocationConfiguration         `json:"Locations,omitzero"`
+	LogPaths                        []string                        `json:"LogPaths,omitzero"`
+	MetricGroups                    []string                        `json:"MetricGroups,omitzero"`
+	Name                            *string                         `json:"Name,omitzero"`
+	NewGameSessionProtectionPolicy  ProtectionPolicy                `json:"NewGameSessionProtectionPolicy,omitzero"`
+	PeerVpcAwsAccountId             *string                         `json:"PeerVpcAwsAccountId,omitzero"`
+	PeerVpcId                       *string                         `json:"PeerVpcId,omitzero"`
+	PlayerGatewayConfiguration      *PlayerGatewayConfiguration     `json:"PlayerGatewayConfiguration,omitzero"`
+	PlayerGatewayMode               PlayerGatewayMode               `json:"PlayerGatewayMode,omitzero"`
+	ResourceCreationLimitPolicy     *ResourceCreationLimitPolicy    `json:"ResourceCreationLimitPolicy,omitzero"`
+	RuntimeConfiguration            *RuntimeConfiguration           `json:"RuntimeConfiguration,omitzero"`
+	ScriptId                        *string                         `json:"ScriptId,omitzero"`
+	ServerLaunchParameters          *string                         `json:"ServerLaunchParameters,omitzero"`
+	ServerLaunchPath                *string                         `json:"ServerLaunchPath,omitzero"`
+	Tags                            []Tag                           `json:"Tags,omitzero"`
 }
 
 type CreateFleetLocationsInput struct {
-	FleetId   *string                 `json:"FleetId,omitempty"`
-	Locations []LocationConfiguration `json:"Locations,omitempty"`
+	FleetId   *string                 `json:"FleetId,omitzero"`
+	Locations []LocationConfiguration `json:"Locations,omitzero"`
 }
 
 type CreateFleetLocationsOutput struct {
-	FleetArn       *string         `json:"FleetArn,omitempty"`
-	FleetId        *string         `json:"FleetId,omitempty"`
-	LocationStates []LocationState `json:"LocationStates,omitempty"`
+	FleetArn       *string         `json:"FleetArn,omitzero"`
+	FleetId        *string         `json:"FleetId,omitzero"`
+	LocationStates []LocationState `json:"LocationStates,omitzero"`
 }
 
 type CreateFleetOutput struct {
-	FleetAttributes *FleetAttributes `json:"FleetAttributes,omitempty"`
-	LocationStates  []LocationState  `json:"LocationStates,omitempty"`
+	FleetAttributes *FleetAttributes `json:"FleetAttributes,omitzero"`
+	LocationStates  []LocationState  `json:"LocationStates,omitzero"`
 }
 
 type CreateGameServerGroupInput struct {
-	AutoScalingPolicy          *GameServerGroupAutoScalingPolicy `json:"AutoScalingPolicy,omitempty"`
-	BalancingStrategy          BalancingStrategy                 `json:"BalancingStrategy,omitempty"`
-	GameServerGroupName        *string                           `json:"GameServerGroupName,omitempty"`
-	GameServerProtectionPolicy GameServerProtectionPolicy        `json:"GameServerProtectionPolicy,omitempty"`
-	InstanceDefinitions        []InstanceDefinition              `json:"InstanceDefinitions,omitempty"`
-	LaunchTemplate             *LaunchTemplateSpecification      `json:"LaunchTemplate,omitempty"`
-	MaxSize                    *int32                            `json:"MaxSize,omitempty"`
-	MinSize                    *int32                            `json:"MinSize,omitempty"`
-	RoleArn                    *string                           `json:"RoleArn,omitempty"`
-	Tags                       []Tag                             `json:"Tags,omitempty"`
-	VpcSubnets                 []string                          `json:"VpcSubnets,omitempty"`
+	AutoScalingPolicy          *GameServerGroupAutoScalingPolicy `json:"AutoScalingPolicy,omitzero"`
+	BalancingStrategy          BalancingStrategy                 `json:"BalancingStrategy,omitzero"`
+	GameServerGroupName        *string                           `json:"GameServerGroupName,omitzero"`
+	GameServerProtectionPolicy GameServerProtectionPolicy        `json:"GameServerProtectionPolicy,omitzero"`
+	InstanceDefinitions        []InstanceDefinition              `json:"InstanceDefinitions,omitzero"`
+	LaunchTemplate             *LaunchTemplateSpecification      `json:"LaunchTemplate,omitzero"`
+	MaxSize                    *int32                            `json:"MaxSize,omitzero"`
+	MinSize                    *int32                            `json:"MinSize,omitzero"`
+	RoleArn                    *string                           `json:"RoleArn,omitzero"`
+	Tags                       []Tag                             `json:"Tags,omitzero"`
+	VpcSubnets                 []string                          `json:"VpcSubnets,omitzero"`
 }
 
 type CreateGameServerGroupOutput struct {
-	GameServerGroup *GameServerGroup `json:"GameServerGroup,omitempty"`
+	GameServerGroup *GameServerGroup `json:"GameServerGroup,omitzero"`
 }
 
 type CreateGameSessionInput struct {
-	AliasId                   *string        `json:"AliasId,omitempty"`
-	CreatorId                 *string        `json:"CreatorId,omitempty"`
-	FleetId                   *string        `json:"FleetId,omitempty"`
-	GameProperties            []GameProperty `json:"GameProperties,omitempty"`
-	GameSessionData           *string        `json:"GameSessionData,omitempty"`
-	GameSessionId             *string        `json:"GameSessionId,omitempty"`
-	IdempotencyToken          *string        `json:"IdempotencyToken,omitempty"`
-	Location                  *string        `json:"Location,omitempty"`
-	MaximumPlayerSessionCount *int32         `json:"MaximumPlayerSessionCount,omitempty"`
-	Name                      *string        `json:"Name,omitempty"`
+	AliasId                   *string        `json:"AliasId,omitzero"`
+	CreatorId                 *string        `json:"CreatorId,omitzero"`
+	FleetId                   *string        `json:"FleetId,omitzero"`
+	GameProperties            []GameProperty `json:"GameProperties,omitzero"`
+	GameSessionData           *string        `json:"GameSessionData,omitzero"`
+	GameSessionId             *string        `json:"GameSessionId,omitzero"`
+	IdempotencyToken          *string        `json:"IdempotencyToken,omitzero"`
+	Location                  *string        `json:"Location,omitzero"`
+	MaximumPlayerSessionCount *int32         `json:"MaximumPlayerSessionCount,omitzero"`
+	Name                      *string        `json:"Name,omitzero"`
 }
 
 type CreateGameSessionOutput struct {
-	GameSession *GameSession `json:"GameSession,omitempty"`
+	GameSession *GameSession `json:"GameSession,omitzero"`
 }
 
 type CreateGameSessionQueueInput struct {
-	CustomEventData       *string                       `json:"CustomEventData,omitempty"`
-	Destinations          []GameSessionQueueDestination `json:"Destinations,omitempty"`
-	FilterConfiguration   *FilterConfiguration          `json:"FilterConfiguration,omitempty"`
-	Name                  *string                       `json:"Name,omitempty"`
-	NotificationTarget    *string                       `json:"NotificationTarget,omitempty"`
-	PlayerLatencyPolicies []PlayerLatencyPolicy         `json:"PlayerLatencyPolicies,omitempty"`
-	PriorityConfiguration *PriorityConfiguration        `json:"PriorityConfiguration,omitempty"`
-	Tags                  []Tag                         `json:"Tags,omitempty"`
-	TimeoutInSeconds      *int32                        `json:"TimeoutInSeconds,omitempty"`
+	CustomEventData       *string                       `json:"CustomEventData,omitzero"`
+	Destinations          []GameSessionQueueDestination `json:"Destinations,omitzero"`
+	FilterConfiguration   *FilterConfiguration          `json:"FilterConfiguration,omitzero"`
+	Name                  *string                       `json:"Name,omitzero"`
+	NotificationTarget    *string                       `json:"NotificationTarget,omitzero"`
+	PlayerLatencyPolicies []PlayerLatencyPolicy         `json:"PlayerLatencyPolicies,omitzero"`
+	PriorityConfiguration *PriorityConfiguration        `json:"PriorityConfiguration,omitzero"`
+	Tags                  []Tag                         `json:"Tags,omitzero"`
+	TimeoutInSeconds      *int32                        `json:"TimeoutInSeconds,omitzero"`
 }
 
 type CreateGameSessionQueueOutput struct {
-	GameSessionQueue *GameSessionQueue `json:"GameSessionQueue,omitempty"`
+	GameSessionQueue *GameSessionQueue `json:"GameSessionQueue,omitzero"`
 }
 
 type CreateLocationInput struct {
-	LocationName *string `json:"LocationName,omitempty"`
-	Tags         []Tag   `json:"Tags,omitempty"`
+	LocationName *string `json:"LocationName,omitzero"`
+	Tags         []Tag   `json:"Tags,omitzero"`
 }
 
 type CreateLocationOutput struct {
-	Location *LocationModel `json:"Location,omitempty"`
+	Location *LocationModel `json:"Location,omitzero"`
 }
 
 type CreateMatchmakingConfigurationInput struct {
-	AcceptanceRequired       *bool          `json:"AcceptanceRequired,omitempty"`
-	AcceptanceTimeoutSeconds *int32         `json:"AcceptanceTimeoutSeconds,omitempty"`
-	AdditionalPlayerCount    *int32         `json:"AdditionalPlayerCount,omitempty"`
-	BackfillMode             BackfillMode   `json:"BackfillMode,omitempty"`
-	CustomEventData          *string        `json:"CustomEventData,omitempty"`
-	Description              *string        `json:"Description,omitempty"`
-	FlexMatchMode            FlexMatchMode  `json:"FlexMatchMode,omitempty"`
-	GameProperties           []GameProperty `json:"GameProperties,omitempty"`
-	GameSessionData          *string        `json:"GameSessionData,omitempty"`
-	GameSessionQueueArns     []string       `json:"GameSessionQueueArns,omitempty"`
-	Name                     *string        `json:"Name,omitempty"`
-	NotificationTarget       *string        `json:"NotificationTarget,omitempty"`
-	RequestTimeoutSeconds    *int32         `json:"RequestTimeoutSeconds,omitempty"`
-	RuleSetName              *string        `json:"RuleSetName,omitempty"`
-	Tags                     []Tag          `json:"Tags,omitempty"`
+	AcceptanceRequired       *bool          `json:"AcceptanceRequired,omitzero"`
+	AcceptanceTimeoutSeconds *int32         `json:"AcceptanceTimeoutSeconds,omitzero"`
+	AdditionalPlayerCount    *int32         `json:"AdditionalPlayerCount,omitzero"`
+	BackfillMode             BackfillMode   `json:"BackfillMode,omitzero"`
+	CustomEventData          *string        `json:"CustomEventData,omitzero"`
+	Description              *string        `json:"Description,omitzero"`
+	FlexMatchMode            FlexMatchMode  `json:"FlexMatchMode,omitzero"`
+	GameProperties           []GameProperty `json:"GameProperties,omitzero"`
+	GameSessionData          *string        `json:"GameSessionData,omitzero"`
+	GameSessionQueueArns     []string       `json:"GameSessionQueueArns,omitzero"`
+	Name                     *string        `json:"Name,omitzero"`
+	NotificationTarget       *string        `json:"NotificationTarget,omitzero"`
+	RequestTimeoutSeconds    *int32         `json:"RequestTimeoutSeconds,omitzero"`
+	RuleSetName              *string        `json:"RuleSetName,omitzero"`
+	Tags                     []Tag          `json:"Tags,omitzero"`
 }
 
 type CreateMatchmakingConfigurationOutput struct {
-	Configuration *MatchmakingConfiguration `json:"Configuration,omitempty"`
+	Configuration *MatchmakingConfiguration `json:"Configuration,omitzero"`
 }
 
 type CreateMatchmakingRuleSetInput struct {
-	Name        *string `json:"Name,omitempty"`
-	RuleSetBody *string `json:"RuleSetBody,omitempty"`
-	Tags        []Tag   `json:"Tags,omitempty"`
+	Name        *string `json:"Name,omitzero"`
+	RuleSetBody *string `json:"RuleSetBody,omitzero"`
+	Tags        []Tag   `json:"Tags,omitzero"`
 }
 
 type CreateMatchmakingRuleSetOutput struct {
-	RuleSet *MatchmakingRuleSet `json:"RuleSet,omitempty"`
+	RuleSet *MatchmakingRuleSet `json:"RuleSet,omitzero"`
 }
 
 type CreatePlayerSessionInput struct {
-	GameSessionId *string `json:"GameSessionId,omitempty"`
-	PlayerData    *string `json:"PlayerData,omitempty"`
-	PlayerId      *string `json:"PlayerId,omitempty"`
+	GameSessionId *string `json:"GameSessionId,omitzero"`
+	PlayerData    *string `json:"PlayerData,omitzero"`
+	PlayerId      *string `json:"PlayerId,omitzero"`
 }
 
 type CreatePlayerSessionOutput struct {
-	PlayerSession *PlayerSession `json:"PlayerSession,omitempty"`
+	PlayerSession *PlayerSession `json:"PlayerSession,omitzero"`
 }
 
 type CreatePlayerSessionsInput struct {
-	GameSessionId *string           `json:"GameSessionId,omitempty"`
-	PlayerDataMap map[string]string `json:"PlayerDataMap,omitempty"`
-	PlayerIds     []string          `json:"PlayerIds,omitempty"`
+	GameSessionId *string           `json:"GameSessionId,omitzero"`
+	PlayerDataMap map[string]string `json:"PlayerDataMap,omitzero"`
+	PlayerIds     []string          `json:"PlayerIds,omitzero"`
 }
 
 type CreatePlayerSessionsOutput struct {
-	PlayerSessions []PlayerSession `json:"PlayerSessions,omitempty"`
+	PlayerSessions []PlayerSession `json:"PlayerSessions,omitzero"`
 }
 
 type CreateScriptInput struct {
-	Name            *string     `json:"Name,omitempty"`
-	NodeJsVersion   *string     `json:"NodeJsVersion,omitempty"`
-	StorageLocation *S3Location `json:"StorageLocation,omitempty"`
-	Tags            []Tag       `json:"Tags,omitempty"`
-	Version         *string     `json:"Version,omitempty"`
-	ZipFile         []byte      `json:"ZipFile,omitempty"`
+	Name            *string     `json:"Name,omitzero"`
+	NodeJsVersion   *string     `json:"NodeJsVersion,omitzero"`
+	StorageLocation *S3Location `json:"StorageLocation,omitzero"`
+	Tags            []Tag       `json:"Tags,omitzero"`
+	Version         *string     `json:"Version,omitzero"`
+	ZipFile         []byte      `json:"ZipFile,omitzero"`
 }
 
 type CreateScriptOutput struct {
-	Script *Script `json:"Script,omitempty"`
+	Script *Script `json:"Script,omitzero"`
 }
 
 type CreateVpcPeeringAuthorizationInput struct {
-	GameLiftAwsAccountId *string `json:"GameLiftAwsAccountId,omitempty"`
-	PeerVpcId            *string `json:"PeerVpcId,omitempty"`
+	GameLiftAwsAccountId *string `json:"GameLiftAwsAccountId,omitzero"`
+	PeerVpcId            *string `json:"PeerVpcId,omitzero"`
 }
 
 type CreateVpcPeeringAuthorizationOutput struct {
-	VpcPeeringAuthorization *VpcPeeringAuthorization `json:"VpcPeeringAuthorization,omitempty"`
+	VpcPeeringAuthorization *VpcPeeringAuthorization `json:"VpcPeeringAuthorization,omitzero"`
 }
 
 type CreateVpcPeeringConnectionInput struct {
-	FleetId             *string `json:"FleetId,omitempty"`
-	PeerVpcAwsAccountId *string `json:"PeerVpcAwsAccountId,omitempty"`
-	PeerVpcId           *string `json:"PeerVpcId,omitempty"`
+	FleetId             *string `json:"FleetId,omitzero"`
+	PeerVpcAwsAccountId *string `json:"PeerVpcAwsAccountId,omitzero"`
+	PeerVpcId           *string `json:"PeerVpcId,omitzero"`
 }
 
 type CreateVpcPeeringConnectionOutput struct {
 }
 
 type DeleteAliasInput struct {
-	AliasId *string `json:"AliasId,omitempty"`
+	AliasId *string `json:"AliasId,omitzero"`
 }
 
 type DeleteBuildInput struct {
-	BuildId *string `json:"BuildId,omitempty"`
+	BuildId *string `json:"BuildId,omitzero"`
 }
 
 type DeleteContainerFleetInput struct {
-	FleetId *string `json:"FleetId,omitempty"`
+	FleetId *string `json:"FleetId,omitzero"`
 }
 
 type DeleteContainerFleetOutput struct {
 }
 
 type DeleteContainerGroupDefinitionInput struct {
-	Name                 *string `json:"Name,omitempty"`
-	VersionCountToRetain *int32  `json:"VersionCountToRetain,omitempty"`
-	VersionNumber        *int32  `json:"VersionNumber,omitempty"`
+	Name                 *string `json:"Name,omitzero"`
+	VersionCountToRetain *int32  `json:"VersionCountToRetain,omitzero"`
+	VersionNumber        *int32  `json:"VersionNumber,omitzero"`
 }
 
 type DeleteContainerGroupDefinitionOutput struct {
 }
 
 type DeleteFleetInput struct {
-	FleetId *string `json:"FleetId,omitempty"`
+	FleetId *string `json:"FleetId,omitzero"`
 }
 
 type DeleteFleetLocationsInput struct {
-	FleetId   *string  `json:"FleetId,omitempty"`
-	Locations []string `json:"Locations,omitempty"`
+	FleetId   *string  `json:"FleetId,omitzero"`
+	Locations []string `json:"Locations,omitzero"`
 }
 
 type DeleteFleetLocationsOutput struct {
-	FleetArn       *string         `json:"FleetArn,omitempty"`
-	FleetId        *string         `json:"FleetId,omitempty"`
-	LocationStates []LocationState `json:"LocationStates,omitempty"`
+	FleetArn       *string         `json:"FleetArn,omitzero"`
+	FleetId        *string         `json:"FleetId,omitzero"`
+	LocationStates []LocationState `json:"LocationStates,omitzero"`
 }
 
 type DeleteGameServerGroupInput struct {
-	DeleteOption        GameServerGroupDeleteOption `json:"DeleteOption,omitempty"`
-	GameServerGroupName *string                     `json:"GameServerGroupName,omitempty"`
+	DeleteOption        GameServerGroupDeleteOption `json:"DeleteOption,omitzero"`
+	GameServerGroupName *string                     `json:"GameServerGroupName,omitzero"`
 }
 
 type DeleteGameServerGroupOutput struct {
-	GameServerGroup *GameServerGroup `json:"GameServerGroup,omitempty"`
+	GameServerGroup *GameServerGroup `json:"GameServerGroup,omitzero"`
 }
 
 type DeleteGameSessionQueueInput struct {
-	Name *string `json:"Name,omitempty"`
+	Name *string `json:"Name,omitzero"`
 }
 
 type DeleteGameSessionQueueOutput struct {
 }
 
 type DeleteLocationInput struct {
-	LocationName *string `json:"LocationName,omitempty"`
+	LocationName *string `json:"LocationName,omitzero"`
 }
 
 type DeleteLocationOutput struct {
 }
 
 type DeleteMatchmakingConfigurationInput struct {
-	Name *string `json:"Name,omitempty"`
+	Name *string `json:"Name,omitzero"`
 }
 
 type DeleteMatchmakingConfigurationOutput struct {
 }
 
 type DeleteMatchmakingRuleSetInput struct {
-	Name *string `json:"Name,omitempty"`
+	Name *string `json:"Name,omitzero"`
 }
 
 type DeleteMatchmakingRuleSetOutput struct {
 }
 
 type DeleteScalingPolicyInput struct {
-	FleetId *string `json:"FleetId,omitempty"`
-	Name    *string `json:"Name,omitempty"`
+	FleetId *string `json:"FleetId,omitzero"`
+	Name    *string `json:"Name,omitzero"`
 }
 
 type DeleteScriptInput struct {
-	ScriptId *string `json:"ScriptId,omitempty"`
+	ScriptId *string `json:"ScriptId,omitzero"`
 }
 
 type DeleteVpcPeeringAuthorizationInput struct {
-	GameLiftAwsAccountId *string `json:"GameLiftAwsAccountId,omitempty"`
-	PeerVpcId            *string `json:"PeerVpcId,omitempty"`
+	GameLiftAwsAccountId *string `json:"GameLiftAwsAccountId,omitzero"`
+	PeerVpcId            *string `json:"PeerVpcId,omitzero"`
 }
 
 type DeleteVpcPeeringAuthorizationOutput struct {
 }
 
 type DeleteVpcPeeringConnectionInput struct {
-	FleetId                *string `json:"FleetId,omitempty"`
-	VpcPeeringConnectionId *string `json:"VpcPeeringConnectionId,omitempty"`
+	FleetId                *string `json:"FleetId,omitzero"`
+	VpcPeeringConnectionId *string `json:"VpcPeeringConnectionId,omitzero"`
 }
 
 type DeleteVpcPeeringConnectionOutput struct {
 }
 
 type DeploymentConfiguration struct {
-	ImpairmentStrategy       DeploymentImpairmentStrategy `json:"ImpairmentStrategy,omitempty"`
-	MinimumHealthyPercentage *int32                       `json:"MinimumHealthyPercentage,omitempty"`
-	ProtectionStrategy       DeploymentProtectionStrategy `json:"ProtectionStrategy,omitempty"`
+	ImpairmentStrategy       DeploymentImpairmentStrategy `json:"ImpairmentStrategy,omitzero"`
+	MinimumHealthyPercentage *int32                       `json:"MinimumHealthyPercentage,omitzero"`
+	ProtectionStrategy       DeploymentProtectionStrategy `json:"ProtectionStrategy,omitzero"`
 }
 
 type DeploymentDetails struct {
-	LatestDeploymentId *string `json:"LatestDeploymentId,omitempty"`
+	LatestDeploymentId *string `json:"LatestDeploymentId,omitzero"`
 }
 
 type DeregisterComputeInput struct {
-	ComputeName *string `json:"ComputeName,omitempty"`
-	FleetId     *string `json:"FleetId,omitempty"`
+	ComputeName *string `json:"ComputeName,omitzero"`
+	FleetId     *string `json:"FleetId,omitzero"`
 }
 
 type DeregisterComputeOutput struct {
 }
 
 type DeregisterGameServerInput struct {
-	GameServerGroupName *string `json:"GameServerGroupName,omitempty"`
-	GameServerId        *string `json:"GameServerId,omitempty"`
+	GameServerGroupName *string `json:"GameServerGroupName,omitzero"`
+	GameServerId        *string `json:"GameServerId,omitzero"`
 }
 
 type DescribeAliasInput struct {
-	AliasId *string `json:"AliasId,omitempty"`
+	AliasId *string `json:"AliasId,omitzero"`
 }
 
 type DescribeAliasOutput struct {
-	Alias *Alias `json:"Alias,omitempty"`
+	Alias *Alias `json:"Alias,omitzero"`
 }
 
 type DescribeBuildInput struct {
-	BuildId *string `json:"BuildId,omitempty"`
+	BuildId *string `json:"BuildId,omitzero"`
 }
 
 type DescribeBuildOutput struct {
-	Build *Build `json:"Build,omitempty"`
+	Build *Build `json:"Build,omitzero"`
 }
 
 type DescribeComputeInput struct {
-	ComputeName *string `json:"ComputeName,omitempty"`
-	FleetId     *string `json:"FleetId,omitempty"`
+	ComputeName *string `json:"ComputeName,omitzero"`
+	FleetId     *string `json:"FleetId,omitzero"`
 }
 
 type DescribeComputeOutput struct {
-	Compute *Compute `json:"Compute,omitempty"`
+	Compute *Compute `json:"Compute,omitzero"`
 }
 
 type DescribeContainerFleetInput struct {
-	FleetId *string `json:"FleetId,omitempty"`
+	FleetId *string `json:"FleetId,omitzero"`
 }
 
 type DescribeContainerFleetOutput struct {
-	ContainerFleet *ContainerFleet `json:"ContainerFleet,omitempty"`
+	ContainerFleet *ContainerFleet `json:"ContainerFleet,omitzero"`
 }
 
 type DescribeContainerGroupDefinitionInput struct {
-	Name          *string `json:"Name,omitempty"`
-	VersionNumber *int32  `json:"VersionNumber,omitempty"`
+	Name          *string `json:"Name,omitzero"`
+	VersionNumber *int32  `json:"VersionNumber,omitzero"`
 }
 
 type DescribeContainerGroupDefinitionOutput struct {
-	ContainerGroupDefinition *ContainerGroupDefinition `json:"ContainerGroupDefinition,omitempty"`
+	ContainerGroupDefinition *ContainerGroupDefinition `json:"ContainerGroupDefinition,omitzero"`
 }
 
 type DescribeContainerGroupPortMappingsInput struct {
-	ComputeName        *string            `json:"ComputeName,omitempty"`
-	ContainerGroupType ContainerGroupType `json:"ContainerGroupType,omitempty"`
-	ContainerName      *string            `json:"ContainerName,omitempty"`
-	FleetId            *string            `json:"FleetId,omitempty"`
-	InstanceId         *string            `json:"InstanceId,omitempty"`
+	ComputeName        *string            `json:"ComputeName,omitzero"`
+	ContainerGroupType ContainerGroupType `json:"ContainerGroupType,omitzero"`
+	ContainerName      *string            `json:"ContainerName,omitzero"`
+	FleetId            *string            `json:"FleetId,omitzero"`
+	InstanceId         *string            `json:"InstanceId,omitzero"`
 }
 
 type DescribeContainerGroupPortMappingsOutput struct {
-	ComputeName                 *string                     `json:"ComputeName,omitempty"`
-	ContainerGroupDefinitionArn *string                     `json:"ContainerGroupDefinitionArn,omitempty"`
-	ContainerGroupPortMappings  []ContainerGroupPortMapping `json:"ContainerGroupPortMappings,omitempty"`
-	ContainerGroupType          ContainerGroupType          `json:"ContainerGroupType,omitempty"`
-	FleetId                     *string                     `json:"FleetId,omitempty"`
-	InstanceId                  *string                     `json:"InstanceId,omitempty"`
-	Location                    *string                     `json:"Location,omitempty"`
+	ComputeName                 *string                     `json:"ComputeName,omitzero"`
+	ContainerGroupDefinitionArn *string                     `json:"ContainerGroupDefinitionArn,omitzero"`
+	ContainerGroupPortMappings  []ContainerGroupPortMapping `json:"ContainerGroupPortMappings,omitzero"`
+	ContainerGroupType          ContainerGroupType          `json:"ContainerGroupType,omitzero"`
+	FleetId                     *string                     `json:"FleetId,omitzero"`
+	InstanceId                  *string                     `json:"InstanceId,omitzero"`
+	Location                    *string                     `json:"Location,omitzero"`
 }
 
 type DescribeEC2InstanceLimitsInput struct {
-	EC2InstanceType EC2InstanceType `json:"EC2InstanceType,omitempty"`
-	Location        *string         `json:"Location,omitempty"`
+	EC2InstanceType EC2InstanceType `json:"EC2InstanceType,omitzero"`
+	Location        *string         `json:"Location,omitzero"`
 }
 
 type DescribeEC2InstanceLimitsOutput struct {
-	EC2InstanceLimits []EC2InstanceLimit `json:"EC2InstanceLimits,omitempty"`
+	EC2InstanceLimits []EC2InstanceLimit `json:"EC2InstanceLimits,omitzero"`
 }
 
 type DescribeFleetAttributesInput struct {
-	FleetIds  []string `json:"FleetIds,omitempty"`
-	Limit     *int32   `json:"Limit,omitempty"`
-	NextToken *string  `json:"NextToken,omitempty"`
+	FleetIds  []string `json:"FleetIds,omitzero"`
+	Limit     *int32   `json:"Limit,omitzero"`
+	NextToken *string  `json:"NextToken,omitzero"`
 }
 
 type DescribeFleetAttributesOutput struct {
-	FleetAttributes []FleetAttributes `json:"FleetAttributes,omitempty"`
-	NextToken       *string           `json:"NextToken,omitempty"`
+	FleetAttributes []FleetAttributes `json:"FleetAttributes,omitzero"`
+	NextToken       *string           `json:"NextToken,omitzero"`
 }
 
 type DescribeFleetCapacityInput struct {
-	FleetIds  []string `json:"FleetIds,omitempty"`
-	Limit     *int32   `json:"Limit,omitempty"`
-	NextToken *string  `json:"NextToken,omitempty"`
+	FleetIds  []string `json:"FleetIds,omitzero"`
+	Limit     *int32   `json:"Limit,omitzero"`
+	NextToken *string  `json:"NextToken,omitzero"`
 }
 
 type DescribeFleetCapacityOutput struct {
-	FleetCapacity []FleetCapacity `json:"FleetCapacity,omitempty"`
-	NextToken     *string         `json:"NextToken,omitempty"`
+	FleetCapacity []FleetCapacity `json:"FleetCapacity,omitzero"`
+	NextToken     *string         `json:"NextToken,omitzero"`
 }
 
 type DescribeFleetDeploymentInput struct {
-	DeploymentId *string `json:"DeploymentId,omitempty"`
-	FleetId      *string `json:"FleetId,omitempty"`
+	DeploymentId *string `json:"DeploymentId,omitzero"`
+	FleetId      *string `json:"FleetId,omitzero"`
 }
 
 type DescribeFleetDeploymentOutput struct {
-	FleetDeployment       *FleetDeployment                `json:"FleetDeployment,omitempty"`
-	LocationalDeployments map[string]LocationalDeployment `json:"LocationalDeployments,omitempty"`
+	FleetDeployment       *FleetDeployment                `json:"FleetDeployment,omitzero"`
+	LocationalDeployments map[string]LocationalDeployment `json:"LocationalDeployments,omitzero"`
 }
 
 type DescribeFleetEventsInput struct {
-	EndTime   *Timestamp `json:"EndTime,omitempty"`
-	FleetId   *string    `json:"FleetId,omitempty"`
-	Limit     *int32     `json:"Limit,omitempty"`
-	NextToken *string    `json:"NextToken,omitempty"`
-	StartTime *Timestamp `json:"StartTime,omitempty"`
+	EndTime   *Timestamp `json:"EndTime,omitzero"`
+	FleetId   *string    `json:"FleetId,omitzero"`
+	Limit     *int32     `json:"Limit,omitzero"`
+	NextToken *string    `json:"NextToken,omitzero"`
+	StartTime *Timestamp `json:"StartTime,omitzero"`
 }
 
 type DescribeFleetEventsOutput struct {
-	Events    []Event `json:"Events,omitempty"`
-	NextToken *string `json:"NextToken,omitempty"`
+	Events    []Event `json:"Events,omitzero"`
+	NextToken *string `json:"NextToken,omitzero"`
 }
 
 type DescribeFleetLocationAttributesInput struct {
-	FleetId   *string  `json:"FleetId,omitempty"`
-	Limit     *int32   `json:"Limit,omitempty"`
-	Locations []string `json:"Locations,omitempty"`
-	NextToken *string  `json:"NextToken,omitempty"`
+	FleetId   *string  `json:"FleetId,omitzero"`
+	Limit     *int32   `json:"Limit,omitzero"`
+	Locations []string `json:"Locations,omitzero"`
+	NextToken *string  `json:"NextToken,omitzero"`
 }
 
 type DescribeFleetLocationAttributesOutput struct {
-	FleetArn           *string              `json:"FleetArn,omitempty"`
-	FleetId            *string              `json:"FleetId,omitempty"`
-	LocationAttributes []LocationAttributes `json:"LocationAttributes,omitempty"`
-	NextToken          *string              `json:"NextToken,omitempty"`
+	FleetArn           *string              `json:"FleetArn,omitzero"`
+	FleetId            *string              `json:"FleetId,omitzero"`
+	LocationAttributes []LocationAttributes `json:"LocationAttributes,omitzero"`
+	NextToken          *string              `json:"NextToken,omitzero"`
 }
 
 type DescribeFleetLocationCapacityInput struct {
-	FleetId  *string `json:"FleetId,omitempty"`
-	Location *string `json:"Location,omitempty"`
+	FleetId  *string `json:"FleetId,omitzero"`
+	Location *string `json:"Location,omitzero"`
 }
 
 type DescribeFleetLocationCapacityOutput struct {
-	FleetCapacity *FleetCapacity `json:"FleetCapacity,omitempty"`
+	FleetCapacity *FleetCapacity `json:"FleetCapacity,omitzero"`
 }
 
 type DescribeFleetLocationUtilizationInput struct {
-	FleetId  *string `json:"FleetId,omitempty"`
-	Location *string `json:"Location,omitempty"`
+	FleetId  *string `json:"FleetId,omitzero"`
+	Location *string `json:"Location,omitzero"`
 }
 
 type DescribeFleetLocationUtilizationOutput struct {
-	FleetUtilization *FleetUtilization `json:"FleetUtilization,omitempty"`
+	FleetUtilization *FleetUtilization `json:"FleetUtilization,omitzero"`
 }
 
 type DescribeFleetPortSettingsInput struct {
-	FleetId  *string `json:"FleetId,omitempty"`
-	Location *string `json:"Location,omitempty"`
+	FleetId  *string `json:"FleetId,omitzero"`
+	Location *string `json:"Location,omitzero"`
 }
 
 type DescribeFleetPortSettingsOutput struct {
-	FleetArn           *string              `json:"FleetArn,omitempty"`
-	FleetId            *string              `json:"FleetId,omitempty"`
-	InboundPermissions []IpPermission       `json:"InboundPermissions,omitempty"`
-	Location           *string              `json:"Location,omitempty"`
-	UpdateStatus       LocationUpdateStatus `json:"UpdateStatus,omitempty"`
+	FleetArn           *string              `json:"FleetArn,omitzero"`
+	FleetId            *string              `json:"FleetId,omitzero"`
+	InboundPermissions []IpPermission       `json:"InboundPermissions,omitzero"`
+	Location           *string              `json:"Location,omitzero"`
+	UpdateStatus       LocationUpdateStatus `json:"UpdateStatus,omitzero"`
 }
 
 type DescribeFleetUtilizationInput struct {
-	FleetIds  []string `json:"FleetIds,omitempty"`
-	Limit     *int32   `json:"Limit,omitempty"`
-	NextToken *string  `json:"NextToken,omitempty"`
+	FleetIds  []string `json:"FleetIds,omitzero"`
+	Limit     *int32   `json:"Limit,omitzero"`
+	NextToken *string  `json:"NextToken,omitzero"`
 }
 
 type DescribeFleetUtilizationOutput struct {
-	FleetUtilization []FleetUtilization `json:"FleetUtilization,omitempty"`
-	NextToken        *string            `json:"NextToken,omitempty"`
+	FleetUtilization []FleetUtilization `json:"FleetUtilization,omitzero"`
+	NextToken        *string            `json:"NextToken,omitzero"`
 }
 
 type DescribeGameServerGroupInput struct {
-	GameServerGroupName *string `json:"GameServerGroupName,omitempty"`
+	GameServerGroupName *string `json:"GameServerGroupName,omitzero"`
 }
 
 type DescribeGameServerGroupOutput struct {
-	GameServerGroup *GameServerGroup `json:"GameServerGroup,omitempty"`
+	GameServerGroup *GameServerGroup `json:"GameServerGroup,omitzero"`
 }
 
 type DescribeGameServerInput struct {
-	GameServerGroupName *string `json:"GameServerGroupName,omitempty"`
-	GameServerId        *string `json:"GameServerId,omitempty"`
+	GameServerGroupName *string `json:"GameServerGroupName,omitzero"`
+	GameServerId        *string `json:"GameServerId,omitzero"`
 }
 
 type DescribeGameServerInstancesInput struct {
-	GameServerGroupName *string  `json:"GameServerGroupName,omitempty"`
-	InstanceIds         []string `json:"InstanceIds,omitempty"`
-	Limit               *int32   `json:"Limit,omitempty"`
-	NextToken           *string  `json:"NextToken,omitempty"`
+	GameServerGroupName *string  `json:"GameServerGroupName,omitzero"`
+	InstanceIds         []string `json:"InstanceIds,omitzero"`
+	Limit               *int32   `json:"Limit,omitzero"`
+	NextToken           *string  `json:"NextToken,omitzero"`
 }
 
 type DescribeGameServerInstancesOutput struct {
-	GameServerInstances []GameServerInstance `json:"GameServerInstances,omitempty"`
-	NextToken           *string              `json:"NextToken,omitempty"`
+	GameServerInstances []GameServerInstance `json:"GameServerInstances,omitzero"`
+	NextToken           *string              `json:"NextToken,omitzero"`
 }
 
 type DescribeGameServerOutput struct {
-	GameServer *GameServer `json:"GameServer,omitempty"`
+	GameServer *GameServer `json:"GameServer,omitzero"`
 }
 
 type DescribeGameSessionDetailsInput struct {
-	AliasId       *string `json:"AliasId,omitempty"`
-	FleetId       *string `json:"FleetId,omitempty"`
-	GameSessionId *string `json:"GameSessionId,omitempty"`
-	Limit         *int32  `json:"Limit,omitempty"`
-	Location      *string `json:"Location,omitempty"`
-	NextToken     *string `json:"NextToken,omitempty"`
-	StatusFilter  *string `json:"StatusFilter,omitempty"`
+	AliasId       *string `json:"AliasId,omitzero"`
+	FleetId       *string `json:"FleetId,omitzero"`
+	GameSessionId *string `json:"GameSessionId,omitzero"`
+	Limit         *int32  `json:"Limit,omitzero"`
+	Location      *string `json:"Location,omitzero"`
+	NextToken     *string `json:"NextToken,omitzero"`
+	StatusFilter  *string `json:"StatusFilter,omitzero"`
 }
 
 type DescribeGameSessionDetailsOutput struct {
-	GameSessionDetails []GameSessionDetail `json:"GameSessionDetails,omitempty"`
-	NextToken          *string             `json:"NextToken,omitempty"`
+	GameSessionDetails []GameSessionDetail `json:"GameSessionDetails,omitzero"`
+	NextToken          *string             `json:"NextToken,omitzero"`
 }
 
 type DescribeGameSessionPlacementInput struct {
-	PlacementId *string `json:"PlacementId,omitempty"`
+	PlacementId *string `json:"PlacementId,omitzero"`
 }
 
 type DescribeGameSessionPlacementOutput struct {
-	GameSessionPlacement *GameSessionPlacement `json:"GameSessionPlacement,omitempty"`
+	GameSessionPlacement *GameSessionPlacement `json:"GameSessionPlacement,omitzero"`
 }
 
 type DescribeGameSessionQueuesInput struct {
-	Limit     *int32   `json:"Limit,omitempty"`
-	Names     []string `json:"Names,omitempty"`
-	NextToken *string  `json:"NextToken,omitempty"`
+	Limit     *int32   `json:"Limit,omitzero"`
+	Names     []string `json:"Names,omitzero"`
+	NextToken *string  `json:"NextToken,omitzero"`
 }
 
 type DescribeGameSessionQueuesOutput struct {
-	GameSessionQueues []GameSessionQueue `json:"GameSessionQueues,omitempty"`
-	NextToken         *string            `json:"NextToken,omitempty"`
+	GameSessionQueues []GameSessionQueue `json:"GameSessionQueues,omitzero"`
+	NextToken         *string            `json:"NextToken,omitzero"`
 }
 
 type DescribeGameSessionsInput struct {
-	AliasId       *string `json:"AliasId,omitempty"`
-	FleetId       *string `json:"FleetId,omitempty"`
-	GameSessionId *string `json:"GameSessionId,omitempty"`
-	Limit         *int32  `json:"Limit,omitempty"`
-	Location      *string `json:"Location,omitempty"`
-	NextToken     *string `json:"NextToken,omitempty"`
-	StatusFilter  *string `json:"StatusFilter,omitempty"`
+	AliasId       *string `json:"AliasId,omitzero"`
+	FleetId       *string `json:"FleetId,omitzero"`
+	GameSessionId *string `json:"GameSessionId,omitzero"`
+	Limit         *int32  `json:"Limit,omitzero"`
+	Location      *string `json:"Location,omitzero"`
+	NextToken     *string `json:"NextToken,omitzero"`
+	StatusFilter  *string `json:"StatusFilter,omitzero"`
 }
 
 type DescribeGameSessionsOutput struct {
-	GameSessions []GameSession `json:"GameSessions,omitempty"`
-	NextToken    *string       `json:"NextToken,omitempty"`
+	GameSessions []GameSession `json:"GameSessions,omitzero"`
+	NextToken    *string       `json:"NextToken,omitzero"`
 }
 
 type DescribeInstancesInput struct {
-	FleetId    *string `json:"FleetId,omitempty"`
-	InstanceId *string `json:"InstanceId,omitempty"`
-	Limit      *int32  `json:"Limit,omitempty"`
-	Location   *string `json:"Location,omitempty"`
-	NextToken  *string `json:"NextToken,omitempty"`
+	FleetId    *string `json:"FleetId,omitzero"`
+	InstanceId *string `json:"InstanceId,omitzero"`
+	Limit      *int32  `json:"Limit,omitzero"`
+	Location   *string `json:"Location,omitzero"`
+	NextToken  *string `json:"NextToken,omitzero"`
 }
 
 type DescribeInstancesOutput struct {
-	Instances []Instance `json:"Instances,omitempty"`
-	NextToken *string    `json:"NextToken,omitempty"`
+	Instances []Instance `json:"Instances,omitzero"`
+	NextToken *string    `json:"NextToken,omitzero"`
 }
 
 type DescribeMatchmakingConfigurationsInput struct {
-	Limit       *int32   `json:"Limit,omitempty"`
-	Names       []string `json:"Names,omitempty"`
-	NextToken   *string  `json:"NextToken,omitempty"`
-	RuleSetName *string  `json:"RuleSetName,omitempty"`
+	Limit       *int32   `json:"Limit,omitzero"`
+	Names       []string `json:"Names,omitzero"`
+	NextToken   *string  `json:"NextToken,omitzero"`
+	RuleSetName *string  `json:"RuleSetName,omitzero"`
 }
 
 type DescribeMatchmakingConfigurationsOutput struct {
-	Configurations []MatchmakingConfiguration `json:"Configurations,omitempty"`
-	NextToken      *string                    `json:"NextToken,omitempty"`
+	Configurations []MatchmakingConfiguration `json:"Configurations,omitzero"`
+	NextToken      *string                    `json:"NextToken,omitzero"`
 }
 
 type DescribeMatchmakingInput struct {
-	TicketIds []string `json:"TicketIds,omitempty"`
+	TicketIds []string `json:"TicketIds,omitzero"`
 }
 
 type DescribeMatchmakingOutput struct {
-	TicketList []MatchmakingTicket `json:"TicketList,omitempty"`
+	TicketList []MatchmakingTicket `json:"TicketList,omitzero"`
 }
 
 type DescribeMatchmakingRuleSetsInput struct {
-	Limit     *int32   `json:"Limit,omitempty"`
-	Names     []string `json:"Names,omitempty"`
-	NextToken *string  `json:"NextToken,omitempty"`
+	Limit     *int32   `json:"Limit,omitzero"`
+	Names     []string `json:"Names,omitzero"`
+	NextToken *string  `json:"NextToken,omitzero"`
 }
 
 type DescribeMatchmakingRuleSetsOutput struct {
-	NextToken *string              `json:"NextToken,omitempty"`
-	RuleSets  []MatchmakingRuleSet `json:"RuleSets,omitempty"`
+	NextToken *string              `json:"NextToken,omitzero"`
+	RuleSets  []MatchmakingRuleSet `json:"RuleSets,omitzero"`
 }
 
 type DescribePlayerSessionsInput struct {
-	GameSessionId             *string `json:"GameSessionId,omitempty"`
-	Limit                     *int32  `json:"Limit,omitempty"`
-	NextToken                 *string `json:"NextToken,omitempty"`
-	PlayerId                  *string `json:"PlayerId,omitempty"`
-	PlayerSessionId           *string `json:"PlayerSessionId,omitempty"`
-	PlayerSessionStatusFilter *string `json:"PlayerSessionStatusFilter,omitempty"`
+	GameSessionId             *string `json:"GameSessionId,omitzero"`
+	Limit                     *int32  `json:"Limit,omitzero"`
+	NextToken                 *string `json:"NextToken,omitzero"`
+	PlayerId                  *string `json:"PlayerId,omitzero"`
+	PlayerSessionId           *string `json:"PlayerSessionId,omitzero"`
+	PlayerSessionStatusFilter *string `json:"PlayerSessionStatusFilter,omitzero"`
 }
 
 type DescribePlayerSessionsOutput struct {
-	NextToken      *string         `json:"NextToken,omitempty"`
-	PlayerSessions []PlayerSession `json:"PlayerSessions,omitempty"`
+	NextToken      *string         `json:"NextToken,omitzero"`
+	PlayerSessions []PlayerSession `json:"PlayerSessions,omitzero"`
 }
 
 type DescribeRuntimeConfigurationInput struct {
-	FleetId *string `json:"FleetId,omitempty"`
+	FleetId *string `json:"FleetId,omitzero"`
 }
 
 type DescribeRuntimeConfigurationOutput struct {
-	RuntimeConfiguration *RuntimeConfiguration `json:"RuntimeConfiguration,omitempty"`
+	RuntimeConfiguration *RuntimeConfiguration `json:"RuntimeConfiguration,omitzero"`
 }
 
 type DescribeScalingPoliciesInput struct {
-	FleetId      *string           `json:"FleetId,omitempty"`
-	Limit        *int32            `json:"Limit,omitempty"`
-	Location     *string           `json:"Location,omitempty"`
-	NextToken    *string           `json:"NextToken,omitempty"`
-	StatusFilter ScalingStatusType `json:"StatusFilter,omitempty"`
+	FleetId      *string           `json:"FleetId,omitzero"`
+	Limit        *int32            `json:"Limit,omitzero"`
+	Location     *string           `json:"Location,omitzero"`
+	NextToken    *string           `json:"NextToken,omitzero"`
+	StatusFilter ScalingStatusType `json:"StatusFilter,omitzero"`
 }
 
 type DescribeScalingPoliciesOutput struct {
-	NextToken       *string         `json:"NextToken,omitempty"`
-	ScalingPolicies []ScalingPolicy `json:"ScalingPolicies,omitempty"`
+	NextToken       *string         `json:"NextToken,omitzero"`
+	ScalingPolicies []ScalingPolicy `json:"ScalingPolicies,omitzero"`
 }
 
 type DescribeScriptInput struct {
-	ScriptId *string `json:"ScriptId,omitempty"`
+	ScriptId *string `json:"ScriptId,omitzero"`
 }
 
 type DescribeScriptOutput struct {
-	Script *Script `json:"Script,omitempty"`
+	Script *Script `json:"Script,omitzero"`
 }
 
 type DescribeVpcPeeringAuthorizationsInput struct {
 }
 
 type DescribeVpcPeeringAuthorizationsOutput struct {
-	VpcPeeringAuthorizations []VpcPeeringAuthorization `json:"VpcPeeringAuthorizations,omitempty"`
+	VpcPeeringAuthorizations []VpcPeeringAuthorization `json:"VpcPeeringAuthorizations,omitzero"`
 }
 
 type DescribeVpcPeeringConnectionsInput struct {
-	FleetId *string `json:"FleetId,omitempty"`
+	FleetId *string `json:"FleetId,omitzero"`
 }
 
 type DescribeVpcPeeringConnectionsOutput struct {
-	VpcPeeringConnections []VpcPeeringConnection `json:"VpcPeeringConnections,omitempty"`
+	VpcPeeringConnections []VpcPeeringConnection `json:"VpcPeeringConnections,omitzero"`
 }
 
 type DesiredPlayerSession struct {
-	PlayerData *string `json:"PlayerData,omitempty"`
-	PlayerId   *string `json:"PlayerId,omitempty"`
+	PlayerData *string `json:"PlayerData,omitzero"`
+	PlayerId   *string `json:"PlayerId,omitzero"`
 }
 
 type EC2InstanceCounts struct {
-	ACTIVE      *int32 `json:"ACTIVE,omitempty"`
-	DESIRED     *int32 `json:"DESIRED,omitempty"`
-	IDLE        *int32 `json:"IDLE,omitempty"`
-	MAXIMUM     *int32 `json:"MAXIMUM,omitempty"`
-	MINIMUM     *int32 `json:"MINIMUM,omitempty"`
-	PENDING     *int32 `json:"PENDING,omitempty"`
-	TERMINATING *int32 `json:"TERMINATING,omitempty"`
+	ACTIVE      *int32 `json:"ACTIVE,omitzero"`
+	DESIRED     *int32 `json:"DESIRED,omitzero"`
+	IDLE        *int32 `json:"IDLE,omitzero"`
+	MAXIMUM     *int32 `json:"MAXIMUM,omitzero"`
+	MINIMUM     *int32 `json:"MINIMUM,omitzero"`
+	PENDING     *int32 `json:"PENDING,omitzero"`
+	TERMINATING *int32 `json:"TERMINATING,omitzero"`
 }
 
 type EC2InstanceLimit struct {
-	CurrentInstances *int32          `json:"CurrentInstances,omitempty"`
-	EC2InstanceType  EC2InstanceType `json:"EC2InstanceType,omitempty"`
-	InstanceLimit    *int32          `json:"InstanceLimit,omitempty"`
-	Location         *string         `json:"Location,omitempty"`
+	CurrentInstances *int32          `json:"CurrentInstances,omitzero"`
+	EC2InstanceType  EC2InstanceType `json:"EC2InstanceType,omitzero"`
+	InstanceLimit    *int32          `json:"InstanceLimit,omitzero"`
+	Location         *string         `json:"Location,omitzero"`
 }
 
 type Event struct {
-	Count           *int64     `json:"Count,omitempty"`
-	EventCode       EventCode  `json:"EventCode,omitempty"`
-	EventId         *string    `json:"EventId,omitempty"`
-	EventTime       *Timestamp `json:"EventTime,omitempty"`
-	Message         *string    `json:"Message,omitempty"`
-	PreSignedLogUrl *string    `json:"PreSignedLogUrl,omitempty"`
-	ResourceId      *string    `json:"ResourceId,omitempty"`
+	Count           *int64     `json:"Count,omitzero"`
+	EventCode       EventCode  `json:"EventCode,omitzero"`
+	EventId         *string    `json:"EventId,omitzero"`
+	EventTime       *Timestamp `json:"EventTime,omitzero"`
+	Message         *string    `json:"Message,omitzero"`
+	PreSignedLogUrl *string    `json:"PreSignedLogUrl,omitzero"`
+	ResourceId      *string    `json:"ResourceId,omitzero"`
 }
 
 type FilterConfiguration struct {
-	AllowedLocations []string `json:"AllowedLocations,omitempty"`
+	AllowedLocations []string `json:"AllowedLocations,omitzero"`
 }
 
 type FleetAttributes struct {
-	AnywhereConfiguration           *AnywhereConfiguration          `json:"AnywhereConfiguration,omitempty"`
-	BuildArn                        *string                         `json:"BuildArn,omitempty"`
-	BuildId                         *string                         `json:"BuildId,omitempty"`
-	CertificateConfiguration        *CertificateConfiguration       `json:"CertificateConfiguration,omitempty"`
-	ComputeType                     ComputeType                     `json:"ComputeType,omitempty"`
-	CreationTime                    *Timestamp                      `json:"CreationTime,omitempty"`
-	Description                     *string                         `json:"Description,omitempty"`
-	FleetArn                        *string                         `json:"FleetArn,omitempty"`
-	FleetId                         *string                         `json:"FleetId,omitempty"`
-	FleetType                       FleetType                       `json:"FleetType,omitempty"`
-	InstanceRoleArn                 *string                         `json:"InstanceRoleArn,omitempty"`
-	InstanceRoleCredentialsProvider InstanceRoleCredentialsProvider `json:"InstanceRoleCredentialsProvider,omitempty"`
-	InstanceType                    EC2InstanceType                 `json:"InstanceType,omitempty"`
-	LogPaths                        []string                        `json:"LogPaths,omitempty"`
-	MetricGroups                    []string                        `json:"MetricGroups,omitempty"`
-	Name                            *string                         `json:"Name,omitempty"`
-	NewGameSessionProtectionPolicy  ProtectionPolicy                `json:"NewGameSessionProtectionPolicy,omitempty"`
-	OperatingSystem                 OperatingSystem                 `json:"OperatingSystem,omitempty"`
-	PlayerGatewayConfiguration      *PlayerGatewayConfiguration     `json:"PlayerGatewayConfiguration,omitempty"`
-	PlayerGatewayMode               PlayerGatewayMode               `json:"PlayerGatewayMode,omitempty"`
-	ResourceCreationLimitPolicy     *ResourceCreationLimitPolicy    `json:"ResourceCreationLimitPolicy,omitempty"`
-	ScriptArn                       *string                         `json:"ScriptArn,omitempty"`
-	ScriptId                        *string                         `json:"ScriptId,omitempty"`
-	ServerLaunchParameters          *string                         `json:"ServerLaunchParameters,omitempty"`
-	ServerLaunchPath                *string                         `json:"ServerLaunchPath,omitempty"`
-	Status                          FleetStatus                     `json:"Status,omitempty"`
-	StoppedActions                  []FleetAction                   `json:"StoppedActions,omitempty"`
-	TerminationTime                 *Timestamp                      `json:"TerminationTime,omitempty"`
+	AnywhereConfiguration           *AnywhereConfiguration          `json:"AnywhereConfiguration,omitzero"`
+	BuildArn                        *string                         `json:"BuildArn,omitzero"`
+	BuildId                         *string                         `json:"BuildId,omitzero"`
+	CertificateConfiguration        *CertificateConfiguration       `json:"CertificateConfiguration,omitzero"`
+	ComputeType                     ComputeType                     `json:"ComputeType,omitzero"`
+	CreationTime                    *Timestamp                      `json:"CreationTime,omitzero"`
+	Description                     *string                         `json:"Description,omitzero"`
+	FleetArn                        *string                         `json:"FleetArn,omitzero"`
+	FleetId                         *string                         `json:"FleetId,omitzero"`
+	FleetType                       FleetType                       `json:"FleetType,omitzero"`
+	InstanceRoleArn                 *string                         `json:"InstanceRoleArn,omitzero"`
+	InstanceRoleCredentialsProvider InstanceRoleCredentialsProvider `json:"InstanceRoleCredentialsProvider,omitzero"`
+	InstanceType                    EC2InstanceType                 `json:"InstanceType,omitzero"`
+	LogPaths                        []string                        `json:"LogPaths,omitzero"`
+	MetricGroups                    []string                        `json:"MetricGroups,omitzero"`
+	Name                            *string                         `json:"Name,omitzero"`
+	NewGameSessionProtectionPolicy  ProtectionPolicy                `json:"NewGameSessionProtectionPolicy,omitzero"`
+	OperatingSystem                 OperatingSystem                 `json:"OperatingSystem,omitzero"`
+	PlayerGatewayConfiguration      *PlayerGatewayConfiguration     `json:"PlayerGatewayConfiguration,omitzero"`
+	PlayerGatewayMode               PlayerGatewayMode               `json:"PlayerGatewayMode,omitzero"`
+	ResourceCreationLimitPolicy     *ResourceCreationLimitPolicy    `json:"ResourceCreationLimitPolicy,omitzero"`
+	ScriptArn                       *string                         `json:"ScriptArn,omitzero"`
+	ScriptId                        *string                         `json:"ScriptId,omitzero"`
+	ServerLaunchParameters          *string                         `json:"ServerLaunchParameters,omitzero"`
+	ServerLaunchPath                *string                         `json:"ServerLaunchPath,omitzero"`
+	Status                          FleetStatus                     `json:"Status,omitzero"`
+	StoppedActions                  []FleetAction                   `json:"StoppedActions,omitzero"`
+	TerminationTime                 *Timestamp                      `json:"TerminationTime,omitzero"`
 }
 
 type FleetCapacity struct {
-	FleetArn                       *string                         `json:"FleetArn,omitempty"`
-	FleetId                        *string                         `json:"FleetId,omitempty"`
-	GameServerContainerGroupCounts *GameServerContainerGroupCounts `json:"GameServerContainerGroupCounts,omitempty"`
-	InstanceCounts                 *EC2InstanceCounts              `json:"InstanceCounts,omitempty"`
-	InstanceType                   EC2InstanceType                 `json:"InstanceType,omitempty"`
-	Location                       *string                         `json:"Location,omitempty"`
-	ManagedCapacityConfiguration   *ManagedCapacityConfiguration   `json:"ManagedCapacityConfiguration,omitempty"`
+	FleetArn                       *string                         `json:"FleetArn,omitzero"`
+	FleetId                        *string                         `json:"FleetId,omitzero"`
+	GameServerContainerGroupCounts *GameServerContainerGroupCounts `json:"GameServerContainerGroupCounts,omitzero"`
+	InstanceCounts                 *EC2InstanceCounts              `json:"InstanceCounts,omitzero"`
+	InstanceType                   EC2InstanceType                 `json:"InstanceType,omitzero"`
+	Location                       *string                         `json:"Location,omitzero"`
+	ManagedCapacityConfiguration   *ManagedCapacityConfiguration   `json:"ManagedCapacityConfiguration,omitzero"`
 }
 
 type FleetDeployment struct {
-	CreationTime                 *Timestamp               `json:"CreationTime,omitempty"`
-	DeploymentConfiguration      *DeploymentConfiguration `json:"DeploymentConfiguration,omitempty"`
-	DeploymentId                 *string                  `json:"DeploymentId,omitempty"`
-	DeploymentStatus             DeploymentStatus         `json:"DeploymentStatus,omitempty"`
-	FleetId                      *string                  `json:"FleetId,omitempty"`
-	GameServerBinaryArn          *string                  `json:"GameServerBinaryArn,omitempty"`
-	PerInstanceBinaryArn         *string                  `json:"PerInstanceBinaryArn,omitempty"`
-	RollbackGameServerBinaryArn  *string                  `json:"RollbackGameServerBinaryArn,omitempty"`
-	RollbackPerInstanceBinaryArn *string                  `json:"RollbackPerInstanceBinaryArn,omitempty"`
+	CreationTime                 *Timestamp               `json:"CreationTime,omitzero"`
+	DeploymentConfiguration      *DeploymentConfiguration `json:"DeploymentConfiguration,omitzero"`
+	DeploymentId                 *string                  `json:"DeploymentId,omitzero"`
+	DeploymentStatus             DeploymentStatus         `json:"DeploymentStatus,omitzero"`
+	FleetId                      *string                  `json:"FleetId,omitzero"`
+	GameServerBinaryArn          *string                  `json:"GameServerBinaryArn,omitzero"`
+	PerInstanceBinaryArn         *string                  `json:"PerInstanceBinaryArn,omitzero"`
+	RollbackGameServerBinaryArn  *string                  `json:"RollbackGameServerBinaryArn,omitzero"`
+	RollbackPerInstanceBinaryArn *string                  `json:"RollbackPerInstanceBinaryArn,omitzero"`
 }
 
 type FleetUtilization struct {
-	ActiveGameSessionCount    *int32  `json:"ActiveGameSessionCount,omitempty"`
-	ActiveServerProcessCount  *int32  `json:"ActiveServerProcessCount,omitempty"`
-	CurrentPlayerSessionCount *int32  `json:"CurrentPlayerSessionCount,omitempty"`
-	FleetArn                  *string `json:"FleetArn,omitempty"`
-	FleetId                   *string `json:"FleetId,omitempty"`
-	Location                  *string `json:"Location,omitempty"`
-	MaximumPlayerSessionCount *int32  `json:"MaximumPlayerSessionCount,omitempty"`
+	ActiveGameSessionCount    *int32  `json:"ActiveGameSessionCount,omitzero"`
+	ActiveServerProcessCount  *int32  `json:"ActiveServerProcessCount,omitzero"`
+	CurrentPlayerSessionCount *int32  `json:"CurrentPlayerSessionCount,omitzero"`
+	FleetArn                  *string `json:"FleetArn,omitzero"`
+	FleetId                   *string `json:"FleetId,omitzero"`
+	Location                  *string `json:"Location,omitzero"`
+	MaximumPlayerSessionCount *int32  `json:"MaximumPlayerSessionCount,omitzero"`
 }
 
 type GameProperty struct {
-	Key   *string `json:"Key,omitempty"`
-	Value *string `json:"Value,omitempty"`
+	Key   *string `json:"Key,omitzero"`
+	Value *string `json:"Value,omitzero"`
 }
 
 type GameServer struct {
-	ClaimStatus         GameServerClaimStatus       `json:"ClaimStatus,omitempty"`
-	ConnectionInfo      *string                     `json:"ConnectionInfo,omitempty"`
-	GameServerData      *string                     `json:"GameServerData,omitempty"`
-	GameServerGroupArn  *string                     `json:"GameServerGroupArn,omitempty"`
-	GameServerGroupName *string                     `json:"GameServerGroupName,omitempty"`
-	GameServerId        *string                     `json:"GameServerId,omitempty"`
-	InstanceId          *string                     `json:"InstanceId,omitempty"`
-	LastClaimTime       *Timestamp                  `json:"LastClaimTime,omitempty"`
-	LastHealthCheckTime *Timestamp                  `json:"LastHealthCheckTime,omitempty"`
-	RegistrationTime    *Timestamp                  `json:"RegistrationTime,omitempty"`
-	UtilizationStatus   GameServerUtilizationStatus `json:"UtilizationStatus,omitempty"`
+	ClaimStatus         GameServerClaimStatus       `json:"ClaimStatus,omitzero"`
+	ConnectionInfo      *string                     `json:"ConnectionInfo,omitzero"`
+	GameServerData      *string                     `json:"GameServerData,omitzero"`
+	GameServerGroupArn  *string                     `json:"GameServerGroupArn,omitzero"`
+	GameServerGroupName *string                     `json:"GameServerGroupName,omitzero"`
+	GameServerId        *string                     `json:"GameServerId,omitzero"`
+	InstanceId          *string                     `json:"InstanceId,omitzero"`
+	LastClaimTime       *Timestamp                  `json:"LastClaimTime,omitzero"`
+	LastHealthCheckTime *Timestamp                  `json:"LastHealthCheckTime,omitzero"`
+	RegistrationTime    *Timestamp                  `json:"RegistrationTime,omitzero"`
+	UtilizationStatus   GameServerUtilizationStatus `json:"UtilizationStatus,omitzero"`
 }
 
 type GameServerContainerDefinition struct {
-	ContainerName       *string                     `json:"ContainerName,omitempty"`
-	DependsOn           []ContainerDependency       `json:"DependsOn,omitempty"`
-	EnvironmentOverride []ContainerEnvironment      `json:"EnvironmentOverride,omitempty"`
-	ImageUri            *string                     `json:"ImageUri,omitempty"`
-	MountPoints         []ContainerMountPoint       `json:"MountPoints,omitempty"`
-	PortConfiguration   *ContainerPortConfiguration `json:"PortConfiguration,omitempty"`
-	ResolvedImageDigest *string                     `json:"ResolvedImageDigest,omitempty"`
-	ServerSdkVersion    *string                     `json:"ServerSdkVersion,omitempty"`
+	ContainerName       *string                     `json:"ContainerName,omitzero"`
+	DependsOn           []ContainerDependency       `json:"DependsOn,omitzero"`
+	EnvironmentOverride []ContainerEnvironment      `json:"EnvironmentOverride,omitzero"`
+	ImageUri            *string                     `json:"ImageUri,omitzero"`
+	MountPoints         []ContainerMountPoint       `json:"MountPoints,omitzero"`
+	PortConfiguration   *ContainerPortConfiguration `json:"PortConfiguration,omitzero"`
+	ResolvedImageDigest *string                     `json:"ResolvedImageDigest,omitzero"`
+	ServerSdkVersion    *string                     `json:"ServerSdkVersion,omitzero"`
 }
 
 type GameServerContainerDefinitionInput struct {
-	ContainerName       *string                     `json:"ContainerName,omitempty"`
-	DependsOn           []ContainerDependency       `json:"DependsOn,omitempty"`
-	EnvironmentOverride []ContainerEnvironment      `json:"EnvironmentOverride,omitempty"`
-	ImageUri            *string                     `json:"ImageUri,omitempty"`
-	MountPoints         []ContainerMountPoint       `json:"MountPoints,omitempty"`
-	PortConfiguration   *ContainerPortConfiguration `json:"PortConfiguration,omitempty"`
-	ServerSdkVersion    *string                     `json:"ServerSdkVersion,omitempty"`
+	ContainerName       *string                     `json:"ContainerName,omitzero"`
+	DependsOn           []ContainerDependency       `json:"DependsOn,omitzero"`
+	EnvironmentOverride []ContainerEnvironment      `json:"EnvironmentOverride,omitzero"`
+	ImageUri            *string                     `json:"ImageUri,omitzero"`
+	MountPoints         []ContainerMountPoint       `json:"MountPoints,omitzero"`
+	PortConfiguration   *ContainerPortConfiguration `json:"PortConfiguration,omitzero"`
+	ServerSdkVersion    *string                     `json:"ServerSdkVersion,omitzero"`
 }
 
 type GameServerContainerGroupCounts struct {
-	ACTIVE      *int32 `json:"ACTIVE,omitempty"`
-	IDLE        *int32 `json:"IDLE,omitempty"`
-	PENDING     *int32 `json:"PENDING,omitempty"`
-	TERMINATING *int32 `json:"TERMINATING,omitempty"`
+	ACTIVE      *int32 `json:"ACTIVE,omitzero"`
+	IDLE        *int32 `json:"IDLE,omitzero"`
+	PENDING     *int32 `json:"PENDING,omitzero"`
+	TERMINATING *int32 `json:"TERMINATING,omitzero"`
 }
 
 type GameServerGroup struct {
-	AutoScalingGroupArn        *string                    `json:"AutoScalingGroupArn,omitempty"`
-	BalancingStrategy          BalancingStrategy          `json:"BalancingStrategy,omitempty"`
-	CreationTime               *Timestamp                 `json:"CreationTime,omitempty"`
-	GameServerGroupArn         *string                    `json:"GameServerGroupArn,omitempty"`
-	GameServerGroupName        *string                    `json:"GameServerGroupName,omitempty"`
-	GameServerProtectionPolicy GameServerProtectionPolicy `json:"GameServerProtectionPolicy,omitempty"`
-	InstanceDefinitions        []InstanceDefinition       `json:"InstanceDefinitions,omitempty"`
-	LastUpdatedTime            *Timestamp                 `json:"LastUpdatedTime,omitempty"`
-	RoleArn                    *string                    `json:"RoleArn,omitempty"`
-	Status                     GameServerGroupStatus      `json:"Status,omitempty"`
-	StatusReason               *string                    `json:"StatusReason,omitempty"`
-	SuspendedActions           []GameServerGroupAction    `json:"SuspendedActions,omitempty"`
+	AutoScalingGroupArn        *string                    `json:"AutoScalingGroupArn,omitzero"`
+	BalancingStrategy          BalancingStrategy          `json:"BalancingStrategy,omitzero"`
+	CreationTime               *Timestamp                 `json:"CreationTime,omitzero"`
+	GameServerGroupArn         *string                    `json:"GameServerGroupArn,omitzero"`
+	GameServerGroupName        *string                    `json:"GameServerGroupName,omitzero"`
+	GameServerProtectionPolicy GameServerProtectionPolicy `json:"GameServerProtectionPolicy,omitzero"`
+	InstanceDefinitions        []InstanceDefinition       `json:"InstanceDefinitions,omitzero"`
+	LastUpdatedTime            *Timestamp                 `json:"LastUpdatedTime,omitzero"`
+	RoleArn                    *string                    `json:"RoleArn,omitzero"`
+	Status                     GameServerGroupStatus      `json:"Status,omitzero"`
+	StatusReason               *string                    `json:"StatusReason,omitzero"`
+	SuspendedActions           []GameServerGroupAction    `json:"SuspendedActions,omitzero"`
 }
 
 type GameServerGroupAutoScalingPolicy struct {
-	EstimatedInstanceWarmup     *int32                       `json:"EstimatedInstanceWarmup,omitempty"`
-	TargetTrackingConfiguration *TargetTrackingConfiguration `json:"TargetTrackingConfiguration,omitempty"`
+	EstimatedInstanceWarmup     *int32                       `json:"EstimatedInstanceWarmup,omitzero"`
+	TargetTrackingConfiguration *TargetTrackingConfiguration `json:"TargetTrackingConfiguration,omitzero"`
 }
 
 type GameServerInstance struct {
-	GameServerGroupArn  *string                  `json:"GameServerGroupArn,omitempty"`
-	GameServerGroupName *string                  `json:"GameServerGroupName,omitempty"`
-	InstanceId          *string                  `json:"InstanceId,omitempty"`
-	InstanceStatus      GameServerInstanceStatus `json:"InstanceStatus,omitempty"`
+	GameServerGroupArn  *string                  `json:"GameServerGroupArn,omitzero"`
+	GameServerGroupName *string                  `json:"GameServerGroupName,omitzero"`
+	InstanceId          *string                  `json:"InstanceId,omitzero"`
+	InstanceStatus      GameServerInstanceStatus `json:"InstanceStatus,omitzero"`
 }
 
 type GameSession struct {
-	ComputeName                 *string                     `json:"ComputeName,omitempty"`
-	CreationTime                *Timestamp                  `json:"CreationTime,omitempty"`
-	CreatorId                   *string                     `json:"CreatorId,omitempty"`
-	CurrentPlayerSessionCount   *int32                      `json:"CurrentPlayerSessionCount,omitempty"`
-	DnsName                     *string                     `json:"DnsName,omitempty"`
-	FleetArn                    *string                     `json:"FleetArn,omitempty"`
-	FleetId                     *string                     `json:"FleetId,omitempty"`
-	GameProperties              []GameProperty              `json:"GameProperties,omitempty"`
-	GameSessionData             *string                     `json:"GameSessionData,omitempty"`
-	GameSessionId               *string                     `json:"GameSessionId,omitempty"`
-	IpAddress                   *string                     `json:"IpAddress,omitempty"`
-	Location                    *string                     `json:"Location,omitempty"`
-	MatchmakerData              *string                     `json:"MatchmakerData,omitempty"`
-	MaximumPlayerSessionCount   *int32                      `json:"MaximumPlayerSessionCount,omitempty"`
-	Name                        *string                     `json:"Name,omitempty"`
-	PlayerGatewayStatus         PlayerGatewayStatus         `json:"PlayerGatewayStatus,omitempty"`
-	PlayerSessionCreationPolicy PlayerSessionCreationPolicy `json:"PlayerSessionCreationPolicy,omitempty"`
-	Port                        *int32                      `json:"Port,omitempty"`
-	Status                      GameSessionStatus           `json:"Status,omitempty"`
-	StatusReason                GameSessionStatusReason     `json:"StatusReason,omitempty"`
-	TerminationTime             *Timestamp                  `json:"TerminationTime,omitempty"`
+	ComputeName                 *string                     `json:"ComputeName,omitzero"`
+	CreationTime                *Timestamp                  `json:"CreationTime,omitzero"`
+	CreatorId                   *string                     `json:"CreatorId,omitzero"`
+	CurrentPlayerSessionCount   *int32                      `json:"CurrentPlayerSessionCount,omitzero"`
+	DnsName                     *string                     `json:"DnsName,omitzero"`
+	FleetArn                    *string                     `json:"FleetArn,omitzero"`
+	FleetId                     *string                     `json:"FleetId,omitzero"`
+	GameProperties              []GameProperty              `json:"GameProperties,omitzero"`
+	GameSessionData             *string                     `json:"GameSessionData,omitzero"`
+	GameSessionId               *string                     `json:"GameSessionId,omitzero"`
+	IpAddress                   *string                     `json:"IpAddress,omitzero"`
+	Location                    *string                     `json:"Location,omitzero"`
+	MatchmakerData              *string                     `json:"MatchmakerData,omitzero"`
+	MaximumPlayerSessionCount   *int32                      `json:"MaximumPlayerSessionCount,omitzero"`
+	Name                        *string                     `json:"Name,omitzero"`
+	PlayerGatewayStatus         PlayerGatewayStatus         `json:"PlayerGatewayStatus,omitzero"`
+	PlayerSessionCreationPolicy PlayerSessionCreationPolicy `json:"PlayerSessionCreationPolicy,omitzero"`
+	Port                        *int32                      `json:"Port,omitzero"`
+	Status                      GameSessionStatus           `json:"Status,omitzero"`
+	StatusReason                GameSessionStatusReason     `json:"StatusReason,omitzero"`
+	TerminationTime             *Timestamp                  `json:"TerminationTime,omitzero"`
 }
 
 type GameSessionConnectionInfo struct {
-	DnsName               *string                `json:"DnsName,omitempty"`
-	GameSessionArn        *string                `json:"GameSessionArn,omitempty"`
-	IpAddress             *string                `json:"IpAddress,omitempty"`
-	MatchedPlayerSessions []MatchedPlayerSession `json:"MatchedPlayerSessions,omitempty"`
-	PlayerGatewayStatus   PlayerGatewayStatus    `json:"PlayerGatewayStatus,omitempty"`
-	Port                  *int32                 `json:"Port,omitempty"`
+	DnsName               *string                `json:"DnsName,omitzero"`
+	GameSessionArn        *string                `json:"GameSessionArn,omitzero"`
+	IpAddress             *string                `json:"IpAddress,omitzero"`
+	MatchedPlayerSessions []MatchedPlayerSession `json:"MatchedPlayerSessions,omitzero"`
+	PlayerGatewayStatus   PlayerGatewayStatus    `json:"PlayerGatewayStatus,omitzero"`
+	Port                  *int32                 `json:"Port,omitzero"`
 }
 
 type GameSessionCreationLimitPolicy struct {
-	NewGameSessionsPerCreator *int32 `json:"NewGameSessionsPerCreator,omitempty"`
-	PolicyPeriodInMinutes     *int32 `json:"PolicyPeriodInMinutes,omitempty"`
+	NewGameSessionsPerCreator *int32 `json:"NewGameSessionsPerCreator,omitzero"`
+	PolicyPeriodInMinutes     *int32 `json:"PolicyPeriodInMinutes,omitzero"`
 }
 
 type GameSessionDetail struct {
-	GameSession      *GameSession     `json:"GameSession,omitempty"`
-	ProtectionPolicy ProtectionPolicy `json:"ProtectionPolicy,omitempty"`
+	GameSession      *GameSession     `json:"GameSession,omitzero"`
+	ProtectionPolicy ProtectionPolicy `json:"ProtectionPolicy,omitzero"`
 }
 
 type GameSessionPlacement struct {
-	DnsName                       *string                        `json:"DnsName,omitempty"`
-	EndTime                       *Timestamp                     `json:"EndTime,omitempty"`
-	GameProperties                []GameProperty                 `json:"GameProperties,omitempty"`
-	GameSessionArn                *string                        `json:"GameSessionArn,omitempty"`
-	GameSessionData               *string                        `json:"GameSessionData,omitempty"`
-	GameSessionId                 *string                        `json:"GameSessionId,omitempty"`
-	GameSessionName               *string                        `json:"GameSessionName,omitempty"`
-	GameSessionQueueName          *string                        `json:"GameSessionQueueName,omitempty"`
-	GameSessionRegion             *string                        `json:"GameSessionRegion,omitempty"`
-	IpAddress                     *string                        `json:"IpAddress,omitempty"`
-	MatchmakerData                *string                        `json:"MatchmakerData,omitempty"`
-	MaximumPlayerSessionCount     *int32                         `json:"MaximumPlayerSessionCount,omitempty"`
-	PlacedPlayerSessions          []PlacedPlayerSession          `json:"PlacedPlayerSessions,omitempty"`
-	PlacementId                   *string                        `json:"PlacementId,omitempty"`
-	PlayerGatewayStatus           PlayerGatewayStatus            `json:"PlayerGatewayStatus,omitempty"`
-	PlayerLatencies               []PlayerLatency                `json:"PlayerLatencies,omitempty"`
-	Port                          *int32                         `json:"Port,omitempty"`
-	PriorityConfigurationOverride *PriorityConfigurationOverride `json:"PriorityConfigurationOverride,omitempty"`
-	StartTime                     *Timestamp                     `json:"StartTime,omitempty"`
-	Status                        GameSessionPlacementState      `json:"Status,omitempty"`
+	DnsName                       *string                        `json:"DnsName,omitzero"`
+	EndTime                       *Timestamp                     `json:"EndTime,omitzero"`
+	GameProperties                []GameProperty                 `json:"GameProperties,omitzero"`
+	GameSessionArn                *string                        `json:"GameSessionArn,omitzero"`
+	GameSessionData               *string                        `json:"GameSessionData,omitzero"`
+	GameSessionId                 *string                        `json:"GameSessionId,omitzero"`
+	GameSessionName               *string                        `json:"GameSessionName,omitzero"`
+	GameSessionQueueName          *string                        `json:"GameSessionQueueName,omitzero"`
+	GameSessionRegion             *string                        `json:"GameSessionRegion,omitzero"`
+	IpAddress                     *string                        `json:"IpAddress,omitzero"`
+	MatchmakerData                *string                        `json:"MatchmakerData,omitzero"`
+	MaximumPlayerSessionCount     *int32                         `json:"MaximumPlayerSessionCount,omitzero"`
+	PlacedPlayerSessions          []PlacedPlayerSession          `json:"PlacedPlayerSessions,omitzero"`
+	PlacementId                   *string                        `json:"PlacementId,omitzero"`
+	PlayerGatewayStatus           PlayerGatewayStatus            `json:"PlayerGatewayStatus,omitzero"`
+	PlayerLatencies               []PlayerLatency                `json:"PlayerLatencies,omitzero"`
+	Port                          *int32                         `json:"Port,omitzero"`
+	PriorityConfigurationOverride *PriorityConfigurationOverride `json:"PriorityConfigurationOverride,omitzero"`
+	StartTime                     *Timestamp                     `json:"StartTime,omitzero"`
+	Status                        GameSessionPlacementState      `json:"Status,omitzero"`
 }
 
 type GameSessionQueue struct {
-	CustomEventData       *string                       `json:"CustomEventData,omitempty"`
-	Destinations          []GameSessionQueueDestination `json:"Destinations,omitempty"`
-	FilterConfiguration   *FilterConfiguration          `json:"FilterConfiguration,omitempty"`
-	GameSessionQueueArn   *string                       `json:"GameSessionQueueArn,omitempty"`
-	Name                  *string                       `json:"Name,omitempty"`
-	NotificationTarget    *string                       `json:"NotificationTarget,omitempty"`
-	PlayerLatencyPolicies []PlayerLatencyPolicy         `json:"PlayerLatencyPolicies,omitempty"`
-	PriorityConfiguration *PriorityConfiguration        `json:"PriorityConfiguration,omitempty"`
-	TimeoutInSeconds      *int32                        `json:"TimeoutInSeconds,omitempty"`
+	CustomEventData       *string                       `json:"CustomEventData,omitzero"`
+	Destinations          []GameSessionQueueDestination `json:"Destinations,omitzero"`
+	FilterConfiguration   *FilterConfiguration          `json:"FilterConfiguration,omitzero"`
+	GameSessionQueueArn   *string                       `json:"GameSessionQueueArn,omitzero"`
+	Name                  *string                       `json:"Name,omitzero"`
+	NotificationTarget    *string                       `json:"NotificationTarget,omitzero"`
+	PlayerLatencyPolicies []PlayerLatencyPolicy         `json:"PlayerLatencyPolicies,omitzero"`
+	PriorityConfiguration *PriorityConfiguration        `json:"PriorityConfiguration,omitzero"`
+	TimeoutInSeconds      *int32                        `json:"TimeoutInSeconds,omitzero"`
 }
 
 type GameSessionQueueDestination struct {
-	DestinationArn *string `json:"DestinationArn,omitempty"`
+	DestinationArn *string `json:"DestinationArn,omitzero"`
 }
 
 type GetComputeAccessInput struct {
-	ComputeName *string `json:"ComputeName,omitempty"`
-	FleetId     *string `json:"FleetId,omitempty"`
+	ComputeName *string `json:"ComputeName,omitzero"`
+	FleetId     *string `json:"FleetId,omitzero"`
 }
 
 type GetComputeAccessOutput struct {
-	ComputeArn           *string               `json:"ComputeArn,omitempty"`
-	ComputeName          *string               `json:"ComputeName,omitempty"`
-	ContainerIdentifiers []ContainerIdentifier `json:"ContainerIdentifiers,omitempty"`
-	Credentials          *AwsCredentials       `json:"Credentials,omitempty"`
-	FleetArn             *string               `json:"FleetArn,omitempty"`
-	FleetId              *string               `json:"FleetId,omitempty"`
-	Target               *string               `json:"Target,omitempty"`
+	ComputeArn           *string               `json:"ComputeArn,omitzero"`
+	ComputeName          *string               `json:"ComputeName,omitzero"`
+	ContainerIdentifiers []ContainerIdentifier `json:"ContainerIdentifiers,omitzero"`
+	Credentials          *AwsCredentials       `json:"Credentials,omitzero"`
+	FleetArn             *string               `json:"FleetArn,omitzero"`
+	FleetId              *string               `json:"FleetId,omitzero"`
+	Target               *string               `json:"Target,omitzero"`
 }
 
 type GetComputeAuthTokenInput struct {
-	ComputeName *string `json:"ComputeName,omitempty"`
-	FleetId     *string `json:"FleetId,omitempty"`
+	ComputeName *string `json:"ComputeName,omitzero"`
+	FleetId     *string `json:"FleetId,omitzero"`
 }
 
 type GetComputeAuthTokenOutput struct {
-	AuthToken           *string    `json:"AuthToken,omitempty"`
-	ComputeArn          *string    `json:"ComputeArn,omitempty"`
-	ComputeName         *string    `json:"ComputeName,omitempty"`
-	ExpirationTimestamp *Timestamp `json:"ExpirationTimestamp,omitempty"`
-	FleetArn            *string    `json:"FleetArn,omitempty"`
-	FleetId             *string    `json:"FleetId,omitempty"`
+	AuthToken           *string    `json:"AuthToken,omitzero"`
+	ComputeArn          *string    `json:"ComputeArn,omitzero"`
+	ComputeName         *string    `json:"ComputeName,omitzero"`
+	ExpirationTimestamp *Timestamp `json:"ExpirationTimestamp,omitzero"`
+	FleetArn            *string    `json:"FleetArn,omitzero"`
+	FleetId             *string    `json:"FleetId,omitzero"`
 }
 
 type GetGameSessionLogUrlInput struct {
-	GameSessionId *string `json:"GameSessionId,omitempty"`
+	GameSessionId *string `json:"GameSessionId,omitzero"`
 }
 
 type GetGameSessionLogUrlOutput struct {
-	PreSignedUrl *string `json:"PreSignedUrl,omitempty"`
+	PreSignedUrl *string `json:"PreSignedUrl,omitzero"`
 }
 
 type GetInstanceAccessInput struct {
-	FleetId    *string `json:"FleetId,omitempty"`
-	InstanceId *string `json:"InstanceId,omitempty"`
+	FleetId    *string `json:"FleetId,omitzero"`
+	InstanceId *string `json:"InstanceId,omitzero"`
 }
 
 type GetInstanceAccessOutput struct {
-	InstanceAccess *InstanceAccess `json:"InstanceAccess,omitempty"`
+	InstanceAccess *InstanceAccess `json:"InstanceAccess,omitzero"`
 }
 
 type GetPlayerConnectionDetailsInput struct {
-	GameSessionId *string  `json:"GameSessionId,omitempty"`
-	PlayerIds     []string `json:"PlayerIds,omitempty"`
+	GameSessionId *string  `json:"GameSessionId,omitzero"`
+	PlayerIds     []string `json:"PlayerIds,omitzero"`
 }
 
 type GetPlayerConnectionDetailsOutput struct {
-	GameSessionId           *string                  `json:"GameSessionId,omitempty"`
-	PlayerConnectionDetails []PlayerConnectionDetail `json:"PlayerConnectionDetails,omitempty"`
+	GameSessionId           *string                  `json:"GameSessionId,omitzero"`
+	PlayerConnectionDetails []PlayerConnectionDetail `json:"PlayerConnectionDetails,omitzero"`
 }
 
 type Instance struct {
-	CreationTime    *Timestamp      `json:"CreationTime,omitempty"`
-	DnsName         *string         `json:"DnsName,omitempty"`
-	FleetArn        *string         `json:"FleetArn,omitempty"`
-	FleetId         *string         `json:"FleetId,omitempty"`
-	InstanceId      *string         `json:"InstanceId,omitempty"`
-	IpAddress       *string         `json:"IpAddress,omitempty"`
-	Location        *string         `json:"Location,omitempty"`
-	OperatingSystem OperatingSystem `json:"OperatingSystem,omitempty"`
-	Status          InstanceStatus  `json:"Status,omitempty"`
-	Type            EC2InstanceType `json:"Type,omitempty"`
+	CreationTime    *Timestamp      `json:"CreationTime,omitzero"`
+	DnsName         *string         `json:"DnsName,omitzero"`
+	FleetArn        *string         `json:"FleetArn,omitzero"`
+	FleetId         *string         `json:"FleetId,omitzero"`
+	InstanceId      *string         `json:"InstanceId,omitzero"`
+	IpAddress       *string         `json:"IpAddress,omitzero"`
+	Location        *string         `json:"Location,omitzero"`
+	OperatingSystem OperatingSystem `json:"OperatingSystem,omitzero"`
+	Status          InstanceStatus  `json:"Status,omitzero"`
+	Type            EC2InstanceType `json:"Type,omitzero"`
 }
 
 type InstanceAccess struct {
-	Credentials     *InstanceCredentials `json:"Credentials,omitempty"`
-	FleetId         *string              `json:"FleetId,omitempty"`
-	InstanceId      *string              `json:"InstanceId,omitempty"`
-	IpAddress       *string              `json:"IpAddress,omitempty"`
-	OperatingSystem OperatingSystem      `json:"OperatingSystem,omitempty"`
+	Credentials     *InstanceCredentials `json:"Credentials,omitzero"`
+	FleetId         *string              `json:"FleetId,omitzero"`
+	InstanceId      *string              `json:"InstanceId,omitzero"`
+	IpAddress       *string              `json:"IpAddress,omitzero"`
+	OperatingSystem OperatingSystem      `json:"OperatingSystem,omitzero"`
 }
 
 type InstanceCredentials struct {
-	Secret   *string `json:"Secret,omitempty"`
-	UserName *string `json:"UserName,omitempty"`
+	Secret   *string `json:"Secret,omitzero"`
+	UserName *string `json:"UserName,omitzero"`
 }
 
 type InstanceDefinition struct {
-	InstanceType     GameServerGroupInstanceType `json:"InstanceType,omitempty"`
-	WeightedCapacity *string                     `json:"WeightedCapacity,omitempty"`
+	InstanceType     GameServerGroupInstanceType `json:"InstanceType,omitzero"`
+	WeightedCapacity *string                     `json:"WeightedCapacity,omitzero"`
 }
 
 type IpPermission struct {
-	FromPort *int32     `json:"FromPort,omitempty"`
-	IpRange  *string    `json:"IpRange,omitempty"`
-	Protocol IpProtocol `json:"Protocol,omitempty"`
-	ToPort   *int32     `json:"ToPort,omitempty"`
+	FromPort *int32     `json:"FromPort,omitzero"`
+	IpRange  *string    `json:"IpRange,omitzero"`
+	Protocol IpProtocol `json:"Protocol,omitzero"`
+	ToPort   *int32     `json:"ToPort,omitzero"`
 }
 
 type LaunchTemplateSpecification struct {
-	LaunchTemplateId   *string `json:"LaunchTemplateId,omitempty"`
-	LaunchTemplateName *string `json:"LaunchTemplateName,omitempty"`
-	Version            *string `json:"Version,omitempty"`
+	LaunchTemplateId   *string `json:"LaunchTemplateId,omitzero"`
+	LaunchTemplateName *string `json:"LaunchTemplateName,omitzero"`
+	Version            *string `json:"Version,omitzero"`
 }
 
 type ListAliasesInput struct {
-	Limit               *int32              `json:"Limit,omitempty"`
-	Name                *string             `json:"Name,omitempty"`
-	NextToken           *string             `json:"NextToken,omitempty"`
-	RoutingStrategyType RoutingStrategyType `json:"RoutingStrategyType,omitempty"`
+	Limit               *int32              `json:"Limit,omitzero"`
+	Name                *string             `json:"Name,omitzero"`
+	NextToken           *string             `json:"NextToken,omitzero"`
+	RoutingStrategyType RoutingStrategyType `json:"RoutingStrategyType,omitzero"`
 }
 
 type ListAliasesOutput struct {
-	Aliases   []Alias `json:"Aliases,omitempty"`
-	NextToken *string `json:"NextToken,omitempty"`
+	Aliases   []Alias `json:"Aliases,omitzero"`
+	NextToken *string `json:"NextToken,omitzero"`
 }
 
 type ListBuildsInput struct {
-	Limit     *int32      `json:"Limit,omitempty"`
-	NextToken *string     `json:"NextToken,omitempty"`
-	Status    BuildStatus `json:"Status,omitempty"`
+	Limit     *int32      `json:"Limit,omitzero"`
+	NextToken *string     `json:"NextToken,omitzero"`
+	Status    BuildStatus `json:"Status,omitzero"`
 }
 
 type ListBuildsOutput struct {
-	Builds    []Build `json:"Builds,omitempty"`
-	NextToken *string `json:"NextToken,omitempty"`
+	Builds    []Build `json:"Builds,omitzero"`
+	NextToken *string `json:"NextToken,omitzero"`
 }
 
 type ListComputeInput struct {
-	ComputeStatus                ListComputeInputStatus `json:"ComputeStatus,omitempty"`
-	ContainerGroupDefinitionName *string                `json:"ContainerGroupDefinitionName,omitempty"`
-	FleetId                      *string                `json:"FleetId,omitempty"`
-	Limit                        *int32                 `json:"Limit,omitempty"`
-	Location                     *string                `json:"Location,omitempty"`
-	NextToken                    *string                `json:"NextToken,omitempty"`
+	ComputeStatus                ListComputeInputStatus `json:"ComputeStatus,omitzero"`
+	ContainerGroupDefinitionName *string                `json:"ContainerGroupDefinitionName,omitzero"`
+	FleetId                      *string                `json:"FleetId,omitzero"`
+	Limit                        *int32                 `json:"Limit,omitzero"`
+	Location                     *string                `json:"Location,omitzero"`
+	NextToken                    *string                `json:"NextToken,omitzero"`
 }
 
 type ListComputeOutput struct {
-	ComputeList []Compute `json:"ComputeList,omitempty"`
-	NextToken   *string   `json:"NextToken,omitempty"`
+	ComputeList []Compute `json:"ComputeList,omitzero"`
+	NextToken   *string   `json:"NextToken,omitzero"`
 }
 
 type ListContainerFleetsInput struct {
-	ContainerGroupDefinitionName *string `json:"ContainerGroupDefinitionName,omitempty"`
-	Limit                        *int32  `json:"Limit,omitempty"`
-	NextToken                    *string `json:"NextToken,omitempty"`
+	ContainerGroupDefinitionName *string `json:"ContainerGroupDefinitionName,omitzero"`
+	Limit                        *int32  `json:"Limit,omitzero"`
+	NextToken                    *string `json:"NextToken,omitzero"`
 }
 
 type ListContainerFleetsOutput struct {
-	ContainerFleets []ContainerFleet `json:"ContainerFleets,omitempty"`
-	NextToken       *string          `json:"NextToken,omitempty"`
+	ContainerFleets []ContainerFleet `json:"ContainerFleets,omitzero"`
+	NextToken       *string          `json:"NextToken,omitzero"`
 }
 
 type ListContainerGroupDefinitionVersionsInput struct {
-	Limit     *int32  `json:"Limit,omitempty"`
-	Name      *string `json:"Name,omitempty"`
-	NextToken *string `json:"NextToken,omitempty"`
+	Limit     *int32  `json:"Limit,omitzero"`
+	Name      *string `json:"Name,omitzero"`
+	NextToken *string `json:"NextToken,omitzero"`
 }
 
 type ListContainerGroupDefinitionVersionsOutput struct {
-	ContainerGroupDefinitions []ContainerGroupDefinition `json:"ContainerGroupDefinitions,omitempty"`
-	NextToken                 *string                    `json:"NextToken,omitempty"`
+	ContainerGroupDefinitions []ContainerGroupDefinition `json:"ContainerGroupDefinitions,omitzero"`
+	NextToken                 *string                    `json:"NextToken,omitzero"`
 }
 
 type ListContainerGroupDefinitionsInput struct {
-	ContainerGroupType ContainerGroupType `json:"ContainerGroupType,omitempty"`
-	Limit              *int32             `json:"Limit,omitempty"`
-	NextToken          *string            `json:"NextToken,omitempty"`
+	ContainerGroupType ContainerGroupType `json:"ContainerGroupType,omitzero"`
+	Limit              *int32             `json:"Limit,omitzero"`
+	NextToken          *string            `json:"NextToken,omitzero"`
 }
 
 type ListContainerGroupDefinitionsOutput struct {
-	ContainerGroupDefinitions []ContainerGroupDefinition `json:"ContainerGroupDefinitions,omitempty"`
-	NextToken                 *string                    `json:"NextToken,omitempty"`
+	ContainerGroupDefinitions []ContainerGroupDefinition `json:"ContainerGroupDefinitions,omitzero"`
+	NextToken                 *string                    `json:"NextToken,omitzero"`
 }
 
 type ListFleetDeploymentsInput struct {
-	FleetId   *string `json:"FleetId,omitempty"`
-	Limit     *int32  `json:"Limit,omitempty"`
-	NextToken *string `json:"NextToken,omitempty"`
+	FleetId   *string `json:"FleetId,omitzero"`
+	Limit     *int32  `json:"Limit,omitzero"`
+	NextToken *string `json:"NextToken,omitzero"`
 }
 
 type ListFleetDeploymentsOutput struct {
-	FleetDeployments []FleetDeployment `json:"FleetDeployments,omitempty"`
-	NextToken        *string           `json:"NextToken,omitempty"`
+	FleetDeployments []FleetDeployment `json:"FleetDeployments,omitzero"`
+	NextToken        *string           `json:"NextToken,omitzero"`
 }
 
 type ListFleetsInput struct {
-	BuildId   *string `json:"BuildId,omitempty"`
-	Limit     *int32  `json:"Limit,omitempty"`
-	NextToken *string `json:"NextToken,omitempty"`
-	ScriptId  *string `json:"ScriptId,omitempty"`
+	BuildId   *string `json:"BuildId,omitzero"`
+	Limit     *int32  `json:"Limit,omitzero"`
+	NextToken *string `json:"NextToken,omitzero"`
+	ScriptId  *string `json:"ScriptId,omitzero"`
 }
 
 type ListFleetsOutput struct {
-	FleetIds  []string `json:"FleetIds,omitempty"`
-	NextToken *string  `json:"NextToken,omitempty"`
+	FleetIds  []string `json:"FleetIds,omitzero"`
+	NextToken *string  `json:"NextToken,omitzero"`
 }
 
 type ListGameServerGroupsInput struct {
-	Limit     *int32  `json:"Limit,omitempty"`
-	NextToken *string `json:"NextToken,omitempty"`
+	Limit     *int32  `json:"Limit,omitzero"`
+	NextToken *string `json:"NextToken,omitzero"`
 }
 
 type ListGameServerGroupsOutput struct {
-	GameServerGroups []GameServerGroup `json:"GameServerGroups,omitempty"`
-	NextToken        *string           `json:"NextToken,omitempty"`
+	GameServerGroups []GameServerGroup `json:"GameServerGroups,omitzero"`
+	NextToken        *string           `json:"NextToken,omitzero"`
 }
 
 type ListGameServersInput struct {
-	GameServerGroupName *string   `json:"GameServerGroupName,omitempty"`
-	Limit               *int32    `json:"Limit,omitempty"`
-	NextToken           *string   `json:"NextToken,omitempty"`
-	SortOrder           SortOrder `json:"SortOrder,omitempty"`
+	GameServerGroupName *string   `json:"GameServerGroupName,omitzero"`
+	Limit               *int32    `json:"Limit,omitzero"`
+	NextToken           *string   `json:"NextToken,omitzero"`
+	SortOrder           SortOrder `json:"SortOrder,omitzero"`
 }
 
 type ListGameServersOutput struct {
-	GameServers []GameServer `json:"GameServers,omitempty"`
-	NextToken   *string      `json:"NextToken,omitempty"`
+	GameServers []GameServer `json:"GameServers,omitzero"`
+	NextToken   *string      `json:"NextToken,omitzero"`
 }
 
 type ListLocationsInput struct {
-	Filters   []LocationFilter `json:"Filters,omitempty"`
-	Limit     *int32           `json:"Limit,omitempty"`
-	NextToken *string          `json:"NextToken,omitempty"`
+	Filters   []LocationFilter `json:"Filters,omitzero"`
+	Limit     *int32           `json:"Limit,omitzero"`
+	NextToken *string          `json:"NextToken,omitzero"`
 }
 
 type ListLocationsOutput struct {
-	Locations []LocationModel `json:"Locations,omitempty"`
-	NextToken *string         `json:"NextToken,omitempty"`
+	Locations []LocationModel `json:"Locations,omitzero"`
+	NextToken *string         `json:"NextToken,omitzero"`
 }
 
 type ListScriptsInput struct {
-	Limit     *int32  `json:"Limit,omitempty"`
-	NextToken *string `json:"NextToken,omitempty"`
+	Limit     *int32  `json:"Limit,omitzero"`
+	NextToken *string `json:"NextToken,omitzero"`
 }
 
 type ListScriptsOutput struct {
-	NextToken *string  `json:"NextToken,omitempty"`
-	Scripts   []Script `json:"Scripts,omitempty"`
+	NextToken *string  `json:"NextToken,omitzero"`
+	Scripts   []Script `json:"Scripts,omitzero"`
 }
 
 type ListTagsForResourceRequest struct {
-	ResourceARN *string `json:"ResourceARN,omitempty"`
+	ResourceARN *string `json:"ResourceARN,omitzero"`
 }
 
 type ListTagsForResourceResponse struct {
-	Tags []Tag `json:"Tags,omitempty"`
+	Tags []Tag `json:"Tags,omitzero"`
 }
 
 type LocationAttributes struct {
-	LocationState  *LocationState       `json:"LocationState,omitempty"`
-	StoppedActions []FleetAction        `json:"StoppedActions,omitempty"`
-	UpdateStatus   LocationUpdateStatus `json:"UpdateStatus,omitempty"`
+	LocationState  *LocationState       `json:"LocationState,omitzero"`
+	StoppedActions []FleetAction        `json:"StoppedActions,omitzero"`
+	UpdateStatus   LocationUpdateStatus `json:"UpdateStatus,omitzero"`
 }
 
 type LocationConfiguration struct {
-	Location *string `json:"Location,omitempty"`
+	Location *string `json:"Location,omitzero"`
 }
 
 type LocationModel struct {
-	LocationArn  *string     `json:"LocationArn,omitempty"`
-	LocationName *string     `json:"LocationName,omitempty"`
-	PingBeacon   *PingBeacon `json:"PingBeacon,omitempty"`
+	LocationArn  *string     `json:"LocationArn,omitzero"`
+	LocationName *string     `json:"LocationName,omitzero"`
+	PingBeacon   *PingBeacon `json:"PingBeacon,omitzero"`
 }
 
 type LocationState struct {
-	Location            *string             `json:"Location,omitempty"`
-	PlayerGatewayStatus PlayerGatewayStatus `json:"PlayerGatewayStatus,omitempty"`
-	Status              FleetStatus         `json:"Status,omitempty"`
+	Location            *string             `json:"Location,omitzero"`
+	PlayerGatewayStatus PlayerGatewayStatus `json:"PlayerGatewayStatus,omitzero"`
+	Status              FleetStatus         `json:"Status,omitzero"`
 }
 
 type LocationalDeployment struct {
-	DeploymentStatus DeploymentStatus `json:"DeploymentStatus,omitempty"`
+	DeploymentStatus DeploymentStatus `json:"DeploymentStatus,omitzero"`
 }
 
 type LogConfiguration struct {
-	LogDestination LogDestination `json:"LogDestination,omitempty"`
-	LogGroupArn    *string        `json:"LogGroupArn,omitempty"`
-	S3BucketName   *string        `json:"S3BucketName,omitempty"`
+	LogDestination LogDestination `json:"LogDestination,omitzero"`
+	LogGroupArn    *string        `json:"LogGroupArn,omitzero"`
+	S3BucketName   *string        `json:"S3BucketName,omitzero"`
 }
 
 type ManagedCapacityConfiguration struct {
-	ScaleInAfterInactivityMinutes *int32               `json:"ScaleInAfterInactivityMinutes,omitempty"`
-	ZeroCapacityStrategy          ZeroCapacityStrategy `json:"ZeroCapacityStrategy,omitempty"`
+	ScaleInAfterInactivityMinutes *int32               `json:"ScaleInAfterInactivityMinutes,omitzero"`
+	ZeroCapacityStrategy          ZeroCapacityStrategy `json:"ZeroCapacityStrategy,omitzero"`
 }
 
 type MatchedPlayerSession struct {
-	PlayerId        *string `json:"PlayerId,omitempty"`
-	PlayerSessionId *string `json:"PlayerSessionId,omitempty"`
+	PlayerId        *string `json:"PlayerId,omitzero"`
+	PlayerSessionId *string `json:"PlayerSessionId,omitzero"`
 }
 
 type MatchmakingConfiguration struct {
-	AcceptanceRequired       *bool          `json:"AcceptanceRequired,omitempty"`
-	AcceptanceTimeoutSeconds *int32         `json:"AcceptanceTimeoutSeconds,omitempty"`
-	AdditionalPlayerCount    *int32         `json:"AdditionalPlayerCount,omitempty"`
-	BackfillMode             BackfillMode   `json:"BackfillMode,omitempty"`
-	ConfigurationArn         *string        `json:"ConfigurationArn,omitempty"`
-	CreationTime             *Timestamp     `json:"CreationTime,omitempty"`
-	CustomEventData          *string        `json:"CustomEventData,omitempty"`
-	Description              *string        `json:"Description,omitempty"`
-	FlexMatchMode            FlexMatchMode  `json:"FlexMatchMode,omitempty"`
-	GameProperties           []GameProperty `json:"GameProperties,omitempty"`
-	GameSessionData          *string        `json:"GameSessionData,omitempty"`
-	GameSessionQueueArns     []string       `json:"GameSessionQueueArns,omitempty"`
-	Name                     *string        `json:"Name,omitempty"`
-	NotificationTarget       *string        `json:"NotificationTarget,omitempty"`
-	RequestTimeoutSeconds    *int32         `json:"RequestTimeoutSeconds,omitempty"`
-	RuleSetArn               *string        `json:"RuleSetArn,omitempty"`
-	RuleSetName              *string        `json:"RuleSetName,omitempty"`
+	AcceptanceRequired       *bool          `json:"AcceptanceRequired,omitzero"`
+	AcceptanceTimeoutSeconds *int32         `json:"AcceptanceTimeoutSeconds,omitzero"`
+	AdditionalPlayerCount    *int32         `json:"AdditionalPlayerCount,omitzero"`
+	BackfillMode             BackfillMode   `json:"BackfillMode,omitzero"`
+	ConfigurationArn         *string        `json:"ConfigurationArn,omitzero"`
+	CreationTime             *Timestamp     `json:"CreationTime,omitzero"`
+	CustomEventData          *string        `json:"CustomEventData,omitzero"`
+	Description              *string        `json:"Description,omitzero"`
+	FlexMatchMode            FlexMatchMode  `json:"FlexMatchMode,omitzero"`
+	GameProperties           []GameProperty `json:"GameProperties,omitzero"`
+	GameSessionData          *string        `json:"GameSessionData,omitzero"`
+	GameSessionQueueArns     []string       `json:"GameSessionQueueArns,omitzero"`
+	Name                     *string        `json:"Name,omitzero"`
+	NotificationTarget       *string        `json:"NotificationTarget,omitzero"`
+	RequestTimeoutSeconds    *int32         `json:"RequestTimeoutSeconds,omitzero"`
+	RuleSetArn               *string        `json:"RuleSetArn,omitzero"`
+	RuleSetName              *string        `json:"RuleSetName,omitzero"`
 }
 
 type MatchmakingRuleSet struct {
-	CreationTime *Timestamp `json:"CreationTime,omitempty"`
-	RuleSetArn   *string    `json:"RuleSetArn,omitempty"`
-	RuleSetBody  *string    `json:"RuleSetBody,omitempty"`
-	RuleSetName  *string    `json:"RuleSetName,omitempty"`
+	CreationTime *Timestamp `json:"CreationTime,omitzero"`
+	RuleSetArn   *string    `json:"RuleSetArn,omitzero"`
+	RuleSetBody  *string    `json:"RuleSetBody,omitzero"`
+	RuleSetName  *string    `json:"RuleSetName,omitzero"`
 }
 
 type MatchmakingTicket struct {
-	ConfigurationArn          *string                        `json:"ConfigurationArn,omitempty"`
-	ConfigurationName         *string                        `json:"ConfigurationName,omitempty"`
-	EndTime                   *Timestamp                     `json:"EndTime,omitempty"`
-	EstimatedWaitTime         *int32                         `json:"EstimatedWaitTime,omitempty"`
-	GameSessionConnectionInfo *GameSessionConnectionInfo     `json:"GameSessionConnectionInfo,omitempty"`
-	Players                   []Player                       `json:"Players,omitempty"`
-	StartTime                 *Timestamp                     `json:"StartTime,omitempty"`
-	Status                    MatchmakingConfigurationStatus `json:"Status,omitempty"`
-	StatusMessage             *string                        `json:"StatusMessage,omitempty"`
-	StatusReason              *string                        `json:"StatusReason,omitempty"`
-	TicketId                  *string                        `json:"TicketId,omitempty"`
+	ConfigurationArn          *string                        `json:"ConfigurationArn,omitzero"`
+	ConfigurationName         *string                        `json:"ConfigurationName,omitzero"`
+	EndTime                   *Timestamp                     `json:"EndTime,omitzero"`
+	EstimatedWaitTime         *int32                         `json:"EstimatedWaitTime,omitzero"`
+	GameSessionConnectionInfo *GameSessionConnectionInfo     `json:"GameSessionConnectionInfo,omitzero"`
+	Players                   []Player                       `json:"Players,omitzero"`
+	StartTime                 *Timestamp                     `json:"StartTime,omitzero"`
+	Status                    MatchmakingConfigurationStatus `json:"Status,omitzero"`
+	StatusMessage             *string                        `json:"StatusMessage,omitzero"`
+	StatusReason              *string                        `json:"StatusReason,omitzero"`
+	TicketId                  *string                        `json:"TicketId,omitzero"`
 }
 
 type PingBeacon struct {
-	UDPEndpoint *UDPEndpoint `json:"UDPEndpoint,omitempty"`
+	UDPEndpoint *UDPEndpoint `json:"UDPEndpoint,omitzero"`
 }
 
 type PlacedPlayerSession struct {
-	PlayerId        *string `json:"PlayerId,omitempty"`
-	PlayerSessionId *string `json:"PlayerSessionId,omitempty"`
+	PlayerId        *string `json:"PlayerId,omitzero"`
+	PlayerSessionId *string `json:"PlayerSessionId,omitzero"`
 }
 
 type Player struct {
-	LatencyInMs      map[string]int32          `json:"LatencyInMs,omitempty"`
-	PlayerAttributes map[string]AttributeValue `json:"PlayerAttributes,omitempty"`
-	PlayerId         *string                   `json:"PlayerId,omitempty"`
-	Team             *string                   `json:"Team,omitempty"`
+	LatencyInMs      map[string]int32          `json:"LatencyInMs,omitzero"`
+	PlayerAttributes map[string]AttributeValue `json:"PlayerAttributes,omitzero"`
+	PlayerId         *string                   `json:"PlayerId,omitzero"`
+	Team             *string                   `json:"Team,omitzero"`
 }
 
 type PlayerConnectionDetail struct {
-	Endpoints          []PlayerConnectionEndpoint `json:"Endpoints,omitempty"`
-	Expiration         *Timestamp                 `json:"Expiration,omitempty"`
-	PlayerGatewayToken *string                    `json:"PlayerGatewayToken,omitempty"`
-	PlayerId           *string                    `json:"PlayerId,omitempty"`
+	Endpoints          []PlayerConnectionEndpoint `json:"Endpoints,omitzero"`
+	Expiration         *Timestamp                 `json:"Expiration,omitzero"`
+	PlayerGatewayToken *string                    `json:"PlayerGatewayToken,omitzero"`
+	PlayerId           *string                    `json:"PlayerId,omitzero"`
 }
 
 type PlayerConnectionEndpoint struct {
-	IpAddress *string `json:"IpAddress,omitempty"`
-	Port      *int32  `json:"Port,omitempty"`
+	IpAddress *string `json:"IpAddress,omitzero"`
+	Port      *int32  `json:"Port,omitzero"`
 }
 
 type PlayerGatewayConfiguration struct {
-	GameServerIpProtocolSupported GameServerIpProtocolSupported `json:"GameServerIpProtocolSupported,omitempty"`
+	GameServerIpProtocolSupported GameServerIpProtocolSupported `json:"GameServerIpProtocolSupported,omitzero"`
 }
 
 type PlayerLatency struct {
-	LatencyInMilliseconds *float32 `json:"LatencyInMilliseconds,omitempty"`
-	PlayerId              *string  `json:"PlayerId,omitempty"`
-	RegionIdentifier      *string  `json:"RegionIdentifier,omitempty"`
+	LatencyInMilliseconds *float32 `json:"LatencyInMilliseconds,omitzero"`
+	PlayerId              *string  `json:"PlayerId,omitzero"`
+	RegionIdentifier      *string  `json:"RegionIdentifier,omitzero"`
 }
 
 type PlayerLatencyPolicy struct {
-	MaximumIndividualPlayerLatencyMilliseconds *int32 `json:"MaximumIndividualPlayerLatencyMilliseconds,omitempty"`
-	PolicyDurationSeconds                      *int32 `json:"PolicyDurationSeconds,omitempty"`
+	MaximumIndividualPlayerLatencyMilliseconds *int32 `json:"MaximumIndividualPlayerLatencyMilliseconds,omitzero"`
+	PolicyDurationSeconds                      *int32 `json:"PolicyDurationSeconds,omitzero"`
 }
 
 type PlayerSession struct {
-	CreationTime    *Timestamp          `json:"CreationTime,omitempty"`
-	DnsName         *string             `json:"DnsName,omitempty"`
-	FleetArn        *string             `json:"FleetArn,omitempty"`
-	FleetId         *string             `json:"FleetId,omitempty"`
-	GameSessionId   *string             `json:"GameSessionId,omitempty"`
-	IpAddress       *string             `json:"IpAddress,omitempty"`
-	PlayerData      *string             `json:"PlayerData,omitempty"`
-	PlayerId        *string             `json:"PlayerId,omitempty"`
-	PlayerSessionId *string             `json:"PlayerSessionId,omitempty"`
-	Port            *int32              `json:"Port,omitempty"`
-	Status          PlayerSessionStatus `json:"Status,omitempty"`
-	TerminationTime *Timestamp          `json:"TerminationTime,omitempty"`
+	CreationTime    *Timestamp          `json:"CreationTime,omitzero"`
+	DnsName         *string             `json:"DnsName,omitzero"`
+	FleetArn        *string             `json:"FleetArn,omitzero"`
+	FleetId         *string             `json:"FleetId,omitzero"`
+	GameSessionId   *string             `json:"GameSessionId,omitzero"`
+	IpAddress       *string             `json:"IpAddress,omitzero"`
+	PlayerData      *string             `json:"PlayerData,omitzero"`
+	PlayerId        *string             `json:"PlayerId,omitzero"`
+	PlayerSessionId *string             `json:"PlayerSessionId,omitzero"`
+	Port            *int32              `json:"Port,omitzero"`
+	Status          PlayerSessionStatus `json:"Status,omitzero"`
+	TerminationTime *Timestamp          `json:"TerminationTime,omitzero"`
 }
 
 type PriorityConfiguration struct {
-	LocationOrder []string       `json:"LocationOrder,omitempty"`
-	PriorityOrder []PriorityType `json:"PriorityOrder,omitempty"`
+	LocationOrder []string       `json:"LocationOrder,omitzero"`
+	PriorityOrder []PriorityType `json:"PriorityOrder,omitzero"`
 }
 
 type PriorityConfigurationOverride struct {
-	LocationOrder             []string                  `json:"LocationOrder,omitempty"`
-	PlacementFallbackStrategy PlacementFallbackStrategy `json:"PlacementFallbackStrategy,omitempty"`
+	LocationOrder             []string                  `json:"LocationOrder,omitzero"`
+	PlacementFallbackStrategy PlacementFallbackStrategy `json:"PlacementFallbackStrategy,omitzero"`
 }
 
 type PutScalingPolicyInput struct {
-	ComparisonOperator    ComparisonOperatorType `json:"ComparisonOperator,omitempty"`
-	EvaluationPeriods     *int32                 `json:"EvaluationPeriods,omitempty"`
-	FleetId               *string                `json:"FleetId,omitempty"`
-	MetricName            MetricName             `json:"MetricName,omitempty"`
-	Name                  *string                `json:"Name,omitempty"`
-	PolicyType            PolicyType             `json:"PolicyType,omitempty"`
-	ScalingAdjustment     *int32                 `json:"ScalingAdjustment,omitempty"`
-	ScalingAdjustmentType ScalingAdjustmentType  `json:"ScalingAdjustmentType,omitempty"`
-	TargetConfiguration   *TargetConfiguration   `json:"TargetConfiguration,omitempty"`
-	Threshold             *float64               `json:"Threshold,omitempty"`
+	ComparisonOperator    ComparisonOperatorType `json:"ComparisonOperator,omitzero"`
+	EvaluationPeriods     *int32                 `json:"EvaluationPeriods,omitzero"`
+	FleetId               *string                `json:"FleetId,omitzero"`
+	MetricName            MetricName             `json:"MetricName,omitzero"`
+	Name                  *string                `json:"Name,omitzero"`
+	PolicyType            PolicyType             `json:"PolicyType,omitzero"`
+	ScalingAdjustment     *int32                 `json:"ScalingAdjustment,omitzero"`
+	ScalingAdjustmentType ScalingAdjustmentType  `json:"ScalingAdjustmentType,omitzero"`
+	TargetConfiguration   *TargetConfiguration   `json:"TargetConfiguration,omitzero"`
+	Threshold             *float64               `json:"Threshold,omitzero"`
 }
 
 type PutScalingPolicyOutput struct {
-	Name *string `json:"Name,omitempty"`
+	Name *string `json:"Name,omitzero"`
 }
 
 type RegisterComputeInput struct {
-	CertificatePath *string `json:"CertificatePath,omitempty"`
-	ComputeName     *string `json:"ComputeName,omitempty"`
-	DnsName         *string `json:"DnsName,omitempty"`
-	FleetId         *string `json:"FleetId,omitempty"`
-	IpAddress       *string `json:"IpAddress,omitempty"`
-	Location        *string `json:"Location,omitempty"`
+	CertificatePath *string `json:"CertificatePath,omitzero"`
+	ComputeName     *string `json:"ComputeName,omitzero"`
+	DnsName         *string `json:"DnsName,omitzero"`
+	FleetId         *string `json:"FleetId,omitzero"`
+	IpAddress       *string `json:"IpAddress,omitzero"`
+	Location        *string `json:"Location,omitzero"`
 }
 
 type RegisterComputeOutput struct {
-	Compute *Compute `json:"Compute,omitempty"`
+	Compute *Compute `json:"Compute,omitzero"`
 }
 
 type RegisterGameServerInput struct {
-	ConnectionInfo      *string `json:"ConnectionInfo,omitempty"`
-	GameServerData      *string `json:"GameServerData,omitempty"`
-	GameServerGroupName *string `json:"GameServerGroupName,omitempty"`
-	GameServerId        *string `json:"GameServerId,omitempty"`
-	InstanceId          *string `json:"InstanceId,omitempty"`
+	ConnectionInfo      *string `json:"ConnectionInfo,omitzero"`
+	GameServerData      *string `json:"GameServerData,omitzero"`
+	GameServerGroupName *string `json:"GameServerGroupName,omitzero"`
+	GameServerId        *string `json:"GameServerId,omitzero"`
+	InstanceId          *string `json:"InstanceId,omitzero"`
 }
 
 type RegisterGameServerOutput struct {
-	GameServer *GameServer `json:"GameServer,omitempty"`
+	GameServer *GameServer `json:"GameServer,omitzero"`
 }
 
 type RequestUploadCredentialsInput struct {
-	BuildId *string `json:"BuildId,omitempty"`
+	BuildId *string `json:"BuildId,omitzero"`
 }
 
 type RequestUploadCredentialsOutput struct {
-	StorageLocation   *S3Location     `json:"StorageLocation,omitempty"`
-	UploadCredentials *AwsCredentials `json:"UploadCredentials,omitempty"`
+	StorageLocation   *S3Location     `json:"StorageLocation,omitzero"`
+	UploadCredentials *AwsCredentials `json:"UploadCredentials,omitzero"`
 }
 
 type ResolveAliasInput struct {
-	AliasId *string `json:"AliasId,omitempty"`
+	AliasId *string `json:"AliasId,omitzero"`
 }
 
 type ResolveAliasOutput struct {
-	FleetArn *string `json:"FleetArn,omitempty"`
-	FleetId  *string `json:"FleetId,omitempty"`
+	FleetArn *string `json:"FleetArn,omitzero"`
+	FleetId  *string `json:"FleetId,omitzero"`
 }
 
 type ResourceCreationLimitPolicy struct {
-	NewGameSessionsPerCreator *int32 `json:"NewGameSessionsPerCreator,omitempty"`
-	PolicyPeriodInMinutes     *int32 `json:"PolicyPeriodInMinutes,omitempty"`
+	NewGameSessionsPerCreator *int32 `json:"NewGameSessionsPerCreator,omitzero"`
+	PolicyPeriodInMinutes     *int32 `json:"PolicyPeriodInMinutes,omitzero"`
 }
 
 type ResumeGameServerGroupInput struct {
-	GameServerGroupName *string                 `json:"GameServerGroupName,omitempty"`
-	ResumeActions       []GameServerGroupAction `json:"ResumeActions,omitempty"`
+	GameServerGroupName *string                 `json:"GameServerGroupName,omitzero"`
+	ResumeActions       []GameServerGroupAction `json:"ResumeActions,omitzero"`
 }
 
 type ResumeGameServerGroupOutput struct {
-	GameServerGroup *GameServerGroup `json:"GameServerGroup,omitempty"`
+	GameServerGroup *GameServerGroup `json:"GameServerGroup,omitzero"`
 }
 
 type RoutingStrategy struct {
-	FleetId *string             `json:"FleetId,omitempty"`
-	Message *string             `json:"Message,omitempty"`
-	Type    RoutingStrategyType `json:"Type,omitempty"`
+	FleetId *string             `json:"FleetId,omitzero"`
+	Message *string             `json:"Message,omitzero"`
+	Type    RoutingStrategyType `json:"Type,omitzero"`
 }
 
 type RuntimeConfiguration struct {
-	GameSessionActivationTimeoutSeconds *int32          `json:"GameSessionActivationTimeoutSeconds,omitempty"`
-	MaxConcurrentGameSessionActivations *int32          `json:"MaxConcurrentGameSessionActivations,omitempty"`
-	ServerProcesses                     []ServerProcess `json:"ServerProcesses,omitempty"`
+	GameSessionActivationTimeoutSeconds *int32          `json:"GameSessionActivationTimeoutSeconds,omitzero"`
+	MaxConcurrentGameSessionActivations *int32          `json:"MaxConcurrentGameSessionActivations,omitzero"`
+	ServerProcesses                     []ServerProcess `json:"ServerProcesses,omitzero"`
 }
 
 type S3Location struct {
-	Bucket        *string `json:"Bucket,omitempty"`
-	Key           *string `json:"Key,omitempty"`
-	ObjectVersion *string `json:"ObjectVersion,omitempty"`
-	RoleArn       *string `json:"RoleArn,omitempty"`
+	Bucket        *string `json:"Bucket,omitzero"`
+	Key           *string `json:"Key,omitzero"`
+	ObjectVersion *string `json:"ObjectVersion,omitzero"`
+	RoleArn       *string `json:"RoleArn,omitzero"`
 }
 
 type ScalingPolicy struct {
-	ComparisonOperator    ComparisonOperatorType `json:"ComparisonOperator,omitempty"`
-	EvaluationPeriods     *int32                 `json:"EvaluationPeriods,omitempty"`
-	FleetArn              *string                `json:"FleetArn,omitempty"`
-	FleetId               *string                `json:"FleetId,omitempty"`
-	Location              *string                `json:"Location,omitempty"`
-	MetricName            MetricName             `json:"MetricName,omitempty"`
-	Name                  *string                `json:"Name,omitempty"`
-	PolicyType            PolicyType             `json:"PolicyType,omitempty"`
-	ScalingAdjustment     *int32                 `json:"ScalingAdjustment,omitempty"`
-	ScalingAdjustmentType ScalingAdjustmentType  `json:"ScalingAdjustmentType,omitempty"`
-	Status                ScalingStatusType      `json:"Status,omitempty"`
-	TargetConfiguration   *TargetConfiguration   `json:"TargetConfiguration,omitempty"`
-	Threshold             *float64               `json:"Threshold,omitempty"`
-	UpdateStatus          LocationUpdateStatus   `json:"UpdateStatus,omitempty"`
+	ComparisonOperator    ComparisonOperatorType `json:"ComparisonOperator,omitzero"`
+	EvaluationPeriods     *int32                 `json:"EvaluationPeriods,omitzero"`
+	FleetArn              *string                `json:"FleetArn,omitzero"`
+	FleetId               *string                `json:"FleetId,omitzero"`
+	Location              *string                `json:"Location,omitzero"`
+	MetricName            MetricName             `json:"MetricName,omitzero"`
+	Name                  *string                `json:"Name,omitzero"`
+	PolicyType            PolicyType             `json:"PolicyType,omitzero"`
+	ScalingAdjustment     *int32                 `json:"ScalingAdjustment,omitzero"`
+	ScalingAdjustmentType ScalingAdjustmentType  `json:"ScalingAdjustmentType,omitzero"`
+	Status                ScalingStatusType      `json:"Status,omitzero"`
+	TargetConfiguration   *TargetConfiguration   `json:"TargetConfiguration,omitzero"`
+	Threshold             *float64               `json:"Threshold,omitzero"`
+	UpdateStatus          LocationUpdateStatus   `json:"UpdateStatus,omitzero"`
 }
 
 type Script struct {
-	CreationTime    *Timestamp  `json:"CreationTime,omitempty"`
-	Name            *string     `json:"Name,omitempty"`
-	NodeJsVersion   *string     `json:"NodeJsVersion,omitempty"`
-	ScriptArn       *string     `json:"ScriptArn,omitempty"`
-	ScriptId        *string     `json:"ScriptId,omitempty"`
-	SizeOnDisk      *int64      `json:"SizeOnDisk,omitempty"`
-	StorageLocation *S3Location `json:"StorageLocation,omitempty"`
-	Version         *string     `json:"Version,omitempty"`
+	CreationTime    *Timestamp  `json:"CreationTime,omitzero"`
+	Name            *string     `json:"Name,omitzero"`
+	NodeJsVersion   *string     `json:"NodeJsVersion,omitzero"`
+	ScriptArn       *string     `json:"ScriptArn,omitzero"`
+	ScriptId        *string     `json:"ScriptId,omitzero"`
+	SizeOnDisk      *int64      `json:"SizeOnDisk,omitzero"`
+	StorageLocation *S3Location `json:"StorageLocation,omitzero"`
+	Version         *string     `json:"Version,omitzero"`
 }
 
 type SearchGameSessionsInput struct {
-	AliasId          *string `json:"AliasId,omitempty"`
-	FilterExpression *string `json:"FilterExpression,omitempty"`
-	FleetId          *string `json:"FleetId,omitempty"`
-	Limit            *int32  `json:"Limit,omitempty"`
-	Location         *string `json:"Location,omitempty"`
-	NextToken        *string `json:"NextToken,omitempty"`
-	SortExpression   *string `json:"SortExpression,omitempty"`
+	AliasId          *string `json:"AliasId,omitzero"`
+	FilterExpression *string `json:"FilterExpression,omitzero"`
+	FleetId          *string `json:"FleetId,omitzero"`
+	Limit            *int32  `json:"Limit,omitzero"`
+	Location         *string `json:"Location,omitzero"`
+	NextToken        *string `json:"NextToken,omitzero"`
+	SortExpression   *string `json:"SortExpression,omitzero"`
 }
 
 type SearchGameSessionsOutput struct {
-	GameSessions []GameSession `json:"GameSessions,omitempty"`
-	NextToken    *string       `json:"NextToken,omitempty"`
+	GameSessions []GameSession `json:"GameSessions,omitzero"`
+	NextToken    *string       `json:"NextToken,omitzero"`
 }
 
 type ServerProcess struct {
-	ConcurrentExecutions *int32  `json:"ConcurrentExecutions,omitempty"`
-	LaunchPath           *string `json:"LaunchPath,omitempty"`
-	Parameters           *string `json:"Parameters,omitempty"`
+	ConcurrentExecutions *int32  `json:"ConcurrentExecutions,omitzero"`
+	LaunchPath           *string `json:"LaunchPath,omitzero"`
+	Parameters           *string `json:"Parameters,omitzero"`
 }
 
 type StartFleetActionsInput struct {
-	Actions  []FleetAction `json:"Actions,omitempty"`
-	FleetId  *string       `json:"FleetId,omitempty"`
-	Location *string       `json:"Location,omitempty"`
+	Actions  []FleetAction `json:"Actions,omitzero"`
+	FleetId  *string       `json:"FleetId,omitzero"`
+	Location *string       `json:"Location,omitzero"`
 }
 
 type StartFleetActionsOutput struct {
-	FleetArn *string `json:"FleetArn,omitempty"`
-	FleetId  *string `json:"FleetId,omitempty"`
+	FleetArn *string `json:"FleetArn,omitzero"`
+	FleetId  *string `json:"FleetId,omitzero"`
 }
 
 type StartGameSessionPlacementInput struct {
-	DesiredPlayerSessions         []DesiredPlayerSession         `json:"DesiredPlayerSessions,omitempty"`
-	GameProperties                []GameProperty                 `json:"GameProperties,omitempty"`
-	GameSessionData               *string                        `json:"GameSessionData,omitempty"`
-	GameSessionName               *string                        `json:"GameSessionName,omitempty"`
-	GameSessionQueueName          *string                        `json:"GameSessionQueueName,omitempty"`
-	MaximumPlayerSessionCount     *int32                         `json:"MaximumPlayerSessionCount,omitempty"`
-	PlacementId                   *string                        `json:"PlacementId,omitempty"`
-	PlayerLatencies               []PlayerLatency                `json:"PlayerLatencies,omitempty"`
-	PriorityConfigurationOverride *PriorityConfigurationOverride `json:"PriorityConfigurationOverride,omitempty"`
+	DesiredPlayerSessions         []DesiredPlayerSession         `json:"DesiredPlayerSessions,omitzero"`
+	GameProperties                []GameProperty                 `json:"GameProperties,omitzero"`
+	GameSessionData               *string                        `json:"GameSessionData,omitzero"`
+	GameSessionName               *string                        `json:"GameSessionName,omitzero"`
+	GameSessionQueueName          *string                        `json:"GameSessionQueueName,omitzero"`
+	MaximumPlayerSessionCount     *int32                         `json:"MaximumPlayerSessionCount,omitzero"`
+	PlacementId                   *string                        `json:"PlacementId,omitzero"`
+	PlayerLatencies               []PlayerLatency                `json:"PlayerLatencies,omitzero"`
+	PriorityConfigurationOverride *PriorityConfigurationOverride `json:"PriorityConfigurationOverride,omitzero"`
 }
 
 type StartGameSessionPlacementOutput struct {
-	GameSessionPlacement *GameSessionPlacement `json:"GameSessionPlacement,omitempty"`
+	GameSessionPlacement *GameSessionPlacement `json:"GameSessionPlacement,omitzero"`
 }
 
 type StartMatchBackfillInput struct {
-	ConfigurationName *string  `json:"ConfigurationName,omitempty"`
-	GameSessionArn    *string  `json:"GameSessionArn,omitempty"`
-	Players           []Player `json:"Players,omitempty"`
-	TicketId          *string  `json:"TicketId,omitempty"`
+	ConfigurationName *string  `json:"ConfigurationName,omitzero"`
+	GameSessionArn    *string  `json:"GameSessionArn,omitzero"`
+	Players           []Player `json:"Players,omitzero"`
+	TicketId          *string  `json:"TicketId,omitzero"`
 }
 
 type StartMatchBackfillOutput struct {
-	MatchmakingTicket *MatchmakingTicket `json:"MatchmakingTicket,omitempty"`
+	MatchmakingTicket *MatchmakingTicket `json:"MatchmakingTicket,omitzero"`
 }
 
 type StartMatchmakingInput struct {
-	ConfigurationName *string  `json:"ConfigurationName,omitempty"`
-	Players           []Player `json:"Players,omitempty"`
-	TicketId          *string  `json:"TicketId,omitempty"`
+	ConfigurationName *string  `json:"ConfigurationName,omitzero"`
+	Players           []Player `json:"Players,omitzero"`
+	TicketId          *string  `json:"TicketId,omitzero"`
 }
 
 type StartMatchmakingOutput struct {
-	MatchmakingTicket *MatchmakingTicket `json:"MatchmakingTicket,omitempty"`
+	MatchmakingTicket *MatchmakingTicket `json:"MatchmakingTicket,omitzero"`
 }
 
 type StopFleetActionsInput struct {
-	Actions  []FleetAction `json:"Actions,omitempty"`
-	FleetId  *string       `json:"FleetId,omitempty"`
-	Location *string       `json:"Location,omitempty"`
+	Actions  []FleetAction `json:"Actions,omitzero"`
+	FleetId  *string       `json:"FleetId,omitzero"`
+	Location *string       `json:"Location,omitzero"`
 }
 
 type StopFleetActionsOutput struct {
-	FleetArn *string `json:"FleetArn,omitempty"`
-	FleetId  *string `json:"FleetId,omitempty"`
+	FleetArn *string `json:"FleetArn,omitzero"`
+	FleetId  *string `json:"FleetId,omitzero"`
 }
 
 type StopGameSessionPlacementInput struct {
-	PlacementId *string `json:"PlacementId,omitempty"`
+	PlacementId *string `json:"PlacementId,omitzero"`
 }
 
 type StopGameSessionPlacementOutput struct {
-	GameSessionPlacement *GameSessionPlacement `json:"GameSessionPlacement,omitempty"`
+	GameSessionPlacement *GameSessionPlacement `json:"GameSessionPlacement,omitzero"`
 }
 
 type StopMatchmakingInput struct {
-	TicketId *string `json:"TicketId,omitempty"`
+	TicketId *string `json:"TicketId,omitzero"`
 }
 
 type StopMatchmakingOutput struct {
 }
 
 type SupportContainerDefinition struct {
-	ContainerName            *string                     `json:"ContainerName,omitempty"`
-	DependsOn                []ContainerDependency       `json:"DependsOn,omitempty"`
-	EnvironmentOverride      []ContainerEnvironment      `json:"EnvironmentOverride,omitempty"`
-	Essential                *bool                       `json:"Essential,omitempty"`
-	HealthCheck              *ContainerHealthCheck       `json:"HealthCheck,omitempty"`
-	ImageUri                 *string                     `json:"ImageUri,omitempty"`
-	MemoryHardLimitMebibytes *int32                      `json:"MemoryHardLimitMebibytes,omitempty"`
-	MountPoints              []ContainerMountPoint       `json:"MountPoints,omitempty"`
-	PortConfiguration        *ContainerPortConfiguration `json:"PortConfiguration,omitempty"`
-	ResolvedImageDigest      *string                     `json:"ResolvedImageDigest,omitempty"`
-	Vcpu                     *float64                    `json:"Vcpu,omitempty"`
+	ContainerName            *string                     `json:"ContainerName,omitzero"`
+	DependsOn                []ContainerDependency       `json:"DependsOn,omitzero"`
+	EnvironmentOverride      []ContainerEnvironment      `json:"EnvironmentOverride,omitzero"`
+	Essential                *bool                       `json:"Essential,omitzero"`
+	HealthCheck              *ContainerHealthCheck       `json:"HealthCheck,omitzero"`
+	ImageUri                 *string                     `json:"ImageUri,omitzero"`
+	MemoryHardLimitMebibytes *int32                      `json:"MemoryHardLimitMebibytes,omitzero"`
+	MountPoints              []ContainerMountPoint       `json:"MountPoints,omitzero"`
+	PortConfiguration        *ContainerPortConfiguration `json:"PortConfiguration,omitzero"`
+	ResolvedImageDigest      *string                     `json:"ResolvedImageDigest,omitzero"`
+	Vcpu                     *float64                    `json:"Vcpu,omitzero"`
 }
 
 type SupportContainerDefinitionInput struct {
-	ContainerName            *string                     `json:"ContainerName,omitempty"`
-	DependsOn                []ContainerDependency       `json:"DependsOn,omitempty"`
-	EnvironmentOverride      []ContainerEnvironment      `json:"EnvironmentOverride,omitempty"`
-	Essential                *bool                       `json:"Essential,omitempty"`
-	HealthCheck              *ContainerHealthCheck       `json:"HealthCheck,omitempty"`
-	ImageUri                 *string                     `json:"ImageUri,omitempty"`
-	MemoryHardLimitMebibytes *int32                      `json:"MemoryHardLimitMebibytes,omitempty"`
-	MountPoints              []ContainerMountPoint       `json:"MountPoints,omitempty"`
-	PortConfiguration        *ContainerPortConfiguration `json:"PortConfiguration,omitempty"`
-	Vcpu                     *float64                    `json:"Vcpu,omitempty"`
+	ContainerName            *string                     `json:"ContainerName,omitzero"`
+	DependsOn                []ContainerDependency       `json:"DependsOn,omitzero"`
+	EnvironmentOverride      []ContainerEnvironment      `json:"EnvironmentOverride,omitzero"`
+	Essential                *bool                       `json:"Essential,omitzero"`
+	HealthCheck              *ContainerHealthCheck       `json:"HealthCheck,omitzero"`
+	ImageUri                 *string                     `json:"ImageUri,omitzero"`
+	MemoryHardLimitMebibytes *int32                      `json:"MemoryHardLimitMebibytes,omitzero"`
+	MountPoints              []ContainerMountPoint       `json:"MountPoints,omitzero"`
+	PortConfiguration        *ContainerPortConfiguration `json:"PortConfiguration,omitzero"`
+	Vcpu                     *float64                    `json:"Vcpu,omitzero"`
 }
 
 type SuspendGameServerGroupInput struct {
-	GameServerGroupName *string                 `json:"GameServerGroupName,omitempty"`
-	SuspendActions      []GameServerGroupAction `json:"SuspendActions,omitempty"`
+	GameServerGroupName *string                 `json:"GameServerGroupName,omitzero"`
+	SuspendActions      []GameServerGroupAction `json:"SuspendActions,omitzero"`
 }
 
 type SuspendGameServerGroupOutput struct {
-	GameServerGroup *GameServerGroup `json:"GameServerGroup,omitempty"`
+	GameServerGroup *GameServerGroup `json:"GameServerGroup,omitzero"`
 }
 
 type Tag struct {
-	Key   *string `json:"Key,omitempty"`
-	Value *string `json:"Value,omitempty"`
+	Key   *string `json:"Key,omitzero"`
+	Value *string `json:"Value,omitzero"`
 }
 
 type TagResourceRequest struct {
-	ResourceARN *string `json:"ResourceARN,omitempty"`
-	Tags        []Tag   `json:"Tags,omitempty"`
+	ResourceARN *string `json:"ResourceARN,omitzero"`
+	Tags        []Tag   `json:"Tags,omitzero"`
 }
 
 type TagResourceResponse struct {
 }
 
 type TargetConfiguration struct {
-	TargetValue *float64 `json:"TargetValue,omitempty"`
+	TargetValue *float64 `json:"TargetValue,omitzero"`
 }
 
 type TargetTrackingConfiguration struct {
-	TargetValue *float64 `json:"TargetValue,omitempty"`
+	TargetValue *float64 `json:"TargetValue,omitzero"`
 }
 
 type TerminateGameSessionInput struct {
-	GameSessionId   *string         `json:"GameSessionId,omitempty"`
-	TerminationMode TerminationMode `json:"TerminationMode,omitempty"`
+	GameSessionId   *string         `json:"GameSessionId,omitzero"`
+	TerminationMode TerminationMode `json:"TerminationMode,omitzero"`
 }
 
 type TerminateGameSessionOutput struct {
-	GameSession *GameSession `json:"GameSession,omitempty"`
+	GameSession *GameSession `json:"GameSession,omitzero"`
 }
 
 type UDPEndpoint struct {
-	Domain *string `json:"Domain,omitempty"`
-	Port   *int32  `json:"Port,omitempty"`
+	Domain *string `json:"Domain,omitzero"`
+	Port   *int32  `json:"Port,omitzero"`
 }
 
 type UntagResourceRequest struct {
-	ResourceARN *string  `json:"ResourceARN,omitempty"`
-	TagKeys     []string `json:"TagKeys,omitempty"`
+	ResourceARN *string  `json:"ResourceARN,omitzero"`
+	TagKeys     []string `json:"TagKeys,omitzero"`
 }
 
 type UntagResourceResponse struct {
 }
 
 type UpdateAliasInput struct {
-	AliasId         *string          `json:"AliasId,omitempty"`
-	Description     *string          `json:"Description,omitempty"`
-	Name            *string          `json:"Name,omitempty"`
-	RoutingStrategy *RoutingStrategy `json:"RoutingStrategy,omitempty"`
+	AliasId         *string          `json:"AliasId,omitzero"`
+	Description     *string          `json:"Description,omitzero"`
+	Name            *string          `json:"Name,omitzero"`
+	RoutingStrategy *RoutingStrategy `json:"RoutingStrategy,omitzero"`
 }
 
 type UpdateAliasOutput struct {
-	Alias *Alias `json:"Alias,omitempty"`
+	Alias *Alias `json:"Alias,omitzero"`
 }
 
 type UpdateBuildInput struct {
-	BuildId *string `json:"BuildId,omitempty"`
-	Name    *string `json:"Name,omitempty"`
-	Version *string `json:"Version,omitempty"`
+	BuildId *string `json:"BuildId,omitzero"`
+	Name    *string `json:"Name,omitzero"`
+	Version *string `json:"Version,omitzero"`
 }
 
 type UpdateBuildOutput struct {
-	Build *Build `json:"Build,omitempty"`
+	Build *Build `json:"Build,omitzero"`
 }
 
 type UpdateContainerFleetInput struct {
-	DeploymentConfiguration                 *DeploymentConfiguration        `json:"DeploymentConfiguration,omitempty"`
-	Description                             *string                         `json:"Description,omitempty"`
-	FleetId                                 *string                         `json:"FleetId,omitempty"`
-	GameServerContainerGroupDefinitionName  *string                         `json:"GameServerContainerGroupDefinitionName,omitempty"`
-	GameServerContainerGroupsPerInstance    *int32                          `json:"GameServerContainerGroupsPerInstance,omitempty"`
-	GameSessionCreationLimitPolicy          *GameSessionCreationLimitPolicy `json:"GameSessionCreationLimitPolicy,omitempty"`
-	InstanceConnectionPortRange             *ConnectionPortRange            `json:"InstanceConnectionPortRange,omitempty"`
-	InstanceInboundPermissionAuthorizations []IpPermission                  `json:"InstanceInboundPermissionAuthorizations,omitempty"`
-	InstanceInboundPermissionRevocations    []IpPermission                  `json:"InstanceInboundPermissionRevocations,omitempty"`
-	LogConfiguration                        *LogConfiguration               `json:"LogConfiguration,omitempty"`
-	MetricGroups                            []string                        `json:"MetricGroups,omitempty"`
-	NewGameSessionProtectionPolicy          ProtectionPolicy                `json:"NewGameSessionProtectionPolicy,omitempty"`
-	PerInstanceContainerGroupDefinitionName *string                         `json:"PerInstanceContainerGroupDefinitionName,omitempty"`
-	RemoveAttributes                        []ContainerFleetRemoveAttribute `json:"RemoveAttributes,omitempty"`
+	DeploymentConfiguration                 *DeploymentConfiguration        `json:"DeploymentConfiguration,omitzero"`
+	Description                             *string                         `json:"Description,omitzero"`
+	FleetId                                 *string                         `json:"FleetId,omitzero"`
+	GameServerContainerGroupDefinitionName  *string                         `json:"GameServerContainerGroupDefinitionName,omitzero"`
+	GameServerContainerGroupsPerInstance    *int32                          `json:"GameServerContainerGroupsPerInstance,omitzero"`
+	GameSessionCreationLimitPolicy          *GameSessionCreationLimitPolicy `json:"GameSessionCreationLimitPolicy,omitzero"`
+	InstanceConnectionPortRange             *ConnectionPortRange            `json:"InstanceConnectionPortRange,omitzero"`
+	InstanceInboundPermissionAuthorizations []IpPermission                  `json:"InstanceInboundPermissionAuthorizations,omitzero"`
+	InstanceInboundPermissionRevocations    []IpPermission                  `json:"InstanceInboundPermissionRevocations,omitzero"`
+	LogConfiguration                        *LogConfiguration               `json:"LogConfiguration,omitzero"`
+	MetricGroups                            []string                        `json:"MetricGroups,omitzero"`
+	NewGameSessionProtectionPolicy          ProtectionPolicy                `json:"NewGameSessionProtectionPolicy,omitzero"`
+	PerInstanceContainerGroupDefinitionName *string                         `json:"PerInstanceContainerGroupDefinitionName,omitzero"`
+	RemoveAttributes                        []ContainerFleetRemoveAttribute `json:"RemoveAttributes,omitzero"`
 }
 
 type UpdateContainerFleetOutput struct {
-	ContainerFleet *ContainerFleet `json:"ContainerFleet,omitempty"`
+	ContainerFleet *ContainerFleet `json:"ContainerFleet,omitzero"`
 }
 
 type UpdateContainerGroupDefinitionInput struct {
-	GameServerContainerDefinition *GameServerContainerDefinitionInput `json:"GameServerContainerDefinition,omitempty"`
-	Name                          *string                             `json:"Name,omitempty"`
-	OperatingSystem               ContainerOperatingSystem            `json:"OperatingSystem,omitempty"`
-	SourceVersionNumber           *int32                              `json:"SourceVersionNumber,omitempty"`
-	SupportContainerDefinitions   []SupportContainerDefinitionInput   `json:"SupportContainerDefinitions,omitempty"`
-	TotalMemoryLimitMebibytes     *int32                              `json:"TotalMemoryLimitMebibytes,omitempty"`
-	TotalVcpuLimit                *float64                            `json:"TotalVcpuLimit,omitempty"`
-	VersionDescription            *string                             `json:"VersionDescription,omitempty"`
+	GameServerContainerDefinition *GameServerContainerDefinitionInput `json:"GameServerContainerDefinition,omitzero"`
+	Name                          *string                             `json:"Name,omitzero"`
+	OperatingSystem               ContainerOperatingSystem            `json:"OperatingSystem,omitzero"`
+	SourceVersionNumber           *int32                              `json:"SourceVersionNumber,omitzero"`
+	SupportContainerDefinitions   []SupportContainerDefinitionInput   `json:"SupportContainerDefinitions,omitzero"`
+	TotalMemoryLimitMebibytes     *int32                              `json:"TotalMemoryLimitMebibytes,omitzero"`
+	TotalVcpuLimit                *float64                            `json:"TotalVcpuLimit,omitzero"`
+	VersionDescription            *string                             `json:"VersionDescription,omitzero"`
 }
 
 type UpdateContainerGroupDefinitionOutput struct {
-	ContainerGroupDefinition *ContainerGroupDefinition `json:"ContainerGroupDefinition,omitempty"`
+	ContainerGroupDefinition *ContainerGroupDefinition `json:"ContainerGroupDefinition,omitzero"`
 }
 
 type UpdateFleetAttributesInput struct {
-	AnywhereConfiguration          *AnywhereConfiguration       `json:"AnywhereConfiguration,omitempty"`
-	Description                    *string                      `json:"Description,omitempty"`
-	FleetId                        *string                      `json:"FleetId,omitempty"`
-	MetricGroups                   []string                     `json:"MetricGroups,omitempty"`
-	Name                           *string                      `json:"Name,omitempty"`
-	NewGameSessionProtectionPolicy ProtectionPolicy             `json:"NewGameSessionProtectionPolicy,omitempty"`
-	ResourceCreationLimitPolicy    *ResourceCreationLimitPolicy `json:"ResourceCreationLimitPolicy,omitempty"`
+	AnywhereConfiguration          *AnywhereConfiguration       `json:"AnywhereConfiguration,omitzero"`
+	Description                    *string                      `json:"Description,omitzero"`
+	FleetId                        *string                      `json:"FleetId,omitzero"`
+	MetricGroups                   []string                     `json:"MetricGroups,omitzero"`
+	Name                           *string                      `json:"Name,omitzero"`
+	NewGameSessionProtectionPolicy ProtectionPolicy             `json:"NewGameSessionProtectionPolicy,omitzero"`
+	ResourceCreationLimitPolicy    *ResourceCreationLimitPolicy `json:"ResourceCreationLimitPolicy,omitzero"`
 }
 
 type UpdateFleetAttributesOutput struct {
-	FleetArn *string `json:"FleetArn,omitempty"`
-	FleetId  *string `json:"FleetId,omitempty"`
+	FleetArn *string `json:"FleetArn,omitzero"`
+	FleetId  *string `json:"FleetId,omitzero"`
 }
 
 type UpdateFleetCapacityInput struct {
-	DesiredInstances             *int32                        `json:"DesiredInstances,omitempty"`
-	FleetId                      *string                       `json:"FleetId,omitempty"`
-	Location                     *string                       `json:"Location,omitempty"`
-	ManagedCapacityConfiguration *ManagedCapacityConfiguration `json:"ManagedCapacityConfiguration,omitempty"`
-	MaxSize                      *int32                        `json:"MaxSize,omitempty"`
-	MinSize                      *int32                        `json:"MinSize,omitempty"`
+	DesiredInstances             *int32                        `json:"DesiredInstances,omitzero"`
+	FleetId                      *string                       `json:"FleetId,omitzero"`
+	Location                     *string                       `json:"Location,omitzero"`
+	ManagedCapacityConfiguration *ManagedCapacityConfiguration `json:"ManagedCapacityConfiguration,omitzero"`
+	MaxSize                      *int32                        `json:"MaxSize,omitzero"`
+	MinSize                      *int32                        `json:"MinSize,omitzero"`
 }
 
 type UpdateFleetCapacityOutput struct {
-	FleetArn                     *string                       `json:"FleetArn,omitempty"`
-	FleetId                      *string                       `json:"FleetId,omitempty"`
-	Location                     *string                       `json:"Location,omitempty"`
-	ManagedCapacityConfiguration *ManagedCapacityConfiguration `json:"ManagedCapacityConfiguration,omitempty"`
+	FleetArn                     *string                       `json:"FleetArn,omitzero"`
+	FleetId                      *string                       `json:"FleetId,omitzero"`
+	Location                     *string                       `json:"Location,omitzero"`
+	ManagedCapacityConfiguration *ManagedCapacityConfiguration `json:"ManagedCapacityConfiguration,omitzero"`
 }
 
 type UpdateFleetPortSettingsInput struct {
-	FleetId                         *string        `json:"FleetId,omitempty"`
-	InboundPermissionAuthorizations []IpPermission `json:"InboundPermissionAuthorizations,omitempty"`
-	InboundPermissionRevocations    []IpPermission `json:"InboundPermissionRevocations,omitempty"`
+	FleetId                         *string        `json:"FleetId,omitzero"`
+	InboundPermissionAuthorizations []IpPermission `json:"InboundPermissionAuthorizations,omitzero"`
+	InboundPermissionRevocations    []IpPermission `json:"InboundPermissionRevocations,omitzero"`
 }
 
 type UpdateFleetPortSettingsOutput struct {
-	FleetArn *string `json:"FleetArn,omitempty"`
-	FleetId  *string `json:"FleetId,omitempty"`
+	FleetArn *string `json:"FleetArn,omitzero"`
+	FleetId  *string `json:"FleetId,omitzero"`
 }
 
 type UpdateGameServerGroupInput struct {
-	BalancingStrategy          BalancingStrategy          `json:"BalancingStrategy,omitempty"`
-	GameServerGroupName        *string                    `json:"GameServerGroupName,omitempty"`
-	GameServerProtectionPolicy GameServerProtectionPolicy `json:"GameServerProtectionPolicy,omitempty"`
-	InstanceDefinitions        []InstanceDefinition       `json:"InstanceDefinitions,omitempty"`
-	RoleArn                    *string                    `json:"RoleArn,omitempty"`
+	BalancingStrategy          BalancingStrategy          `json:"BalancingStrategy,omitzero"`
+	GameServerGroupName        *string                    `json:"GameServerGroupName,omitzero"`
+	GameServerProtectionPolicy GameServerProtectionPolicy `json:"GameServerProtectionPolicy,omitzero"`
+	InstanceDefinitions        []InstanceDefinition       `json:"InstanceDefinitions,omitzero"`
+	RoleArn                    *string                    `json:"RoleArn,omitzero"`
 }
 
 type UpdateGameServerGroupOutput struct {
-	GameServerGroup *GameServerGroup `json:"GameServerGroup,omitempty"`
+	GameServerGroup *GameServerGroup `json:"GameServerGroup,omitzero"`
 }
 
 type UpdateGameServerInput struct {
-	GameServerData      *string                     `json:"GameServerData,omitempty"`
-	GameServerGroupName *string                     `json:"GameServerGroupName,omitempty"`
-	GameServerId        *string                     `json:"GameServerId,omitempty"`
-	HealthCheck         GameServerHealthCheck       `json:"HealthCheck,omitempty"`
-	UtilizationStatus   GameServerUtilizationStatus `json:"UtilizationStatus,omitempty"`
+	GameServerData      *string                     `json:"GameServerData,omitzero"`
+	GameServerGroupName *string                     `json:"GameServerGroupName,omitzero"`
+	GameServerId        *string                     `json:"GameServerId,omitzero"`
+	HealthCheck         GameServerHealthCheck       `json:"HealthCheck,omitzero"`
+	UtilizationStatus   GameServerUtilizationStatus `json:"UtilizationStatus,omitzero"`
 }
 
 type UpdateGameServerOutput struct {
-	GameServer *GameServer `json:"GameServer,omitempty"`
+	GameServer *GameServer `json:"GameServer,omitzero"`
 }
 
 type UpdateGameSessionInput struct {
-	GameProperties              []GameProperty              `json:"GameProperties,omitempty"`
-	GameSessionId               *string                     `json:"GameSessionId,omitempty"`
-	MaximumPlayerSessionCount   *int32                      `json:"MaximumPlayerSessionCount,omitempty"`
-	Name                        *string                     `json:"Name,omitempty"`
-	PlayerSessionCreationPolicy PlayerSessionCreationPolicy `json:"PlayerSessionCreationPolicy,omitempty"`
-	ProtectionPolicy            ProtectionPolicy            `json:"ProtectionPolicy,omitempty"`
+	GameProperties              []GameProperty              `json:"GameProperties,omitzero"`
+	GameSessionId               *string                     `json:"GameSessionId,omitzero"`
+	MaximumPlayerSessionCount   *int32                      `json:"MaximumPlayerSessionCount,omitzero"`
+	Name                        *string                     `json:"Name,omitzero"`
+	PlayerSessionCreationPolicy PlayerSessionCreationPolicy `json:"PlayerSessionCreationPolicy,omitzero"`
+	ProtectionPolicy            ProtectionPolicy            `json:"ProtectionPolicy,omitzero"`
 }
 
 type UpdateGameSessionOutput struct {
-	GameSession *GameSession `json:"GameSession,omitempty"`
+	GameSession *GameSession `json:"GameSession,omitzero"`
 }
 
 type UpdateGameSessionQueueInput struct {
-	CustomEventData       *string                       `json:"CustomEventData,omitempty"`
-	Destinations          []GameSessionQueueDestination `json:"Destinations,omitempty"`
-	FilterConfiguration   *FilterConfiguration          `json:"FilterConfiguration,omitempty"`
-	Name                  *string                       `json:"Name,omitempty"`
-	NotificationTarget    *string                       `json:"NotificationTarget,omitempty"`
-	PlayerLatencyPolicies []PlayerLatencyPolicy         `json:"PlayerLatencyPolicies,omitempty"`
-	PriorityConfiguration *PriorityConfiguration        `json:"PriorityConfiguration,omitempty"`
-	TimeoutInSeconds      *int32                        `json:"TimeoutInSeconds,omitempty"`
+	CustomEventData       *string                       `json:"CustomEventData,omitzero"`
+	Destinations          []GameSessionQueueDestination `json:"Destinations,omitzero"`
+	FilterConfiguration   *FilterConfiguration          `json:"FilterConfiguration,omitzero"`
+	Name                  *string                       `json:"Name,omitzero"`
+	NotificationTarget    *string                       `json:"NotificationTarget,omitzero"`
+	PlayerLatencyPolicies []PlayerLatencyPolicy         `json:"PlayerLatencyPolicies,omitzero"`
+	PriorityConfiguration *PriorityConfiguration        `json:"PriorityConfiguration,omitzero"`
+	TimeoutInSeconds      *int32                        `json:"TimeoutInSeconds,omitzero"`
 }
 
 type UpdateGameSessionQueueOutput struct {
-	GameSessionQueue *GameSessionQueue `json:"GameSessionQueue,omitempty"`
+	GameSessionQueue *GameSessionQueue `json:"GameSessionQueue,omitzero"`
 }
 
 type UpdateMatchmakingConfigurationInput struct {
-	AcceptanceRequired       *bool          `json:"AcceptanceRequired,omitempty"`
-	AcceptanceTimeoutSeconds *int32         `json:"AcceptanceTimeoutSeconds,omitempty"`
-	AdditionalPlayerCount    *int32         `json:"AdditionalPlayerCount,omitempty"`
-	BackfillMode             BackfillMode   `json:"BackfillMode,omitempty"`
-	CustomEventData          *string        `json:"CustomEventData,omitempty"`
-	Description              *string        `json:"Description,omitempty"`
-	FlexMatchMode            FlexMatchMode  `json:"FlexMatchMode,omitempty"`
-	GameProperties           []GameProperty `json:"GameProperties,omitempty"`
-	GameSessionData          *string        `json:"GameSessionData,omitempty"`
-	GameSessionQueueArns     []string       `json:"GameSessionQueueArns,omitempty"`
-	Name                     *string        `json:"Name,omitempty"`
-	NotificationTarget       *string        `json:"NotificationTarget,omitempty"`
-	RequestTimeoutSeconds    *int32         `json:"RequestTimeoutSeconds,omitempty"`
-	RuleSetName              *string        `json:"RuleSetName,omitempty"`
+	AcceptanceRequired       *bool          `json:"AcceptanceRequired,omitzero"`
+	AcceptanceTimeoutSeconds *int32         `json:"AcceptanceTimeoutSeconds,omitzero"`
+	AdditionalPlayerCount    *int32         `json:"AdditionalPlayerCount,omitzero"`
+	BackfillMode             BackfillMode   `json:"BackfillMode,omitzero"`
+	CustomEventData          *string        `json:"CustomEventData,omitzero"`
+	Description              *string        `json:"Description,omitzero"`
+	FlexMatchMode            FlexMatchMode  `json:"FlexMatchMode,omitzero"`
+	GameProperties           []GameProperty `json:"GameProperties,omitzero"`
+	GameSessionData          *string        `json:"GameSessionData,omitzero"`
+	GameSessionQueueArns     []string       `json:"GameSessionQueueArns,omitzero"`
+	Name                     *string        `json:"Name,omitzero"`
+	NotificationTarget       *string        `json:"NotificationTarget,omitzero"`
+	RequestTimeoutSeconds    *int32         `json:"RequestTimeoutSeconds,omitzero"`
+	RuleSetName              *string        `json:"RuleSetName,omitzero"`
 }
 
 type UpdateMatchmakingConfigurationOutput struct {
-	Configuration *MatchmakingConfiguration `json:"Configuration,omitempty"`
+	Configuration *MatchmakingConfiguration `json:"Configuration,omitzero"`
 }
 
 type UpdateRuntimeConfigurationInput struct {
-	FleetId              *string               `json:"FleetId,omitempty"`
-	RuntimeConfiguration *RuntimeConfiguration `json:"RuntimeConfiguration,omitempty"`
+	FleetId              *string               `json:"FleetId,omitzero"`
+	RuntimeConfiguration *RuntimeConfiguration `json:"RuntimeConfiguration,omitzero"`
 }
 
 type UpdateRuntimeConfigurationOutput struct {
-	RuntimeConfiguration *RuntimeConfiguration `json:"RuntimeConfiguration,omitempty"`
+	RuntimeConfiguration *RuntimeConfiguration `json:"RuntimeConfiguration,omitzero"`
 }
 
 type UpdateScriptInput struct {
-	Name            *string     `json:"Name,omitempty"`
-	ScriptId        *string     `json:"ScriptId,omitempty"`
-	StorageLocation *S3Location `json:"StorageLocation,omitempty"`
-	Version         *string     `json:"Version,omitempty"`
-	ZipFile         []byte      `json:"ZipFile,omitempty"`
+	Name            *string     `json:"Name,omitzero"`
+	ScriptId        *string     `json:"ScriptId,omitzero"`
+	StorageLocation *S3Location `json:"StorageLocation,omitzero"`
+	Version         *string     `json:"Version,omitzero"`
+	ZipFile         []byte      `json:"ZipFile,omitzero"`
 }
 
 type UpdateScriptOutput struct {
-	Script *Script `json:"Script,omitempty"`
+	Script *Script `json:"Script,omitzero"`
 }
 
 type ValidateMatchmakingRuleSetInput struct {
-	RuleSetBody *string `json:"RuleSetBody,omitempty"`
+	RuleSetBody *string `json:"RuleSetBody,omitzero"`
 }
 
 type ValidateMatchmakingRuleSetOutput struct {
-	Valid *bool `json:"Valid,omitempty"`
+	Valid *bool `json:"Valid,omitzero"`
 }
 
 type VpcPeeringAuthorization struct {
-	CreationTime         *Timestamp `json:"CreationTime,omitempty"`
-	ExpirationTime       *Timestamp `json:"ExpirationTime,omitempty"`
-	GameLiftAwsAccountId *string    `json:"GameLiftAwsAccountId,omitempty"`
-	PeerVpcAwsAccountId  *string    `json:"PeerVpcAwsAccountId,omitempty"`
-	PeerVpcId            *string    `json:"PeerVpcId,omitempty"`
+	CreationTime         *Timestamp `json:"CreationTime,omitzero"`
+	ExpirationTime       *Timestamp `json:"ExpirationTime,omitzero"`
+	GameLiftAwsAccountId *string    `json:"GameLiftAwsAccountId,omitzero"`
+	PeerVpcAwsAccountId  *string    `json:"PeerVpcAwsAccountId,omitzero"`
+	PeerVpcId            *string    `json:"PeerVpcId,omitzero"`
 }
 
 type VpcPeeringConnection struct {
-	FleetArn               *string                     `json:"FleetArn,omitempty"`
-	FleetId                *string                     `json:"FleetId,omitempty"`
-	GameLiftVpcId          *string                     `json:"GameLiftVpcId,omitempty"`
-	IpV4CidrBlock          *string                     `json:"IpV4CidrBlock,omitempty"`
-	PeerVpcId              *string                     `json:"PeerVpcId,omitempty"`
-	Status                 *VpcPeeringConnectionStatus `json:"Status,omitempty"`
-	VpcPeeringConnectionId *string                     `json:"VpcPeeringConnectionId,omitempty"`
+	FleetArn               *string                     `json:"FleetArn,omitzero"`
+	FleetId                *string                     `json:"FleetId,omitzero"`
+	GameLiftVpcId          *string                     `json:"GameLiftVpcId,omitzero"`
+	IpV4CidrBlock          *string                     `json:"IpV4CidrBlock,omitzero"`
+	PeerVpcId              *string                     `json:"PeerVpcId,omitzero"`
+	Status                 *VpcPeeringConnectionStatus `json:"Status,omitzero"`
+	VpcPeeringConnectionId *string                     `json:"VpcPeeringConnectionId,omitzero"`
 }
 
 type VpcPeeringConnectionStatus struct {
-	Code    *string `json:"Code,omitempty"`
-	Message *string `json:"Message,omitempty"`
+	Code    *string `json:"Code,omitzero"`
+	Message *string `json:"Message,omitzero"`
 }

@@ -135,7 +135,7 @@ func (g *gen) types(b *bytes.Buffer) error {
 		s := g.m.Shapes[name]
 		fmt.Fprintf(b, "type %s struct {\n", name)
 		for _, mn := range sortedMembers(s) {
-			fmt.Fprintf(b, "\t%s %s `json:\"%s,omitempty\"`\n", mn, g.goType(s.Members[mn].Shape, false), mn)
+			fmt.Fprintf(b, "\t%s %s `json:\"%s,omitzero\"`\n", mn, g.goType(s.Members[mn].Shape, false), mn)
 		}
 		b.WriteString("}\n\n")
 	}
