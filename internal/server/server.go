@@ -141,7 +141,8 @@ func (s *Server) compose(opts Options) error {
 		Store: s.store, ARNs: arns, Tags: s.tags, Now: s.now,
 		Logger: s.log.With("component", "fleetiq"), HealthExpiry: cfg.HealthExpiry,
 		StatusStep: t.get("fleetiq.status-step", 0), SweepInterval: t.get("fleetiq.sweep", 0),
-		ReplicaID: s.replica,
+		DeletedRetention: t.get("fleetiq.deleted-retention", 0),
+		ReplicaID:        s.replica,
 	})
 	var err error
 	s.builds, err = builds.New(builds.Config{
