@@ -50,6 +50,7 @@ type Config struct {
 var TimingNames = map[string]string{
 	"fleetiq.status-step":         "time a game server group spends in each transient status",
 	"fleetiq.sweep":               "how often expired claims and health are swept",
+	"fleetiq.deleted-retention":   "how long a DELETED game server group stays visible",
 	"sessions.sweep":              "how often the session timers are checked",
 	"sessions.reservation":        "how long a player session stays RESERVED",
 	"sessions.activation-timeout": "game session activation timeout when the fleet sets none",
