@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -17,21 +18,41 @@ import (
 // stmtKey. It is used by one goroutine at a time: the writer connection by the
 // writer goroutine and the Update function whose turn it is, a read connection
 // by the View that took it from the pool.
+//
+// Statements run on the driver connection itself, not through database/sql:
+// database/sql's statement path (locks, argument conversion, Rows and Scan)
+// cost about as much as SQLite's own work for the store's small statements.
+// database/sql opens and closes the connection and runs the migrations; the
+// store holds the sql.Conn for the connection's whole life and never uses
+// both at once, so keeping the driver connection Conn.Raw handed out is safe.
 type conn struct {
 	c     *sql.Conn
-	stmts map[stmtKey]*sql.Stmt
+	dc    driver.Conn
+	stmts map[stmtKey]driver.Stmt
+	args  []driver.NamedValue // reused for each statement's arguments
 }
 
-func newConn(c *sql.Conn) *conn {
-	return &conn{c: c, stmts: make(map[stmtKey]*sql.Stmt)}
+func newConn(c *sql.Conn) (*conn, error) {
+	var dc driver.Conn
+	if err := c.Raw(func(d any) error {
+		var ok bool
+		dc, ok = d.(driver.Conn)
+		if !ok {
+			return fmt.Errorf("sqlite: driver connection %T", d)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return &conn{c: c, dc: dc, stmts: make(map[stmtKey]driver.Stmt)}, nil
 }
 
 // stmt returns the prepared statement for key, preparing it on first use.
-func (c *conn) stmt(key stmtKey) (*sql.Stmt, error) {
+func (c *conn) stmt(key stmtKey) (driver.Stmt, error) {
 	if st, ok := c.stmts[key]; ok {
 		return st, nil
 	}
-	st, err := c.c.PrepareContext(context.Background(), key.sql())
+	st, err := c.dc.(driver.ConnPrepareContext).PrepareContext(context.Background(), key.sql())
 	if err != nil {
 		return nil, dbErr("prepare", err)
 	}
@@ -39,13 +60,42 @@ func (c *conn) stmt(key stmtKey) (*sql.Stmt, error) {
 	return st, nil
 }
 
-// exec runs a fixed statement.
-func (c *conn) exec(ctx context.Context, f fixedStmt, args ...any) (sql.Result, error) {
+// named converts statement arguments for the driver (an int becomes an
+// int64) into c.args.
+func (c *conn) named(args []any) []driver.NamedValue {
+	nv := c.args[:0]
+	for i, a := range args {
+		if n, ok := a.(int); ok {
+			a = int64(n)
+		}
+		nv = append(nv, driver.NamedValue{Ordinal: i + 1, Value: a})
+	}
+	c.args = nv
+	return nv
+}
+
+// exec runs a fixed statement and returns the number of rows it changed.
+// Statements run without the caller's context (see query.go).
+func (c *conn) exec(_ context.Context, f fixedStmt, args ...any) (int64, error) {
 	st, err := c.stmt(stmtKey{fixed: f})
+	if err != nil {
+		return 0, err
+	}
+	res, err := st.(driver.StmtExecContext).ExecContext(context.Background(), c.named(args))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// query runs the statement of key and returns its rows, which the caller
+// must close.
+func (c *conn) query(key stmtKey, args []any) (driver.Rows, error) {
+	st, err := c.stmt(key)
 	if err != nil {
 		return nil, err
 	}
-	return st.ExecContext(ctx, args...)
+	return st.(driver.StmtQueryContext).QueryContext(context.Background(), c.named(args))
 }
 
 // close closes the statements and gives the connection back to its pool.

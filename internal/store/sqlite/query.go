@@ -2,11 +2,11 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
 	"encoding/base64"
 	"encoding/binary"
-	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 
@@ -290,36 +290,62 @@ func (c cursor) appendArgs(args []any) []any {
 	}
 }
 
-// stmter hands out the prepared statement for a key on one connection.
-type stmter interface {
-	stmt(key stmtKey) (*sql.Stmt, error)
-}
-
 // The read helpers below run their statements with context.Background and
 // check ctx themselves (the caller checked it before the call; listRecords
-// checks it again while it reads rows). A context given to database/sql and
-// the driver costs two goroutines per statement, and on the write connection
-// an interrupted statement would roll back the whole batch.
+// checks it again while it reads rows). A context given to the driver costs
+// goroutines per statement, and on the write connection an interrupted
+// statement would roll back the whole batch.
 
 // getRecord reads one record through stmtGet.
-func getRecord(_ context.Context, c stmter, kind store.Kind, id string) (store.Record, error) {
-	st, err := c.stmt(stmtKey{fixed: stmtGet})
+func getRecord(_ context.Context, c *conn, kind store.Kind, id string) (store.Record, error) {
+	rows, err := c.query(stmtKey{fixed: stmtGet}, []any{string(kind), id})
 	if err != nil {
-		return store.Record{}, err
+		return store.Record{}, dbErr("get "+string(kind)+"/"+id, err)
 	}
-	rec := store.Record{Kind: kind, ID: id}
-	err = st.QueryRowContext(context.Background(), string(kind), id).Scan(&rec.Parent, &rec.Key, &rec.Rank, &rec.Seq, &rec.Data)
-	if errors.Is(err, sql.ErrNoRows) {
+	defer rows.Close()
+	var v [5]driver.Value
+	err = rows.Next(v[:])
+	if err == io.EOF {
 		return store.Record{}, store.ErrNotFound
 	}
 	if err != nil {
 		return store.Record{}, dbErr("get "+string(kind)+"/"+id, err)
 	}
-	return rec, nil
+	return store.Record{Kind: kind, ID: id, Parent: text(v[0]), Key: text(v[1]), Rank: integer(v[2]),
+		Seq: integer(v[3]), Data: blobOf(v[4])}, nil
+}
+
+// The columns' types are fixed (the table is STRICT and its columns NOT
+// NULL): the driver hands out TEXT as string, INTEGER as int64 and BLOB as
+// a []byte of its own.
+
+func text(v driver.Value) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	}
+	return ""
+}
+
+func integer(v driver.Value) int64 {
+	n, _ := v.(int64)
+	return n
+}
+
+func blobOf(v driver.Value) []byte {
+	switch x := v.(type) {
+	case []byte:
+		return x
+	case string:
+		return []byte(x)
+	}
+	return nil
 }
 
 // listRecords runs a List query.
-func listRecords(ctx context.Context, c stmter, q store.Query) ([]store.Record, string, error) {
+func listRecords(ctx context.Context, c *conn, q store.Query) ([]store.Record, string, error) {
 	p, err := planQuery(q, false)
 	if err != nil {
 		return nil, "", err
@@ -344,7 +370,7 @@ func listRecords(ctx context.Context, c stmter, q store.Query) ([]store.Record, 
 // a next page, would sort the whole group holding the extra record (say the
 // 99 idle instances below the one busy one). So it fetches Limit records
 // and, when the page is full, asks whether any record follows the last.
-func listRankDesc(ctx context.Context, c stmter, q store.Query, p plan) ([]store.Record, string, error) {
+func listRankDesc(ctx context.Context, c *conn, q store.Query, p plan) ([]store.Record, string, error) {
 	p.args[len(p.args)-1] = p.limit
 	recs, err := queryRecords(ctx, c, q.Kind, p)
 	if err != nil || len(recs) < p.limit {
@@ -353,14 +379,15 @@ func listRankDesc(ctx context.Context, c stmter, q store.Query, p plan) ([]store
 	last := &recs[len(recs)-1]
 	ek := p.key
 	ek.exists, ek.after, ek.limit = true, true, false
-	st, err := c.stmt(ek)
-	if err != nil {
-		return nil, "", err
-	}
 	args := cursor{order: store.OrderRankDesc, rank: last.Rank, id: last.ID}.appendArgs(p.args[:p.filters:p.filters])
-	var one int
-	err = st.QueryRowContext(context.Background(), args...).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
+	rows, err := c.query(ek, args)
+	if err != nil {
+		return nil, "", dbErr("list "+string(q.Kind), err)
+	}
+	defer rows.Close()
+	var v [1]driver.Value
+	err = rows.Next(v[:])
+	if err == io.EOF {
 		return recs, "", nil
 	}
 	if err != nil {
@@ -370,12 +397,8 @@ func listRankDesc(ctx context.Context, c stmter, q store.Query, p plan) ([]store
 }
 
 // queryRecords runs the List statement of p and returns every row.
-func queryRecords(ctx context.Context, c stmter, kind store.Kind, p plan) ([]store.Record, error) {
-	st, err := c.stmt(p.key)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := st.QueryContext(context.Background(), p.args...)
+func queryRecords(ctx context.Context, c *conn, kind store.Kind, p plan) ([]store.Record, error) {
+	rows, err := c.query(p.key, p.args)
 	if err != nil {
 		return nil, dbErr("list "+string(kind), err)
 	}
@@ -384,37 +407,39 @@ func queryRecords(ctx context.Context, c stmter, kind store.Kind, p plan) ([]sto
 	if p.limit > 0 {
 		recs = make([]store.Record, 0, min(p.limit+1, 64))
 	}
-	for rows.Next() {
+	var v [6]driver.Value
+	for {
 		if len(recs)%256 == 255 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		rec := store.Record{Kind: kind}
-		if err := rows.Scan(&rec.ID, &rec.Parent, &rec.Key, &rec.Rank, &rec.Seq, &rec.Data); err != nil {
+		err := rows.Next(v[:])
+		if err == io.EOF {
+			return recs, nil
+		}
+		if err != nil {
 			return nil, dbErr("list "+string(kind), err)
 		}
-		recs = append(recs, rec)
+		recs = append(recs, store.Record{Kind: kind, ID: text(v[0]), Parent: text(v[1]), Key: text(v[2]),
+			Rank: integer(v[3]), Seq: integer(v[4]), Data: blobOf(v[5])})
 	}
-	if err := rows.Err(); err != nil {
-		return nil, dbErr("list "+string(kind), err)
-	}
-	return recs, nil
 }
 
 // countRecords runs a Count query.
-func countRecords(_ context.Context, c stmter, q store.Query) (int, error) {
+func countRecords(_ context.Context, c *conn, q store.Query) (int, error) {
 	p, err := planQuery(q, true)
 	if err != nil {
 		return 0, err
 	}
-	st, err := c.stmt(p.key)
+	rows, err := c.query(p.key, p.args)
 	if err != nil {
-		return 0, err
-	}
-	var n int
-	if err := st.QueryRowContext(context.Background(), p.args...).Scan(&n); err != nil {
 		return 0, dbErr("count "+string(q.Kind), err)
 	}
-	return n, nil
+	defer rows.Close()
+	var v [1]driver.Value
+	if err := rows.Next(v[:]); err != nil {
+		return 0, dbErr("count "+string(q.Kind), err)
+	}
+	return int(integer(v[0])), nil
 }

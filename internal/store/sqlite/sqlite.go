@@ -110,7 +110,12 @@ func (s *Store) open(opts Options) error {
 	if err != nil {
 		return dbErr("open", err)
 	}
-	s.w = &writer{conn: newConn(wc), reqs: make(chan *request, 1024), fnDone: make(chan error),
+	wconn, err := newConn(wc)
+	if err != nil {
+		_ = wc.Close()
+		return dbErr("open", err)
+	}
+	s.w = &writer{conn: wconn, reqs: make(chan *request, 1024), fnDone: make(chan error),
 		exited: make(chan struct{}), maxBatch: opts.MaxBatch, log: s.log}
 	if err := checkDurability(ctx, wc); err != nil {
 		return err
@@ -132,7 +137,12 @@ func (s *Store) open(opts Options) error {
 		if err != nil {
 			return dbErr("open read connection", err)
 		}
-		s.readers <- newConn(rc)
+		c, err := newConn(rc)
+		if err != nil {
+			_ = rc.Close()
+			return dbErr("open read connection", err)
+		}
+		s.readers <- c
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -365,14 +364,10 @@ func (tx *writeTx) Put(ctx context.Context, rec store.Record) error {
 		}
 	}
 	tx.forget(rec.Kind, rec.ID) // its Seq is unknown after an upsert
-	res, err := tx.w.conn.exec(context.Background(), stmtPutData,
+	n, err := tx.w.conn.exec(context.Background(), stmtPutData,
 		blob(rec.Data), string(rec.Kind), rec.ID, rec.Parent, rec.Key, rec.Rank)
 	if err != nil {
 		return tx.fail(dbErr("put "+string(rec.Kind)+"/"+rec.ID, err))
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return tx.fail(dbErr("put", err))
 	}
 	if n == 1 {
 		return nil
@@ -386,23 +381,19 @@ func (tx *writeTx) Put(ctx context.Context, rec store.Record) error {
 // no row had that Seq (it cannot happen while k is true; Put falls back to
 // its general statements).
 func (tx *writeTx) putKnown(rec store.Record, k indexed) (bool, error) {
-	var res sql.Result
+	var n int64
 	var err error
 	c, kind := tx.w.conn, string(rec.Kind)
 	switch {
 	case rec.Parent == k.parent && rec.Key == k.key && rec.Rank == k.rank:
-		res, err = c.exec(context.Background(), stmtSetData, blob(rec.Data), k.seq, kind, rec.ID)
+		n, err = c.exec(context.Background(), stmtSetData, blob(rec.Data), k.seq, kind, rec.ID)
 	case rec.Parent == k.parent:
-		res, err = c.exec(context.Background(), stmtSetKeyRank, rec.Key, rec.Rank, blob(rec.Data), k.seq, kind, rec.ID)
+		n, err = c.exec(context.Background(), stmtSetKeyRank, rec.Key, rec.Rank, blob(rec.Data), k.seq, kind, rec.ID)
 	default:
-		res, err = c.exec(context.Background(), stmtSetIndexed, rec.Parent, rec.Key, rec.Rank, blob(rec.Data), k.seq, kind, rec.ID)
+		n, err = c.exec(context.Background(), stmtSetIndexed, rec.Parent, rec.Key, rec.Rank, blob(rec.Data), k.seq, kind, rec.ID)
 	}
 	if err != nil {
 		return false, tx.fail(dbErr("put "+kind+"/"+rec.ID, err))
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, tx.fail(dbErr("put", err))
 	}
 	if n != 1 {
 		return false, nil
@@ -420,16 +411,12 @@ func (tx *writeTx) write(ctx context.Context, f fixedStmt, rec store.Record) (in
 		return 0, err
 	}
 	w := tx.w
-	res, err := w.conn.exec(context.Background(), f,
+	n, err := w.conn.exec(context.Background(), f,
 		string(rec.Kind), rec.ID, rec.Parent, rec.Key, rec.Rank, w.nextSeq, blob(rec.Data))
 	if err != nil {
 		return 0, tx.fail(dbErr("write "+string(rec.Kind)+"/"+rec.ID, err))
 	}
 	w.nextSeq++
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, tx.fail(dbErr("write", err))
-	}
 	return n, nil
 }
 
@@ -438,13 +425,9 @@ func (tx *writeTx) Delete(ctx context.Context, kind store.Kind, id string) error
 		return err
 	}
 	tx.forget(kind, id)
-	res, err := tx.w.conn.exec(context.Background(), stmtDelete, string(kind), id)
+	n, err := tx.w.conn.exec(context.Background(), stmtDelete, string(kind), id)
 	if err != nil {
 		return tx.fail(dbErr("delete "+string(kind)+"/"+id, err))
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return tx.fail(dbErr("delete", err))
 	}
 	if n == 0 {
 		return store.ErrNotFound
@@ -457,13 +440,9 @@ func (tx *writeTx) lease(ctx context.Context, name, holder string, now, expires 
 	if err := tx.check(ctx); err != nil {
 		return false, err
 	}
-	res, err := tx.w.conn.exec(context.Background(), stmtLease, name, holder, expires, now)
+	n, err := tx.w.conn.exec(context.Background(), stmtLease, name, holder, expires, now)
 	if err != nil {
 		return false, tx.fail(dbErr("lease "+name, err))
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, tx.fail(dbErr("lease", err))
 	}
 	return n == 1, nil
 }
