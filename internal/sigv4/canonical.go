@@ -3,37 +3,43 @@ package sigv4
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
+	"hash"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
-// canonicalRequest builds the SigV4 canonical request of r whose canonical
-// URI is uri and canonical query string query:
+// appendCanonicalRequest appends the SigV4 canonical request of r whose
+// canonical URI is uri and canonical query string query to b:
 //
 //	METHOD \n URI \n QUERY \n name:value\n... \n signed;headers \n payload-hash
-func canonicalRequest(r *http.Request, uri, query string, signed []string, payloadHash string) string {
-	var b strings.Builder
-	b.WriteString(r.Method)
-	b.WriteByte('\n')
-	b.WriteString(uri)
-	b.WriteByte('\n')
-	b.WriteString(query)
-	b.WriteByte('\n')
+func appendCanonicalRequest(b []byte, r *http.Request, uri, query string, signed []string, payloadHash string) []byte {
+	b = append(b, r.Method...)
+	b = append(b, '\n')
+	b = append(b, uri...)
+	b = append(b, '\n')
+	b = append(b, query...)
+	b = append(b, '\n')
 	for _, name := range signed {
-		b.WriteString(name)
-		b.WriteByte(':')
-		b.WriteString(canonicalHeaderValue(r, name))
-		b.WriteByte('\n')
+		b = append(b, name...)
+		b = append(b, ':')
+		b = appendCanonicalHeaderValue(b, r, name)
+		b = append(b, '\n')
 	}
-	b.WriteByte('\n')
-	b.WriteString(strings.Join(signed, ";"))
-	b.WriteByte('\n')
-	b.WriteString(payloadHash)
-	return b.String()
+	b = append(b, '\n')
+	for i, name := range signed {
+		if i > 0 {
+			b = append(b, ';')
+		}
+		b = append(b, name...)
+	}
+	b = append(b, '\n')
+	return append(b, payloadHash...)
 }
 
 // canonicalURIs returns the canonical URIs a client may have signed for
@@ -157,46 +163,65 @@ func queryUnescape(s string) string {
 	return s
 }
 
-// canonicalHeaderValue returns a signed header's values, each trimmed
-// with inner runs of spaces collapsed, joined by commas. Go's server moves
-// Host and Transfer-Encoding out of the header map; they are read from the
-// request.
-func canonicalHeaderValue(r *http.Request, name string) string {
+// appendCanonicalHeaderValue appends a signed header's values, each
+// trimmed with inner runs of spaces collapsed, joined by commas. Go's
+// server moves Host and Transfer-Encoding out of the header map; they are
+// read from the request.
+func appendCanonicalHeaderValue(b []byte, r *http.Request, name string) []byte {
 	switch name {
 	case "host":
-		return trimAll(r.Host)
+		return appendTrimAll(b, r.Host)
 	case "content-length":
-		if len(r.Header.Values("Content-Length")) == 0 && r.ContentLength >= 0 {
-			return strconv.FormatInt(r.ContentLength, 10)
+		if len(headerValues(r.Header, name)) == 0 && r.ContentLength >= 0 {
+			return strconv.AppendInt(b, r.ContentLength, 10)
 		}
 	case "transfer-encoding":
 		if len(r.TransferEncoding) > 0 {
-			return strings.Join(r.TransferEncoding, ",")
+			return append(b, strings.Join(r.TransferEncoding, ",")...)
 		}
 	}
-	vals := r.Header.Values(name)
-	switch len(vals) {
-	case 0:
-		return ""
-	case 1:
-		return trimAll(vals[0])
+	for i, v := range headerValues(r.Header, name) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendTrimAll(b, v)
 	}
-	out := make([]string, len(vals))
-	for i, v := range vals {
-		out[i] = trimAll(v)
-	}
-	return strings.Join(out, ",")
+	return b
 }
 
-// trimAll trims surrounding white space and collapses inner runs of spaces
-// to one, as SigV4's Trimall.
-func trimAll(s string) string {
+// canonicalKeys are the canonical forms of the header names clients
+// usually sign, so that looking them up allocates nothing.
+var canonicalKeys = map[string]string{
+	"content-type":          "Content-Type",
+	"x-amz-date":            "X-Amz-Date",
+	"x-amz-target":          "X-Amz-Target",
+	"x-amz-content-sha256":  "X-Amz-Content-Sha256",
+	"x-amz-security-token":  "X-Amz-Security-Token",
+	"x-amz-user-agent":      "X-Amz-User-Agent",
+	"amz-sdk-invocation-id": "Amz-Sdk-Invocation-Id",
+	"amz-sdk-request":       "Amz-Sdk-Request",
+	"content-length":        "Content-Length",
+	"content-md5":           "Content-Md5",
+	"user-agent":            "User-Agent",
+	"smithy-protocol":       "Smithy-Protocol",
+	"accept":                "Accept",
+}
+
+// headerValues is h.Values(name) for a lower-case name.
+func headerValues(h http.Header, name string) []string {
+	if k, ok := canonicalKeys[name]; ok {
+		return h[k]
+	}
+	return h.Values(name)
+}
+
+// appendTrimAll appends s trimmed of surrounding white space, with inner
+// runs of spaces collapsed to one, as SigV4's Trimall.
+func appendTrimAll(b []byte, s string) []byte {
 	s = strings.Trim(s, " \t")
 	if !strings.Contains(s, "  ") {
-		return s
+		return append(b, s...)
 	}
-	var b strings.Builder
-	b.Grow(len(s))
 	space := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -208,9 +233,9 @@ func trimAll(s string) string {
 		} else {
 			space = false
 		}
-		b.WriteByte(c)
+		b = append(b, c)
 	}
-	return b.String()
+	return b
 }
 
 // uriEncode percent-encodes every byte but the unreserved characters (and
@@ -248,12 +273,75 @@ func stringToSign(amzDate, scope, hashHex string) string {
 	return Algorithm + "\n" + amzDate + "\n" + scope + "\n" + hashHex
 }
 
+// appendStringToSign appends the string to sign of a canonical request
+// whose SHA-256 is creqHash, for a credential scope of a.
+func appendStringToSign(b []byte, amzDate string, a *Authorization, creqHash *[sha256.Size]byte) []byte {
+	b = append(b, Algorithm+"\n"...)
+	b = append(b, amzDate...)
+	b = append(b, '\n')
+	b = append(b, a.Date...)
+	b = append(b, '/')
+	b = append(b, a.Region...)
+	b = append(b, '/')
+	b = append(b, a.Service...)
+	b = append(b, "/"+terminator+"\n"...)
+	return hex.AppendEncode(b, creqHash[:])
+}
+
 // signingKey derives the key of a day, region and service from a secret.
 func signingKey(secret, date, region, service string) []byte {
 	k := hmacSHA256([]byte("AWS4"+secret), date)
 	k = hmacSHA256(k, region)
 	k = hmacSHA256(k, service)
 	return hmacSHA256(k, terminator)
+}
+
+// A derivedKey is a signing key with a pool of HMACs keyed with it.
+type derivedKey struct {
+	macs sync.Pool
+}
+
+type keyScope struct{ secret, date, region, service string }
+
+// keyCache keeps the signing keys derived lately: deriving one takes four
+// HMACs, and a client signs with the same secret, day, region and service
+// all day. It is emptied when it reaches maxCachedKeys.
+var keyCache struct {
+	sync.Mutex
+	m map[keyScope]*derivedKey
+}
+
+const maxCachedKeys = 1024
+
+// cachedKey returns the signing key of a day, region and service.
+func cachedKey(secret, date, region, service string) *derivedKey {
+	ks := keyScope{secret, date, region, service}
+	keyCache.Lock()
+	dk := keyCache.m[ks]
+	keyCache.Unlock()
+	if dk != nil {
+		return dk
+	}
+	key := signingKey(secret, date, region, service)
+	dk = &derivedKey{}
+	dk.macs.New = func() any { return hmac.New(sha256.New, key) }
+	keyCache.Lock()
+	if keyCache.m == nil || len(keyCache.m) >= maxCachedKeys {
+		keyCache.m = make(map[keyScope]*derivedKey)
+	}
+	keyCache.m[ks] = dk
+	keyCache.Unlock()
+	return dk
+}
+
+// sign writes the hex signature of toSign to dst.
+func (k *derivedKey) sign(dst *[2 * sha256.Size]byte, toSign []byte) {
+	m := k.macs.Get().(hash.Hash)
+	m.Reset()
+	m.Write(toSign)
+	var sum [sha256.Size]byte
+	hex.Encode(dst[:], m.Sum(sum[:0]))
+	k.macs.Put(m)
 }
 
 // signature returns the hex signature of toSign with key.
@@ -276,4 +364,17 @@ func sha256Hex(b []byte) string {
 // constant time.
 func signatureMatches(want, got string) bool {
 	return hmac.Equal([]byte(want), []byte(got))
+}
+
+// hexSignatureMatches compares a computed hex signature with the one sent,
+// in constant time (the length, public, may end it early).
+func hexSignatureMatches(want *[2 * sha256.Size]byte, got string) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	var diff byte
+	for i := range want {
+		diff |= want[i] ^ got[i]
+	}
+	return subtle.ConstantTimeByteEq(diff, 0) == 1
 }

@@ -1,7 +1,9 @@
 package sigv4
 
 import (
+	"crypto/sha256"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -190,17 +192,22 @@ func (v *Verifier) checkSignature(r *http.Request, body []byte, s *Signed, secre
 			return newError(f, KindSignature, msgPayloadMismatch)
 		}
 	}
-	key := signingKey(secret, s.Date, s.Region, s.Service)
-	scope := s.Scope()
+	key := cachedKey(secret, s.Date, s.Region, s.Service)
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
 	match := false
 	queries := canonicalQueries(r.URL.RawQuery)
 	for _, uri := range canonicalURIs(f, r) {
 		for _, query := range queries {
-			creq := canonicalRequest(r, uri, query, s.SignedHeaders, s.PayloadHash)
-			want := signature(key, stringToSign(s.amzDate, scope, sha256Hex([]byte(creq))))
+			b := appendCanonicalRequest((*bp)[:0], r, uri, query, s.SignedHeaders, s.PayloadHash)
+			creqHash := sha256.Sum256(b)
+			b = appendStringToSign(b[:0], s.amzDate, &s.Authorization, &creqHash)
+			var want [2 * sha256.Size]byte
+			key.sign(&want, b)
+			*bp = b
 			// Every candidate is computed and compared, so the time
 			// taken does not depend on which matched.
-			if signatureMatches(want, s.Signature) {
+			if hexSignatureMatches(&want, s.Signature) {
 				match = true
 			}
 		}
@@ -210,3 +217,7 @@ func (v *Verifier) checkSignature(r *http.Request, body []byte, s *Signed, secre
 	}
 	return nil
 }
+
+// bufPool holds the buffers canonical requests and strings to sign are
+// built in.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
