@@ -1,0 +1,704 @@
+// Command load is Hoist's load generator. It starts the real Hoist binary
+// (with credentials, so every SigV4 signature is verified; a new data
+// directory; a loopback port) and a ceiling server (a bare net/http handler
+// decoding a small JSON body and encoding a small answer, as its own
+// process), drives both with the same client (keep-alive connections, AWS
+// JSON 1.1, SigV4-signed requests) and reports requests/s, latencies and
+// the ratio of Hoist to the ceiling. See docs/performance.md.
+//
+//	go run ./e2e/load -scenario fleetiq [-duration 20s] [-conns 32] [-servers 10000] [-repeats 3] [-json out.json]
+//
+// Scenario fleetiq: create a game server group, register -servers game
+// servers across -instances instances, then every connection loops
+// ClaimGameServer -> UpdateGameServer UTILIZED -> UpdateGameServer
+// AVAILABLE. The ceiling gets the same three requests.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+)
+
+func main() {
+	if os.Getenv(roleEnv) == roleCeiling {
+		os.Exit(serveCeiling())
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Config is one invocation's settings.
+type Config struct {
+	Scenario  string        `json:"scenario"`
+	Duration  time.Duration `json:"-"`
+	Warmup    time.Duration `json:"-"`
+	Conns     int           `json:"connections"`
+	Servers   int           `json:"game_servers"`
+	Instances int           `json:"instances"`
+	Repeats   int           `json:"repeats"`
+	Only      string        `json:"only,omitempty"`
+	// Seconds mirror the durations in the JSON output.
+	DurationS float64 `json:"duration_s"`
+	WarmupS   float64 `json:"warmup_s"`
+
+	hoistBin   string
+	dataParent string
+	profileDir string
+	jsonPath   string
+}
+
+func parseFlags(args []string, stderr io.Writer) (*Config, error) {
+	c := &Config{}
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.Scenario, "scenario", "fleetiq", "the load: fleetiq (claim -> UTILIZED -> AVAILABLE)")
+	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "measured time per run")
+	fs.DurationVar(&c.Warmup, "warmup", 3*time.Second, "unmeasured load before each measured run")
+	fs.IntVar(&c.Conns, "conns", 32, "keep-alive connections (one worker each)")
+	fs.IntVar(&c.Servers, "servers", 10_000, "game servers to register")
+	fs.IntVar(&c.Instances, "instances", 100, "instances the game servers are spread over")
+	fs.IntVar(&c.Repeats, "repeats", 3, "runs of each server; medians are reported")
+	fs.StringVar(&c.Only, "only", "", "run only hoist or only ceiling (default both)")
+	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this file")
+	fs.StringVar(&c.hoistBin, "hoist", "", "a Hoist binary to run (default: go build ./cmd/hoist)")
+	fs.StringVar(&c.dataParent, "data-parent", "", "directory for Hoist's temporary data directories (default: the system's temp dir)")
+	fs.StringVar(&c.profileDir, "profile", "", "write CPU profiles of Hoist (via --pprof-addr) and of the load generator, and 1s of Hoist's execution trace, for each measured Hoist run to this directory")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case c.Scenario != "fleetiq":
+		return nil, fmt.Errorf("-scenario: only fleetiq exists, got %q", c.Scenario)
+	case c.Conns <= 0 || c.Servers <= 0 || c.Instances <= 0 || c.Repeats <= 0 || c.Duration <= 0 || c.Warmup < 0:
+		return nil, errors.New("-conns, -servers, -instances, -repeats and -duration must be positive")
+	case c.Servers < c.Instances:
+		return nil, errors.New("-servers must be at least -instances")
+	case c.Only != "" && c.Only != "hoist" && c.Only != "ceiling":
+		return nil, fmt.Errorf("-only: want hoist or ceiling, got %q", c.Only)
+	}
+	c.DurationS, c.WarmupS = c.Duration.Seconds(), c.Warmup.Seconds()
+	return c, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "load:", err)
+		return 2
+	}
+	rep, err := runLoad(context.Background(), cfg, stderr)
+	if rep != nil {
+		rep.print(stdout)
+		if cfg.jsonPath != "" {
+			b, _ := json.MarshalIndent(rep, "", "  ")
+			if werr := os.WriteFile(cfg.jsonPath, append(b, '\n'), 0o644); werr != nil {
+				fmt.Fprintln(stderr, "load:", werr)
+				return 1
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "load:", err)
+		return 1
+	}
+	return 0
+}
+
+// Report is the result of an invocation.
+type Report struct {
+	Command string   `json:"command"`
+	Config  *Config  `json:"config"`
+	Machine Machine  `json:"machine"`
+	Runs    []Repeat `json:"runs"`
+	Median  Summary  `json:"median"`
+}
+
+// Repeat is one run of each server.
+type Repeat struct {
+	Ceiling *Phase  `json:"ceiling,omitempty"`
+	Hoist   *Phase  `json:"hoist,omitempty"`
+	Ratio   float64 `json:"ratio,omitempty"`
+}
+
+// Phase is one measured run against one server.
+type Phase struct {
+	Server       string             `json:"server"`
+	Seconds      float64            `json:"seconds"`
+	Requests     int                `json:"requests"`
+	Claims       int                `json:"claims"`
+	ReqPerSec    float64            `json:"requests_per_s"`
+	ClaimsPerSec float64            `json:"claims_per_s"`
+	Ops          map[string]OpStats `json:"ops"`
+	Errors       map[string]int     `json:"errors,omitempty"`
+	CPU          CPUUse             `json:"cpu"`
+	// ServerCPUPerRequest is the server process's CPU time per request (µs).
+	ServerCPUPerRequest float64 `json:"server_cpu_us_per_request"`
+	ClientCPUPerRequest float64 `json:"client_cpu_us_per_request"`
+	SetupSeconds        float64 `json:"setup_s,omitempty"`
+}
+
+// OpStats are latencies of one operation (or of all: "all"), in ms.
+type OpStats struct {
+	Count int     `json:"count"`
+	P50   float64 `json:"p50_ms"`
+	P90   float64 `json:"p90_ms"`
+	P99   float64 `json:"p99_ms"`
+	Max   float64 `json:"max_ms"`
+}
+
+// Summary holds the medians over the repeats.
+type Summary struct {
+	HoistReqPerSec    float64 `json:"hoist_requests_per_s"`
+	HoistClaimsPerSec float64 `json:"hoist_claims_per_s"`
+	HoistClaimP50     float64 `json:"hoist_claim_p50_ms"`
+	HoistClaimP99     float64 `json:"hoist_claim_p99_ms"`
+	HoistP50          float64 `json:"hoist_all_p50_ms"`
+	HoistP99          float64 `json:"hoist_all_p99_ms"`
+	HoistCPUPerReq    float64 `json:"hoist_cpu_us_per_request"`
+	CeilingReqPerSec  float64 `json:"ceiling_requests_per_s"`
+	CeilingP50        float64 `json:"ceiling_p50_ms"`
+	CeilingP99        float64 `json:"ceiling_p99_ms"`
+	CeilingCPUPerReq  float64 `json:"ceiling_cpu_us_per_request"`
+	// Ratio is HoistReqPerSec / CeilingReqPerSec; RatioMedian the median
+	// of the repeats' own ratios.
+	Ratio       float64 `json:"ratio"`
+	RatioMedian float64 `json:"ratio_median_of_runs"`
+	// OtherCores is the median load of other processes during the runs.
+	OtherCores float64 `json:"other_cores"`
+}
+
+// Test credentials Hoist is started with.
+var loadCreds = credentials{AccessKeyID: "AKIDHOISTLOAD", Secret: "hoist-load-secret-key", Region: "us-west-2"}
+
+const loadGroup = "load-group"
+
+func runLoad(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) {
+	rep := &Report{Command: "go run ./e2e/load " + strings.Join(commandArgs(cfg), " "), Config: cfg,
+		Machine: describeMachine(cfg.dataParent)}
+	if cfg.profileDir != "" {
+		if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	hoistBin := cfg.hoistBin
+	if hoistBin == "" && cfg.Only != "ceiling" {
+		dir, err := os.MkdirTemp("", "hoist-load-bin-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		fmt.Fprintln(log, "load: building cmd/hoist")
+		if hoistBin, err = buildHoist(dir); err != nil {
+			return nil, err
+		}
+	}
+	var errs []error
+	for i := range cfg.Repeats {
+		var r Repeat
+		if cfg.Only != "hoist" {
+			fmt.Fprintf(log, "load: run %d/%d: ceiling\n", i+1, cfg.Repeats)
+			p, err := ceilingPhase(ctx, cfg)
+			if err != nil {
+				return rep, err
+			}
+			r.Ceiling = p
+			errs = append(errs, p.check())
+		}
+		if cfg.Only != "ceiling" {
+			fmt.Fprintf(log, "load: run %d/%d: hoist\n", i+1, cfg.Repeats)
+			p, err := hoistPhase(ctx, cfg, hoistBin, i+1, log)
+			if err != nil {
+				return rep, err
+			}
+			r.Hoist = p
+			errs = append(errs, p.check())
+		}
+		if r.Hoist != nil && r.Ceiling != nil && r.Ceiling.ReqPerSec > 0 {
+			r.Ratio = r.Hoist.ReqPerSec / r.Ceiling.ReqPerSec
+		}
+		rep.Runs = append(rep.Runs, r)
+	}
+	rep.summarize()
+	return rep, errors.Join(errs...)
+}
+
+func commandArgs(cfg *Config) []string {
+	args := []string{"-scenario", cfg.Scenario}
+	def := map[string]bool{"duration": cfg.Duration == 20*time.Second, "warmup": cfg.Warmup == 3*time.Second,
+		"conns": cfg.Conns == 32, "servers": cfg.Servers == 10_000, "instances": cfg.Instances == 100, "repeats": cfg.Repeats == 3}
+	for _, f := range []struct {
+		name, value string
+	}{{"duration", cfg.Duration.String()}, {"warmup", cfg.Warmup.String()}, {"conns", fmt.Sprint(cfg.Conns)},
+		{"servers", fmt.Sprint(cfg.Servers)}, {"instances", fmt.Sprint(cfg.Instances)}, {"repeats", fmt.Sprint(cfg.Repeats)}} {
+		if !def[f.name] {
+			args = append(args, "-"+f.name, f.value)
+		}
+	}
+	if cfg.Only != "" {
+		args = append(args, "-only", cfg.Only)
+	}
+	return args
+}
+
+// check reports errors seen under load: there must be none.
+func (p *Phase) check() error {
+	if len(p.Errors) == 0 {
+		return nil
+	}
+	var parts []string
+	for k, n := range p.Errors {
+		parts = append(parts, fmt.Sprintf("%s x%d", k, n))
+	}
+	slices.Sort(parts)
+	return fmt.Errorf("%s: errors under load: %s", p.Server, strings.Join(parts, ", "))
+}
+
+func ceilingPhase(ctx context.Context, cfg *Config) (*Phase, error) {
+	srv, err := startCeiling()
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	c, err := newClient(srv.url, cfg.Conns, loadCreds)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	p, err := measure(ctx, cfg, c, srv, nil)
+	if p != nil {
+		p.Server = "ceiling"
+	}
+	return p, err
+}
+
+func hoistPhase(ctx context.Context, cfg *Config, bin string, n int, log io.Writer) (*Phase, error) {
+	opts := hoistOptions{bin: bin, cred: loadCreds, parentDir: cfg.dataParent}
+	if cfg.profileDir != "" {
+		addr, err := freeLoopbackAddr()
+		if err != nil {
+			return nil, err
+		}
+		opts.pprofAddr = addr
+	}
+	srv, err := startHoist(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := srv.stop(); err != nil {
+			fmt.Fprintln(log, "load:", err)
+		}
+	}()
+	c, err := newClient(srv.url, cfg.Conns, loadCreds)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	start := time.Now()
+	if err := setupFleetIQ(ctx, cfg, c); err != nil {
+		return nil, fmt.Errorf("setup: %w\nhoist log:\n%s", err, srv.out.String())
+	}
+	setup := time.Since(start)
+	var prof func(measureStart time.Time) func() error
+	if cfg.profileDir != "" {
+		prof = func(measureStart time.Time) func() error {
+			return startProfiles(cfg, opts.pprofAddr, n, measureStart)
+		}
+	}
+	p, err := measure(ctx, cfg, c, srv, prof)
+	if err != nil {
+		return nil, fmt.Errorf("%w\nhoist log:\n%s", err, srv.out.String())
+	}
+	p.Server, p.SetupSeconds = "hoist", setup.Seconds()
+	return p, nil
+}
+
+// startProfiles profiles Hoist (through its --pprof-addr) and this process
+// for the measured window, from measureStart on. The returned function waits
+// for both profiles to be written.
+func startProfiles(cfg *Config, pprofAddr string, n int, measureStart time.Time) func() error {
+	var wg sync.WaitGroup
+	var hoistErr error
+	wg.Go(func() {
+		time.Sleep(time.Until(measureStart))
+		secs := max(1, int(cfg.Duration.Seconds()))
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, secs))
+		if err != nil {
+			hoistErr = err
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(filepath.Join(cfg.profileDir, fmt.Sprintf("hoist-cpu-run%d.pprof", n)))
+		if err != nil {
+			hoistErr = err
+			return
+		}
+		_, err = io.Copy(f, resp.Body)
+		hoistErr = errors.Join(err, f.Close())
+	})
+	var traceErr error
+	wg.Go(func() {
+		// One second of Hoist's execution trace from the middle of the window.
+		time.Sleep(time.Until(measureStart.Add(cfg.Duration / 2)))
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/trace?seconds=1", pprofAddr))
+		if err != nil {
+			traceErr = err
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(filepath.Join(cfg.profileDir, fmt.Sprintf("hoist-trace-run%d.out", n)))
+		if err != nil {
+			traceErr = err
+			return
+		}
+		_, err = io.Copy(f, resp.Body)
+		traceErr = errors.Join(err, f.Close())
+	})
+	var clientErr error
+	wg.Go(func() {
+		time.Sleep(time.Until(measureStart))
+		f, err := os.Create(filepath.Join(cfg.profileDir, fmt.Sprintf("load-cpu-run%d.pprof", n)))
+		if err != nil {
+			clientErr = err
+			return
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			clientErr = errors.Join(err, f.Close())
+			return
+		}
+		time.Sleep(cfg.Duration)
+		pprof.StopCPUProfile()
+		clientErr = f.Close()
+	})
+	return func() error { wg.Wait(); return errors.Join(hoistErr, traceErr, clientErr) }
+}
+
+// setupFleetIQ creates the group, waits for it to be ACTIVE and registers
+// the game servers from every connection.
+func setupFleetIQ(ctx context.Context, cfg *Config, c *client) error {
+	k := c.conn()
+	err := k.call(ctx, "CreateGameServerGroup", map[string]any{
+		"GameServerGroupName": loadGroup,
+		"RoleArn":             "arn:aws:iam::123456789012:role/gamelift-fleetiq",
+		"MinSize":             1,
+		"MaxSize":             cfg.Instances,
+		"LaunchTemplate":      map[string]string{"LaunchTemplateName": "load-template", "Version": "1"},
+		"InstanceDefinitions": []map[string]string{{"InstanceType": "c5.large"}, {"InstanceType": "c5a.large"}},
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("CreateGameServerGroup: %w", err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var out struct {
+			GameServerGroup struct{ Status string }
+		}
+		if err := k.call(ctx, "DescribeGameServerGroup", map[string]string{"GameServerGroupName": loadGroup}, &out); err != nil {
+			return fmt.Errorf("DescribeGameServerGroup: %w", err)
+		}
+		if out.GameServerGroup.Status == "ACTIVE" {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("game server group still %s after 60s", out.GameServerGroup.Status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errc := make(chan error, cfg.Conns)
+	for range cfg.Conns {
+		wg.Go(func() {
+			k := c.conn()
+			for i := next.Add(1) - 1; i < int64(cfg.Servers); i = next.Add(1) - 1 {
+				err := k.call(ctx, "RegisterGameServer", map[string]string{
+					"GameServerGroupName": loadGroup,
+					"GameServerId":        fmt.Sprintf("gs-%06d", i),
+					"InstanceId":          fmt.Sprintf("i-%017d", int(i)%cfg.Instances),
+					"ConnectionInfo":      "192.0.2.1:7777",
+				}, nil)
+				if err != nil {
+					errc <- fmt.Errorf("RegisterGameServer gs-%06d: %w", i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errc)
+	return <-errc
+}
+
+// Operations of the loop.
+const (
+	opClaim  = "ClaimGameServer"
+	opUpdate = "UpdateGameServer"
+)
+
+// workerResult is what one worker saw in the measured window.
+type workerResult struct {
+	claims, updates []time.Duration
+	errors          map[string]int
+}
+
+func (r *workerResult) fail(op string, err error) {
+	code := "transport"
+	var ae *apiError
+	if errors.As(err, &ae) {
+		code = ae.Code
+	} else if errors.Is(err, errNoID) || errors.Is(err, errBadAnswer) {
+		code = err.Error()
+	}
+	r.errors[op+": "+code]++
+}
+
+var errBadAnswer = errors.New("the answer does not carry the new UtilizationStatus")
+
+var (
+	utilizedAnswer  = []byte(`"UtilizationStatus":"UTILIZED"`)
+	availableAnswer = []byte(`"UtilizationStatus":"AVAILABLE"`)
+)
+
+// measure runs the claim loop from every connection for the warm-up and
+// the measured duration and summarizes the measured part. prof, when set,
+// is started with the measured window's start.
+func measure(ctx context.Context, cfg *Config, c *client, srv *server, prof func(time.Time) func() error) (*Phase, error) {
+	start := time.Now()
+	mStart := start.Add(cfg.Warmup)
+	mEnd := mStart.Add(cfg.Duration)
+	var waitProf func() error
+	if prof != nil {
+		waitProf = prof(mStart)
+	}
+	results := make([]*workerResult, cfg.Conns)
+	var wg sync.WaitGroup
+	for w := range cfg.Conns {
+		res := &workerResult{errors: map[string]int{},
+			claims:  make([]time.Duration, 0, 1<<14),
+			updates: make([]time.Duration, 0, 1<<15)}
+		results[w] = res
+		wg.Go(func() { loop(ctx, c.conn(), res, mStart, mEnd) })
+	}
+	// CPU use over the measured window.
+	var cpu CPUUse
+	wg.Go(func() {
+		time.Sleep(time.Until(mStart))
+		a := sampleCPU(os.Getpid(), srv.pid())
+		t0 := time.Now()
+		time.Sleep(time.Until(mEnd))
+		b := sampleCPU(os.Getpid(), srv.pid())
+		cpu = cpuUse(a, b, time.Since(t0).Seconds())
+	})
+	wg.Wait()
+	if waitProf != nil {
+		if err := waitProf(); err != nil {
+			return nil, fmt.Errorf("profiles: %w", err)
+		}
+	}
+	p := &Phase{Seconds: cfg.Duration.Seconds(), Ops: map[string]OpStats{}, Errors: map[string]int{}, CPU: cpu}
+	var claims, updates []time.Duration
+	for _, r := range results {
+		claims = append(claims, r.claims...)
+		updates = append(updates, r.updates...)
+		for k, n := range r.errors {
+			p.Errors[k] += n
+		}
+	}
+	errCount := 0
+	for _, n := range p.Errors {
+		errCount += n
+	}
+	if len(p.Errors) == 0 {
+		p.Errors = nil
+	}
+	p.Claims = len(claims)
+	p.Requests = len(claims) + len(updates) + errCount
+	p.ReqPerSec = float64(p.Requests) / p.Seconds
+	p.ClaimsPerSec = float64(p.Claims) / p.Seconds
+	p.Ops[opClaim] = stats(claims)
+	p.Ops[opUpdate] = stats(updates)
+	p.Ops["all"] = stats(append(claims, updates...))
+	if p.Requests > 0 {
+		p.ServerCPUPerRequest = cpu.Server * p.Seconds / float64(p.Requests) * 1e6
+		p.ClientCPUPerRequest = cpu.Client * p.Seconds / float64(p.Requests) * 1e6
+	}
+	return p, nil
+}
+
+// loop is one worker: claim -> UTILIZED -> AVAILABLE until mEnd, recording
+// the requests that start within [mStart, mEnd). A cycle under way at mEnd
+// is finished (unrecorded) so the game server is AVAILABLE again.
+func loop(ctx context.Context, k *conn, res *workerResult, mStart, mEnd time.Time) {
+	for {
+		t0 := time.Now()
+		if !t0.Before(mEnd) {
+			return
+		}
+		rec := !t0.Before(mStart)
+		resp, err := k.do(ctx, opClaim, k.claimBody(loadGroup))
+		var id string
+		if err == nil {
+			id, err = gameServerID(resp)
+		}
+		if err != nil {
+			if rec {
+				res.fail(opClaim, err)
+			}
+			continue
+		}
+		if rec {
+			res.claims = append(res.claims, time.Since(t0))
+		}
+		for _, st := range [...]struct {
+			status string
+			want   []byte
+		}{{"UTILIZED", utilizedAnswer}, {"AVAILABLE", availableAnswer}} {
+			t := time.Now()
+			rec := !t.Before(mStart) && t.Before(mEnd)
+			resp, err := k.do(ctx, opUpdate, k.updateBody(loadGroup, id, st.status))
+			if err == nil && !containsBytes(resp, st.want) {
+				err = errBadAnswer
+			}
+			if err != nil {
+				if rec {
+					res.fail(opUpdate, err)
+				}
+				break
+			}
+			if rec {
+				res.updates = append(res.updates, time.Since(t))
+			}
+		}
+	}
+}
+
+func containsBytes(b, sub []byte) bool {
+	return strings.Contains(string(b), string(sub)) // no copy: the compiler elides the conversions
+}
+
+func stats(d []time.Duration) OpStats {
+	if len(d) == 0 {
+		return OpStats{}
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	q := func(p float64) float64 {
+		i := int(p * float64(len(s)-1))
+		return float64(s[i]) / 1e6
+	}
+	return OpStats{Count: len(s), P50: q(0.50), P90: q(0.90), P99: q(0.99), Max: float64(s[len(s)-1]) / 1e6}
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func (rep *Report) summarize() {
+	var h, hc, hp50, hp99, ha50, ha99, hcpu, c, cp50, cp99, ccpu, ratios, other []float64
+	for _, r := range rep.Runs {
+		if p := r.Hoist; p != nil {
+			h = append(h, p.ReqPerSec)
+			hc = append(hc, p.ClaimsPerSec)
+			hp50 = append(hp50, p.Ops[opClaim].P50)
+			hp99 = append(hp99, p.Ops[opClaim].P99)
+			ha50 = append(ha50, p.Ops["all"].P50)
+			ha99 = append(ha99, p.Ops["all"].P99)
+			hcpu = append(hcpu, p.ServerCPUPerRequest)
+			other = append(other, p.CPU.Other)
+		}
+		if p := r.Ceiling; p != nil {
+			c = append(c, p.ReqPerSec)
+			cp50 = append(cp50, p.Ops["all"].P50)
+			cp99 = append(cp99, p.Ops["all"].P99)
+			ccpu = append(ccpu, p.ServerCPUPerRequest)
+			other = append(other, p.CPU.Other)
+		}
+		if r.Ratio > 0 {
+			ratios = append(ratios, r.Ratio)
+		}
+	}
+	m := Summary{HoistReqPerSec: median(h), HoistClaimsPerSec: median(hc), HoistClaimP50: median(hp50),
+		HoistClaimP99: median(hp99), HoistP50: median(ha50), HoistP99: median(ha99), HoistCPUPerReq: median(hcpu),
+		CeilingReqPerSec: median(c), CeilingP50: median(cp50), CeilingP99: median(cp99), CeilingCPUPerReq: median(ccpu),
+		RatioMedian: median(ratios), OtherCores: median(other)}
+	if m.CeilingReqPerSec > 0 {
+		m.Ratio = m.HoistReqPerSec / m.CeilingReqPerSec
+	}
+	rep.Median = m
+}
+
+func (rep *Report) print(w io.Writer) {
+	cfg, m := rep.Config, rep.Machine
+	fmt.Fprintf(w, "\nscenario %s: %d game servers on %d instances, %d connections, %s measured per run after %s warm-up, %s\n",
+		cfg.Scenario, cfg.Servers, cfg.Instances, cfg.Conns, cfg.Duration, cfg.Warmup, plural(cfg.Repeats, "run"))
+	fmt.Fprintf(w, "machine: %d CPUs (%s), %s GiB, %s, kernel %s, data on %s, load average %s at start\n\n",
+		m.CPUs, m.CPUModel, m.MemoryGiB, m.Go, m.Kernel, m.DataFS, m.LoadAvg)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "run\tserver\treq/s\tclaims/s\tclaim p50 ms\tclaim p99 ms\tall p50 ms\tall p99 ms\terrors\tserver µs/req\tclient µs/req\tother cores\tratio\t")
+	for i, r := range rep.Runs {
+		for _, p := range []*Phase{r.Ceiling, r.Hoist} {
+			if p == nil {
+				continue
+			}
+			errs := 0
+			for _, n := range p.Errors {
+				errs += n
+			}
+			ratio := ""
+			if p == r.Hoist && r.Ratio > 0 {
+				ratio = fmt.Sprintf("%.2f", r.Ratio)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%.0f\t%.0f\t%.2f\t%s\t\n", i+1, p.Server,
+				p.ReqPerSec, p.ClaimsPerSec, p.Ops[opClaim].P50, p.Ops[opClaim].P99, p.Ops["all"].P50, p.Ops["all"].P99,
+				errs, p.ServerCPUPerRequest, p.ClientCPUPerRequest, p.CPU.Other, ratio)
+		}
+	}
+	tw.Flush()
+	s := rep.Median
+	fmt.Fprintf(w, "\nmedians of %s:\n", plural(len(rep.Runs), "run"))
+	if s.CeilingReqPerSec > 0 {
+		fmt.Fprintf(w, "  ceiling: %.0f req/s, p50 %.2f ms, p99 %.2f ms, %.0f µs server CPU/req\n",
+			s.CeilingReqPerSec, s.CeilingP50, s.CeilingP99, s.CeilingCPUPerReq)
+	}
+	if s.HoistReqPerSec > 0 {
+		fmt.Fprintf(w, "  hoist:   %.0f req/s, %.0f claims/s, claim p50 %.2f ms, claim p99 %.2f ms (all requests p50 %.2f, p99 %.2f), %.0f µs server CPU/req\n",
+			s.HoistReqPerSec, s.HoistClaimsPerSec, s.HoistClaimP50, s.HoistClaimP99, s.HoistP50, s.HoistP99, s.HoistCPUPerReq)
+	}
+	if s.Ratio > 0 {
+		fmt.Fprintf(w, "  ratio hoist/ceiling: %.2f (median of the runs' ratios %.2f); other processes used %.2f cores\n",
+			s.Ratio, s.RatioMedian, s.OtherCores)
+	}
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
