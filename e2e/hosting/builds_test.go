@@ -53,8 +53,13 @@ func testBuilds(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	oc := other.UploadCredentials
+	// A small body: Hoist refuses an upload without reading its body and
+	// closes the connection, and aws-sdk-go-v2 sends a body over 2 MiB with
+	// Expect: 100-continue yet without waiting for 100 Continue, so such a
+	// refusal sometimes reaches it as a connection reset instead of the
+	// S3 error.
 	_, err = e.s3Client(aws.ToString(oc.AccessKeyId), aws.ToString(oc.SecretAccessKey), aws.ToString(oc.SessionToken)).
-		PutObject(e.ctx, &s3.PutObjectInput{Bucket: fresh.StorageLocation.Bucket, Key: fresh.StorageLocation.Key, Body: bytes.NewReader(archive)})
+		PutObject(e.ctx, &s3.PutObjectInput{Bucket: fresh.StorageLocation.Bucket, Key: fresh.StorageLocation.Key, Body: bytes.NewReader(archive[:1024])})
 	var ae smithy.APIError
 	if !errors.As(err, &ae) || ae.ErrorCode() != "AccessDenied" {
 		t.Errorf("uploading to a build's key with another build's credentials: %v, want AccessDenied", err)
