@@ -344,13 +344,20 @@ func (r *anywhereRun) deregister() {
 	wantErr[*types.NotFoundException](t, "DescribeCompute of a deregistered compute", err)
 }
 
-// teardown deletes the away location, the fleet and both custom locations.
+// teardown deletes the away location, then the fleet, each under a game
+// server hosting a game session (which is asked to end, and its session
+// ends), then both custom locations.
 func (r *anywhereRun) teardown() {
 	t, e := r.t, r.e
+	away := r.hosting("laptop-2", r.tok2, "hand-6", r.away)
 	if _, err := e.gl.DeleteFleetLocations(e.ctx, &gl.DeleteFleetLocationsInput{FleetId: aws.String(r.fleetID), Locations: []string{r.away}}); err != nil {
 		t.Fatalf("DeleteFleetLocations: %v", err)
 	}
+	away()
+	e.register(t, r.fleetID, "laptop-3", r.home)
+	home := r.hosting("laptop-3", e.authToken(t, r.fleetID, "laptop-3"), "hand-7", r.home)
 	e.deleteFleet(t, r.fleetID)
+	home()
 	for _, l := range []string{r.home, r.away} {
 		if _, err := e.gl.DeleteLocation(e.ctx, &gl.DeleteLocationInput{LocationName: aws.String(l)}); err != nil {
 			t.Errorf("DeleteLocation %s: %v", l, err)
@@ -358,6 +365,24 @@ func (r *anywhereRun) teardown() {
 	}
 	if names := e.locationNames(t); strings.Contains(names, r.home) {
 		t.Errorf("ListLocations after DeleteLocation: %s", names)
+	}
+}
+
+// hosting starts a game server on a compute and gives it a game session in
+// loc; the function it returns waits until the server has ended (exit 0)
+// and its game session is TERMINATED.
+func (r *anywhereRun) hosting(compute, token, processID, loc string) func() {
+	t, e := r.t, r.e
+	hs := startGameServer(t, r.wsURL, token, r.fleetID, compute, processID, nil)
+	hs.port()
+	e.waitLocationProcesses(t, r.fleetID, loc, 1)
+	gs := e.createIn(t, r.fleetID, loc)
+	return func() {
+		t.Helper()
+		if code := hs.exited(); code != 0 {
+			t.Errorf("game server %s exited with %d", processID, code)
+		}
+		e.waitGameSession(t, aws.ToString(gs.GameSessionId), types.GameSessionStatusTerminated)
 	}
 }
 
