@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -26,8 +27,33 @@ func (s *Service) serveS3(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("x-amz-request-id", reqID)
 	w.Header().Set("Server", "Hoist")
 	if err := s.dispatchS3(w, r); err != nil {
+		drainRefused(w, r)
 		s.writeS3Error(w, r, reqID, err)
 	}
+}
+
+// Limits on reading a refused request's body before answering.
+const (
+	maxRefusedDrain  = 64 << 20
+	refusedDrainWait = 10 * time.Second
+)
+
+// drainRefused reads (and drops) what is left of a refused request's body,
+// at most maxRefusedDrain bytes within refusedDrainWait, before the answer
+// is written: a client that sends its body without waiting for 100
+// Continue (aws-sdk-go-v2) would otherwise have the connection closed under
+// the body it is still writing, and see a reset instead of the S3 error.
+// (net/http itself drains only 256 KiB.) A client that waits for 100
+// Continue is asked for the body: a refused part costs its upload, which
+// is what S3 clients expect of an early error anyway.
+func drainRefused(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(refusedDrainWait))
+	_, _ = io.CopyN(io.Discard, r.Body, maxRefusedDrain)
+	_ = rc.SetReadDeadline(time.Time{})
 }
 
 // s3Handler serves one S3 operation on key.
