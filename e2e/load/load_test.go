@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"flag"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -27,14 +29,20 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestTinyRun runs the whole load generator in a tiny configuration: the
-// real Hoist binary with credentials, the ceiling process, setup, the claim
-// loop on both, the report and its JSON.
+// TestTinyRun runs the whole load generator in a tiny configuration, with
+// each client transport: the real Hoist binary with credentials, the
+// ceiling process, setup, the claim loop on both, the report and its JSON.
 func TestTinyRun(t *testing.T) {
+	for _, transport := range []string{transportNetHTTP, transportRaw} {
+		t.Run(strings.ReplaceAll(transport, "/", ""), func(t *testing.T) { tinyRun(t, transport) })
+	}
+}
+
+func tinyRun(t *testing.T, transport string) {
 	out := filepath.Join(t.TempDir(), "load.json")
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"-duration", "1s", "-warmup", "200ms", "-conns", "4", "-servers", "40", "-instances", "4",
-		"-repeats", "1", "-json", out, "-hoist", hoisttest.Binary(t), "-data-parent", t.TempDir()}, &stdout, &stderr)
+	code := run([]string{"-duration", "500ms", "-warmup", "200ms", "-conns", "4", "-servers", "40", "-instances", "4",
+		"-repeats", "1", "-client", transport, "-json", out, "-hoist", hoisttest.Binary(t), "-data-parent", t.TempDir()}, &stdout, &stderr)
 	t.Log(stdout.String())
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
@@ -116,5 +124,45 @@ func TestGameServerID(t *testing.T) {
 	}
 	if _, err := gameServerID([]byte(`{"GameServer":{}}`)); err == nil {
 		t.Error("no ID, no error")
+	}
+}
+
+func TestRawAnswer(t *testing.T) {
+	for name, tc := range map[string]struct {
+		answer           string
+		status           int
+		errType, body    string
+		wantErr, closeIt bool
+	}{
+		"ok":      {answer: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: x\r\n\r\n{}", status: 200, body: "{}"},
+		"error":   {answer: "HTTP/1.1 400 Bad Request\r\ncontent-length: 5\r\nX-Amzn-ErrorType: Oops\r\n\r\nabcde", status: 400, errType: "Oops", body: "abcde"},
+		"close":   {answer: "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", status: 200, closeIt: true},
+		"chunked": {answer: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", wantErr: true},
+		"no size": {answer: "HTTP/1.1 200 OK\r\n\r\n", wantErr: true},
+		"garbage": {answer: "SSH-2.0\r\n\r\n", wantErr: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			server, client := net.Pipe()
+			go func() {
+				br := bufio.NewReader(server)
+				for { // the request has no body: read up to its empty line
+					line, err := br.ReadString('\n')
+					if err != nil || line == "\r\n" {
+						break
+					}
+				}
+				_, _ = server.Write([]byte(tc.answer))
+				server.Close()
+			}()
+			c := &rawConn{host: "h", nc: client, br: bufio.NewReader(client)}
+			var resp bytes.Buffer
+			status, errType, err := c.roundTrip("GameLift.X", headers{}, nil, &resp)
+			if (err != nil) != tc.wantErr || status != tc.status || errType != tc.errType || resp.String() != tc.body {
+				t.Errorf("= %d %q %q %v", status, errType, resp.String(), err)
+			}
+			if closed := c.nc == nil; closed != (tc.closeIt || tc.wantErr) {
+				t.Errorf("connection closed: %v", closed)
+			}
+		})
 	}
 }

@@ -50,6 +50,7 @@ type Config struct {
 	Instances int           `json:"instances"`
 	Repeats   int           `json:"repeats"`
 	Only      string        `json:"only,omitempty"`
+	Client    string        `json:"client"`
 	// Seconds mirror the durations in the JSON output.
 	DurationS float64 `json:"duration_s"`
 	WarmupS   float64 `json:"warmup_s"`
@@ -72,6 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 	fs.IntVar(&c.Instances, "instances", 100, "instances the game servers are spread over")
 	fs.IntVar(&c.Repeats, "repeats", 3, "runs of each server; medians are reported")
 	fs.StringVar(&c.Only, "only", "", "run only hoist or only ceiling (default both)")
+	fs.StringVar(&c.Client, "client", transportNetHTTP, "the client's HTTP transport: net/http (Go's http.Client, as the ceiling in the spec was measured) or raw (a minimal HTTP/1.1 client, one connection per worker, about half the client CPU)")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this file")
 	fs.StringVar(&c.hoistBin, "hoist", "", "a Hoist binary to run (default: go build ./cmd/hoist)")
 	fs.StringVar(&c.dataParent, "data-parent", "", "directory for Hoist's temporary data directories (default: the system's temp dir)")
@@ -90,6 +92,8 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 		return nil, errors.New("-servers must be at least -instances")
 	case c.Only != "" && c.Only != "hoist" && c.Only != "ceiling":
 		return nil, fmt.Errorf("-only: want hoist or ceiling, got %q", c.Only)
+	case c.Client != transportRaw && c.Client != transportNetHTTP:
+		return nil, fmt.Errorf("-client: want %s or %s, got %q", transportRaw, transportNetHTTP, c.Client)
 	}
 	c.DurationS, c.WarmupS = c.Duration.Seconds(), c.Warmup.Seconds()
 	return c, nil
@@ -255,6 +259,9 @@ func commandArgs(cfg *Config) []string {
 	if cfg.Only != "" {
 		args = append(args, "-only", cfg.Only)
 	}
+	if cfg.Client != transportNetHTTP {
+		args = append(args, "-client", cfg.Client)
+	}
 	return args
 }
 
@@ -277,7 +284,7 @@ func ceilingPhase(ctx context.Context, cfg *Config) (*Phase, error) {
 		return nil, err
 	}
 	defer srv.stop()
-	c, err := newClient(srv.url, cfg.Conns, loadCreds)
+	c, err := newClient(srv.url, cfg.Conns, loadCreds, cfg.Client)
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +314,7 @@ func hoistPhase(ctx context.Context, cfg *Config, bin string, n int, log io.Writ
 			fmt.Fprintln(log, "load:", err)
 		}
 	}()
-	c, err := newClient(srv.url, cfg.Conns, loadCreds)
+	c, err := newClient(srv.url, cfg.Conns, loadCreds, cfg.Client)
 	if err != nil {
 		return nil, err
 	}
@@ -395,6 +402,7 @@ func startProfiles(cfg *Config, pprofAddr string, n int, measureStart time.Time)
 // the game servers from every connection.
 func setupFleetIQ(ctx context.Context, cfg *Config, c *client) error {
 	k := c.conn()
+	defer k.close()
 	err := k.call(ctx, "CreateGameServerGroup", map[string]any{
 		"GameServerGroupName": loadGroup,
 		"RoleArn":             "arn:aws:iam::123456789012:role/gamelift-fleetiq",
@@ -428,6 +436,7 @@ func setupFleetIQ(ctx context.Context, cfg *Config, c *client) error {
 	for range cfg.Conns {
 		wg.Go(func() {
 			k := c.conn()
+			defer k.close()
 			for i := next.Add(1) - 1; i < int64(cfg.Servers); i = next.Add(1) - 1 {
 				err := k.call(ctx, "RegisterGameServer", map[string]string{
 					"GameServerGroupName": loadGroup,
@@ -495,7 +504,11 @@ func measure(ctx context.Context, cfg *Config, c *client, srv *server, prof func
 			claims:  make([]time.Duration, 0, 1<<14),
 			updates: make([]time.Duration, 0, 1<<15)}
 		results[w] = res
-		wg.Go(func() { loop(ctx, c.conn(), res, mStart, mEnd) })
+		wg.Go(func() {
+			k := c.conn()
+			defer k.close()
+			loop(ctx, k, res, mStart, mEnd)
+		})
 	}
 	// CPU use over the measured window.
 	var cpu CPUUse
@@ -655,8 +668,8 @@ func (rep *Report) summarize() {
 
 func (rep *Report) print(w io.Writer) {
 	cfg, m := rep.Config, rep.Machine
-	fmt.Fprintf(w, "\nscenario %s: %d game servers on %d instances, %d connections, %s measured per run after %s warm-up, %s\n",
-		cfg.Scenario, cfg.Servers, cfg.Instances, cfg.Conns, cfg.Duration, cfg.Warmup, plural(cfg.Repeats, "run"))
+	fmt.Fprintf(w, "\nscenario %s: %d game servers on %d instances, %d connections (%s client), %s measured per run after %s warm-up, %s\n",
+		cfg.Scenario, cfg.Servers, cfg.Instances, cfg.Conns, cfg.Client, cfg.Duration, cfg.Warmup, plural(cfg.Repeats, "run"))
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %s GiB, %s, kernel %s, data on %s, load average %s at start\n\n",
 		m.CPUs, m.CPUModel, m.MemoryGiB, m.Go, m.Kernel, m.DataFS, m.LoadAvg)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
