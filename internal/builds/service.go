@@ -2,8 +2,6 @@ package builds
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"log/slog"
 	"path/filepath"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/ids"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -172,7 +171,7 @@ func setDefaults(cfg *Config) {
 		cfg.Now = time.Now
 	}
 	if cfg.NewID == nil {
-		cfg.NewID = randomUUID
+		cfg.NewID = ids.UUID
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -209,14 +208,4 @@ func buildIDOf(idOrARN string) string {
 		return idOrARN[i+len(":build/"):]
 	}
 	return idOrARN
-}
-
-// randomUUID returns a random (version 4) UUID.
-func randomUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }

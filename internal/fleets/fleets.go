@@ -18,8 +18,6 @@ package fleets
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"log/slog"
 	"sync"
@@ -27,6 +25,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/ids"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -191,7 +190,7 @@ func New(cfg Config) (*Service, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.NewID == nil {
-		cfg.NewID = randomUUID
+		cfg.NewID = ids.UUID
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -252,16 +251,6 @@ func (s *Service) arn(resourceType, id string) string {
 		return s.cfg.ARN(resourceType, id)
 	}
 	return "arn:aws:gamelift:" + s.cfg.Region + ":" + s.cfg.AccountID + ":" + resourceType + "/" + id
-}
-
-// randomUUID returns a random (version 4) UUID.
-func randomUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // newInstanceID returns an EC2-style instance ID: "i-" and 17 hex digits.

@@ -2,7 +2,6 @@ package sdkconn
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/ids"
 )
 
 // SignedURLVerifier checks a SigV4-signed connection URL (query
@@ -106,7 +106,7 @@ func New(cfg Config) *Server {
 		cfg.Now = time.Now
 	}
 	if cfg.NewID == nil {
-		cfg.NewID = NewUUID
+		cfg.NewID = ids.UUID
 	}
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = DefaultMaxMessageBytes
@@ -126,16 +126,6 @@ func New(cfg Config) *Server {
 	return &Server{cfg: cfg, log: cfg.Logger, procs: make(map[string][]*procConn)}
 }
 
-// NewUUID returns a random (version 4) UUID.
-func NewUUID() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("sdkconn: no randomness: " + err.Error())
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
-}
 
 // ServeHTTP authenticates a connection and, if it is allowed, upgrades it
 // to a WebSocket and serves it until it closes. Refusals are plain HTTP

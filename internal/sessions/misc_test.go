@@ -10,14 +10,15 @@ import (
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/ids"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
 func TestRandomUUID(t *testing.T) {
 	re := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-	a, b := randomUUID(), randomUUID()
+	a, b := ids.UUID(), ids.UUID()
 	if !re.MatchString(a) || a == b {
-		t.Fatalf("randomUUID = %s, %s", a, b)
+		t.Fatalf("ids.UUID = %s, %s", a, b)
 	}
 }
 

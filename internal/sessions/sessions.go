@@ -15,13 +15,12 @@ package sessions
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/ids"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -141,7 +140,7 @@ func New(cfg Config) (*Service, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.NewID == nil {
-		cfg.NewID = randomUUID
+		cfg.NewID = ids.UUID
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -159,14 +158,4 @@ func New(cfg Config) (*Service, error) {
 // GameLift reports and the store ranks by.
 func (s *Service) now() time.Time {
 	return s.cfg.Now().UTC().Truncate(time.Millisecond)
-}
-
-// randomUUID returns a random (version 4) UUID.
-func randomUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }

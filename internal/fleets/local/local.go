@@ -21,8 +21,6 @@ package local
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"log/slog"
 	"os"
@@ -32,6 +30,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/fleets"
+	"github.com/hoistgg/hoist/internal/ids"
 )
 
 // Config configures a Provider. Dir is required.
@@ -105,7 +104,7 @@ func New(cfg Config) (*Provider, error) {
 	def(&cfg.MaxBackoff, time.Minute)
 	def(&cfg.InstallTimeout, 5*time.Minute)
 	if cfg.NewID == nil {
-		cfg.NewID = randomID
+		cfg.NewID = ids.UUID
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -262,14 +261,4 @@ func (p *Provider) removeInstance(id string) {
 	p.mu.Lock()
 	delete(p.instances, id)
 	p.mu.Unlock()
-}
-
-// randomID returns a random (version 4) UUID.
-func randomID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
