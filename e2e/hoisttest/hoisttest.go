@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -41,6 +42,16 @@ func RepoRoot() string {
 // Binary builds cmd/hoist once per test binary and returns its path.
 func Binary(t testing.TB) string {
 	t.Helper()
+	bin, err := BuildBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// BuildBinary builds cmd/hoist once per test binary, as Binary does, for
+// callers without a testing.TB (TestMain).
+func BuildBinary() (string, error) {
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "hoist-e2e-bin-")
 		if err != nil {
@@ -54,10 +65,7 @@ func Binary(t testing.TB) string {
 			buildErr = fmt.Errorf("go build ./cmd/hoist: %v\n%s", err, out)
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
+	return binPath, buildErr
 }
 
 // Hoist is a running Hoist process.
@@ -93,7 +101,21 @@ func Start(t testing.TB, opts Options) *Hoist {
 	if opts.DataDir == "" {
 		opts.DataDir = t.TempDir()
 	}
-	ready := filepath.Join(t.TempDir(), "ready.json")
+	h, err := launch(bin, opts, t.TempDir(), t)
+	if h != nil {
+		t.Cleanup(h.Stop)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// launch starts Hoist with opts (opts.DataDir set), writing its ready file
+// in tmp, and waits until it serves. On an error after the process started
+// it returns the Hoist too, so that the caller can stop it.
+func launch(bin string, opts Options, tmp string, t testing.TB) (*Hoist, error) {
+	ready := filepath.Join(tmp, "ready.json")
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--tls-addr", "127.0.0.1:0",
 		"--data-dir", opts.DataDir, "--region", Region, "--account", Account}, opts.Args...)
 	cmd := exec.Command(bin, args...)
@@ -106,10 +128,9 @@ func Start(t testing.TB, opts Options) *Hoist {
 	h := &Hoist{DataDir: opts.DataDir, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{}), t: t}
 	cmd.Stdout, cmd.Stderr = h.log, h.log
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	go func() { cmd.Wait(); close(h.done) }()
-	t.Cleanup(func() { h.Stop() })
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		b, err := os.ReadFile(ready)
@@ -123,16 +144,16 @@ func Start(t testing.TB, opts Options) *Hoist {
 				if addrs.TLSAddr != "" {
 					h.TLSURL = "https://" + addrs.TLSAddr
 				}
-				return h
+				return h, nil
 			}
 		}
 		select {
 		case <-h.done:
-			t.Fatalf("hoist exited before serving:\n%s", h.log.String())
+			return h, errors.New("hoist exited before serving:\n" + h.log.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("hoist did not become ready:\n%s", h.log.String())
+			return h, errors.New("hoist did not become ready:\n" + h.log.String())
 		}
 	}
 }
