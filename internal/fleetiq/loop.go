@@ -22,29 +22,8 @@ const (
 // Run sweeps every SweepInterval while this replica holds the sweep lease,
 // until ctx ends (then it returns nil).
 func (s *Service) Run(ctx context.Context) error {
-	tick := time.NewTicker(s.cfg.SweepInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-		ok, err := s.cfg.Store.Lease(ctx, leaseName, s.cfg.ReplicaID, s.cfg.Now(), 5*s.cfg.SweepInterval)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			s.log.Warn("fleetiq: sweep lease", "err", err)
-			continue
-		}
-		if !ok {
-			continue
-		}
-		if err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("fleetiq: sweep", "err", err)
-		}
-	}
+	return store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
+		Interval: s.cfg.SweepInterval, Now: s.cfg.Now, Work: s.Sweep, Log: s.log.With("loop", "fleetiq sweep")})
 }
 
 // sweepStep is one kind of background work: the records due at now, and

@@ -18,29 +18,9 @@ const leaseName = "fleets-reconcile"
 // any change) while this replica holds the reconciler lease, until ctx
 // ends.
 func (s *Service) Run(ctx context.Context) error {
-	tick := time.NewTicker(s.t.ReconcileInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		case <-s.kick:
-		}
-		ok, err := s.cfg.Store.Lease(ctx, leaseName, s.cfg.ReplicaID, s.cfg.Now(), s.t.LeaseTTL)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			s.log.Warn("fleets: reconciler lease", "err", err)
-			continue
-		}
-		if ok {
-			if err := s.Reconcile(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("fleets: reconcile", "err", err)
-			}
-		}
-	}
+	return store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
+		Interval: s.t.ReconcileInterval, TTL: s.t.LeaseTTL, Kick: s.kick, Now: s.cfg.Now,
+		Work: s.Reconcile, Log: s.log.With("loop", "fleets reconciler")})
 }
 
 // Reconcile runs the reconciler once over every fleet, stops instances

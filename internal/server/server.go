@@ -241,9 +241,6 @@ func (s *Server) CAFile() string { return s.ca.CertFile }
 // Run runs the background loops until ctx ends. Each loop holds its own
 // store lease, so with several replicas each runs on one of them.
 func (s *Server) Run(ctx context.Context) error {
-	if err := s.builds.Recover(ctx); err != nil {
-		s.log.Error("builds: recovering unpacks", "err", err)
-	}
 	loops := map[string]func(context.Context) error{
 		"fleetiq": s.fleetiq.Run, "builds": s.builds.Run,
 		"fleets": s.fleets.Run, "sessions": s.sessions.Run,

@@ -23,28 +23,9 @@ const sweepBatch = 256
 // Run runs the background sweep every Timings.SweepInterval while this
 // replica holds the sweep lease, until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
-	tick := time.NewTicker(s.t.SweepInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-		ok, err := s.cfg.Store.Lease(ctx, leaseName, s.cfg.ReplicaID, s.cfg.Now(), s.t.LeaseTTL)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			s.log.Warn("sessions: sweep lease", "err", err)
-			continue
-		}
-		if ok {
-			if err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("sessions: sweep", "err", err)
-			}
-		}
-	}
+	return store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
+		Interval: s.t.SweepInterval, TTL: s.t.LeaseTTL, Now: s.cfg.Now,
+		Work: s.Sweep, Log: s.log.With("loop", "sessions sweep")})
 }
 
 // sweepStep handles one due record; it re-reads the record in its own

@@ -1,0 +1,63 @@
+package store
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Loop is background work that runs on one replica at a time: every
+// Interval (and whenever Kick fires) the replica renews or takes the lease
+// Name for TTL and, while it holds it, runs Work.
+type Loop struct {
+	// Name of the lease; Holder this replica's ID.
+	Name, Holder string
+	Interval     time.Duration
+	// TTL of the lease; it should be several Intervals, so that a holder
+	// keeps it across a slow run. Default 5 * Interval.
+	TTL time.Duration
+	// Kick, when set, wakes the loop early.
+	Kick <-chan struct{}
+	Now  func() time.Time
+	// Work runs once per turn while the lease is held; its errors are
+	// logged and the loop goes on.
+	Work func(ctx context.Context) error
+	Log  *slog.Logger
+}
+
+// RunLeased runs l until ctx ends (then it returns nil).
+func RunLeased(ctx context.Context, st Store, l Loop) error {
+	if l.TTL <= 0 {
+		l.TTL = 5 * l.Interval
+	}
+	if l.Now == nil {
+		l.Now = time.Now
+	}
+	if l.Log == nil {
+		l.Log = slog.New(slog.DiscardHandler)
+	}
+	tick := time.NewTicker(l.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		case <-l.Kick:
+		}
+		ok, err := st.Lease(ctx, l.Name, l.Holder, l.Now(), l.TTL)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			l.Log.Warn("lease", "lease", l.Name, "err", err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if err := l.Work(ctx); err != nil && ctx.Err() == nil {
+			l.Log.Warn("background work", "lease", l.Name, "err", err)
+		}
+	}
+}
