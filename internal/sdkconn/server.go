@@ -126,7 +126,6 @@ func New(cfg Config) *Server {
 	return &Server{cfg: cfg, log: cfg.Logger, procs: make(map[string][]*procConn)}
 }
 
-
 // ServeHTTP authenticates a connection and, if it is allowed, upgrades it
 // to a WebSocket and serves it until it closes. Refusals are plain HTTP
 // answers, never an upgraded socket that is closed at once: 403 for
