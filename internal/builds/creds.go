@@ -57,7 +57,7 @@ func (s *Service) issueCredentials(ctx context.Context, tx store.Tx, r *Record) 
 		Expires:    c.Expires,
 		StorageKey: r.StorageKey,
 	}
-	err = putJSON(ctx, tx, store.Record{Kind: KindUploadCredentials, ID: c.AccessKeyID, Parent: *r.BuildId}, rec)
+	err = store.PutJSON(ctx, tx, store.Record{Kind: KindUploadCredentials, ID: c.AccessKeyID, Parent: *r.BuildId}, rec)
 	return c, err
 }
 
@@ -68,7 +68,7 @@ func (s *Service) deleteExpiredCredentials(ctx context.Context, tx store.Tx, bui
 	}
 	for _, rec := range recs {
 		var c credRecord
-		if err := decode(rec, &c); err != nil || !now.Before(c.Expires) {
+		if err := store.Decode(rec, &c); err != nil || !now.Before(c.Expires) {
 			if err := tx.Delete(ctx, KindUploadCredentials, rec.ID); err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ func (e *credentialError) Error() string { return e.Code + ": " + e.Message }
 func (s *Service) lookupCredentials(ctx context.Context, akid, token string) (credRecord, string, error) {
 	var c credRecord
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
-		_, err := getJSON(ctx, tx, KindUploadCredentials, akid, &c)
+		_, err := store.GetJSON(ctx, tx, KindUploadCredentials, akid, &c)
 		return err
 	})
 	switch {

@@ -96,7 +96,7 @@ func (s *Service) sourceObject(ctx context.Context, loc *api.S3Location) (*objec
 	}
 	var o objectRecord
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
-		_, err := getJSON(ctx, tx, KindUploadObject, key, &o)
+		_, err := store.GetJSON(ctx, tx, KindUploadObject, key, &o)
 		return err
 	})
 	switch {
@@ -153,7 +153,7 @@ func (s *Service) ListBuilds(ctx context.Context, in *api.ListBuildsInput) (*api
 		}
 		for _, rec := range recs {
 			var r Record
-			if err := decode(rec, &r); err != nil {
+			if err := store.Decode(rec, &r); err != nil {
 				return err
 			}
 			out.Builds = append(out.Builds, r.Build)
@@ -272,7 +272,7 @@ func deleteParts(ctx context.Context, tx store.Tx, uploadID string) ([]string, e
 	var blobs []string
 	for _, p := range parts {
 		var pr partRecord
-		if decode(p, &pr) == nil {
+		if store.Decode(p, &pr) == nil {
 			blobs = append(blobs, pr.Blob)
 		}
 	}

@@ -187,9 +187,9 @@ func (s *Service) removeOrphanBlobs(owned map[string]bool) error {
 // the builds whose archive waits to be unpacked.
 func (s *Service) collectOwned(ctx context.Context, tx store.Tx, owned map[string]bool) ([]string, error) {
 	var pending []string
-	err := eachRecord(ctx, tx, store.Query{Kind: hosting.KindBuild, Key: string(api.BuildStatusInitialized), HasKey: true}, func(rec store.Record) error {
+	err := store.Each(ctx, tx, store.Query{Kind: hosting.KindBuild, Key: string(api.BuildStatusInitialized), HasKey: true}, func(rec store.Record) error {
 		var r Record
-		if err := decode(rec, &r); err != nil || r.Archive == "" || r.Host != s.cfg.ReplicaID {
+		if err := store.Decode(rec, &r); err != nil || r.Archive == "" || r.Host != s.cfg.ReplicaID {
 			return err
 		}
 		owned[r.Archive] = true
@@ -199,39 +199,19 @@ func (s *Service) collectOwned(ctx context.Context, tx store.Tx, owned map[strin
 	if err != nil {
 		return nil, err
 	}
-	err = eachRecord(ctx, tx, store.Query{Kind: KindUploadObject}, func(rec store.Record) error {
+	err = store.Each(ctx, tx, store.Query{Kind: KindUploadObject}, func(rec store.Record) error {
 		var o objectRecord
-		err := decode(rec, &o)
+		err := store.Decode(rec, &o)
 		owned[o.Blob] = true
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return pending, eachRecord(ctx, tx, store.Query{Kind: KindUploadPart}, func(rec store.Record) error {
+	return pending, store.Each(ctx, tx, store.Query{Kind: KindUploadPart}, func(rec store.Record) error {
 		var p partRecord
-		err := decode(rec, &p)
+		err := store.Decode(rec, &p)
 		owned[p.Blob] = true
 		return err
 	})
-}
-
-// eachRecord calls fn for every record q selects, a page at a time.
-func eachRecord(ctx context.Context, tx store.Tx, q store.Query, fn func(store.Record) error) error {
-	q.Limit = 500
-	for {
-		recs, next, err := tx.List(ctx, q)
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			if err := fn(r); err != nil {
-				return err
-			}
-		}
-		if next == "" {
-			return nil
-		}
-		q.After = next
-	}
 }

@@ -2,7 +2,6 @@ package builds
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -61,7 +60,7 @@ type Record struct {
 func Get(ctx context.Context, tx store.Tx, buildID string) (*Record, error) {
 	id := buildIDOf(buildID)
 	r := new(Record)
-	if _, err := getJSON(ctx, tx, hosting.KindBuild, id, r); err != nil {
+	if _, err := store.GetJSON(ctx, tx, hosting.KindBuild, id, r); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, api.NewNotFoundException("Build %s not found", buildID)
 		}
@@ -71,7 +70,7 @@ func Get(ctx context.Context, tx store.Tx, buildID string) (*Record, error) {
 }
 
 func putBuild(ctx context.Context, tx store.Tx, r *Record) error {
-	return putJSON(ctx, tx, store.Record{Kind: hosting.KindBuild, ID: *r.BuildId, Key: string(r.Status)}, r)
+	return store.PutJSON(ctx, tx, store.Record{Kind: hosting.KindBuild, ID: *r.BuildId, Key: string(r.Status)}, r)
 }
 
 // credRecord holds one set of upload credentials. The session token is
@@ -122,31 +121,6 @@ type partRecord struct {
 }
 
 func partID(uploadID string, n int) string { return fmt.Sprintf("%s/%05d", uploadID, n) }
-
-// getJSON reads the record of kind and id and decodes it into v.
-func getJSON(ctx context.Context, tx store.Tx, kind store.Kind, id string, v any) (store.Record, error) {
-	rec, err := tx.Get(ctx, kind, id)
-	if err != nil {
-		return rec, err
-	}
-	return rec, decode(rec, v)
-}
-
-func decode(rec store.Record, v any) error {
-	if err := json.Unmarshal(rec.Data, v); err != nil {
-		return fmt.Errorf("decode %s %s: %w", rec.Kind, rec.ID, err)
-	}
-	return nil
-}
-
-func putJSON(ctx context.Context, tx store.Tx, rec store.Record, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encode %s %s: %w", rec.Kind, rec.ID, err)
-	}
-	rec.Data = data
-	return tx.Put(ctx, rec)
-}
 
 // deleteChildren deletes every record of kind whose Parent is parent and
 // returns them.

@@ -190,13 +190,13 @@ func (s *Service) storeUpload(ctx context.Context, t target, blob string, size i
 			return receiveArchive(ctx, tx, *t.build.BuildId, blob, s.now())
 		}
 		var prev objectRecord
-		if _, err := getJSON(ctx, tx, KindUploadObject, t.key, &prev); err == nil {
+		if _, err := store.GetJSON(ctx, tx, KindUploadObject, t.key, &prev); err == nil {
 			old = prev.Blob
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		o := objectRecord{Key: t.key, Blob: blob, Host: s.cfg.ReplicaID, Size: size, ETag: etag, Modified: s.now(), Checksums: sums}
-		return putJSON(ctx, tx, store.Record{Kind: KindUploadObject, ID: t.key}, o)
+		return store.PutJSON(ctx, tx, store.Record{Kind: KindUploadObject, ID: t.key}, o)
 	})
 	if err != nil {
 		s.blobs.remove(blob)

@@ -144,13 +144,13 @@ func (s *Service) finishMultipart(ctx context.Context, a *authResult, t target, 
 			return receiveArchive(ctx, tx, *t.build.BuildId, j.blob, s.now())
 		}
 		var prev objectRecord
-		if _, err := getJSON(ctx, tx, KindUploadObject, t.key, &prev); err == nil {
+		if _, err := store.GetJSON(ctx, tx, KindUploadObject, t.key, &prev); err == nil {
 			garbage = append(garbage, prev.Blob)
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		o := objectRecord{Key: t.key, Blob: j.blob, Host: s.cfg.ReplicaID, Size: j.size, ETag: etag, Modified: s.now(), Checksums: j.sums}
-		return putJSON(ctx, tx, store.Record{Kind: KindUploadObject, ID: t.key}, o)
+		return store.PutJSON(ctx, tx, store.Record{Kind: KindUploadObject, ID: t.key}, o)
 	})
 	if err != nil {
 		s.blobs.remove(j.blob)

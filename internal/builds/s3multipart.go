@@ -39,7 +39,7 @@ func (s *Service) createMultipart(w http.ResponseWriter, r *http.Request, a *aut
 		up.BuildID = *t.build.BuildId
 	}
 	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		return putJSON(ctx, tx, store.Record{Kind: KindMultipartUpload, ID: up.UploadID, Parent: key}, up)
+		return store.PutJSON(ctx, tx, store.Record{Kind: KindMultipartUpload, ID: up.UploadID, Parent: key}, up)
 	})
 	if err != nil {
 		return err
@@ -54,7 +54,7 @@ func (s *Service) createMultipart(w http.ResponseWriter, r *http.Request, a *aut
 // getUpload reads a multipart upload of key that a may act on.
 func (s *Service) getUpload(ctx context.Context, tx store.Tx, a *authResult, key, uploadID string) (*uploadRecord, error) {
 	var up uploadRecord
-	_, err := getJSON(ctx, tx, KindMultipartUpload, uploadID, &up)
+	_, err := store.GetJSON(ctx, tx, KindMultipartUpload, uploadID, &up)
 	if errors.Is(err, store.ErrNotFound) || err == nil && up.Key != key {
 		return nil, errNoSuchUpload()
 	}
@@ -84,9 +84,9 @@ func (s *Service) uploadPart(w http.ResponseWriter, r *http.Request, a *authResu
 		if _, err := s.getUpload(ctx, tx, a, key, uploadID); err != nil {
 			return err
 		}
-		return eachRecord(ctx, tx, store.Query{Kind: KindUploadPart, Parent: uploadID, HasParent: true}, func(rec store.Record) error {
+		return store.Each(ctx, tx, store.Query{Kind: KindUploadPart, Parent: uploadID, HasParent: true}, func(rec store.Record) error {
 			var p partRecord
-			if err := decode(rec, &p); err != nil || p.Number == n {
+			if err := store.Decode(rec, &p); err != nil || p.Number == n {
 				return err
 			}
 			others += p.Size
@@ -123,12 +123,12 @@ func (s *Service) putPart(ctx context.Context, a *authResult, key, uploadID stri
 		}
 		id := partID(uploadID, part.Number)
 		var prev partRecord
-		if _, err := getJSON(ctx, tx, KindUploadPart, id, &prev); err == nil {
+		if _, err := store.GetJSON(ctx, tx, KindUploadPart, id, &prev); err == nil {
 			old = prev.Blob
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		return putJSON(ctx, tx, store.Record{Kind: KindUploadPart, ID: id, Parent: uploadID}, part)
+		return store.PutJSON(ctx, tx, store.Record{Kind: KindUploadPart, ID: id, Parent: uploadID}, part)
 	})
 	return old, err
 }
@@ -256,7 +256,7 @@ func listedParts(ctx context.Context, tx store.Tx, uploadID string, listed []com
 			return nil, s3Errorf(http.StatusBadRequest, "InvalidPartOrder", "The list of parts was not in ascending order. Parts must be ordered by part number.")
 		}
 		var p partRecord
-		_, err := getJSON(ctx, tx, KindUploadPart, partID(uploadID, lp.PartNumber), &p)
+		_, err := store.GetJSON(ctx, tx, KindUploadPart, partID(uploadID, lp.PartNumber), &p)
 		if errors.Is(err, store.ErrNotFound) || err == nil && !sameETag(p.ETag, lp.ETag) {
 			return nil, s3Errorf(http.StatusBadRequest, "InvalidPart", "Part %d was not uploaded, or its ETag does not match.", lp.PartNumber)
 		}

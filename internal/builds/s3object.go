@@ -108,7 +108,7 @@ func (s *Service) headObject(w http.ResponseWriter, r *http.Request, a *authResu
 	}
 	var o objectRecord
 	err := s.cfg.Store.View(r.Context(), func(tx store.Tx) error {
-		_, err := getJSON(r.Context(), tx, KindUploadObject, key, &o)
+		_, err := store.GetJSON(r.Context(), tx, KindUploadObject, key, &o)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -134,7 +134,7 @@ func (s *Service) deleteObject(w http.ResponseWriter, r *http.Request, a *authRe
 	var blob string
 	err := s.cfg.Store.Update(r.Context(), func(tx store.Tx) error {
 		var o objectRecord
-		_, err := getJSON(r.Context(), tx, KindUploadObject, key, &o)
+		_, err := store.GetJSON(r.Context(), tx, KindUploadObject, key, &o)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		}

@@ -41,18 +41,18 @@ func (s *Service) sweep(ctx context.Context) error {
 	var blobs []string
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		blobs = nil
-		if err := eachRecord(ctx, tx, store.Query{Kind: KindUploadCredentials}, func(rec store.Record) error {
+		if err := store.Each(ctx, tx, store.Query{Kind: KindUploadCredentials}, func(rec store.Record) error {
 			var c credRecord
-			if err := decode(rec, &c); err == nil && now.Before(c.Expires) {
+			if err := store.Decode(rec, &c); err == nil && now.Before(c.Expires) {
 				return nil
 			}
 			return tx.Delete(ctx, KindUploadCredentials, rec.ID)
 		}); err != nil {
 			return err
 		}
-		return eachRecord(ctx, tx, store.Query{Kind: KindMultipartUpload}, func(rec store.Record) error {
+		return store.Each(ctx, tx, store.Query{Kind: KindMultipartUpload}, func(rec store.Record) error {
 			var up uploadRecord
-			if err := decode(rec, &up); err != nil || up.Host != s.cfg.ReplicaID || now.Sub(up.Created) < s.cfg.UploadRetention {
+			if err := store.Decode(rec, &up); err != nil || up.Host != s.cfg.ReplicaID || now.Sub(up.Created) < s.cfg.UploadRetention {
 				return err
 			}
 			if err := tx.Delete(ctx, KindMultipartUpload, rec.ID); err != nil {

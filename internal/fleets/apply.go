@@ -161,9 +161,9 @@ func (s *Service) applyComputes(ctx context.Context, tx store.Tx, f *fleetRec, p
 // not ended.
 func liveProcesses(ctx context.Context, tx store.Tx, fleetID, compute string) ([]string, error) {
 	var out []string
-	err := listAll(ctx, tx, store.Query{Kind: hosting.KindProcess, Parent: fleetID, HasParent: true}, func(r store.Record) error {
+	err := store.Each(ctx, tx, store.Query{Kind: hosting.KindProcess, Parent: fleetID, HasParent: true}, func(r store.Record) error {
 		p := new(hosting.Process)
-		if err := decode(r, p); err != nil {
+		if err := store.Decode(r, p); err != nil {
 			return err
 		}
 		if p.ComputeName == compute && p.State != hosting.ProcessTerminated {
@@ -206,7 +206,7 @@ func (s *Service) recordLaunch(ctx context.Context, tx store.Tx, f *fleetRec, lo
 func (s *Service) purgeFleet(ctx context.Context, tx store.Tx, f *fleetRec, fx *effects) error {
 	var ids []string
 	q := store.Query{Kind: hosting.KindFleetEvent, Parent: f.id(), HasParent: true}
-	if err := listAll(ctx, tx, q, func(r store.Record) error { ids = append(ids, r.ID); return nil }); err != nil {
+	if err := store.Each(ctx, tx, q, func(r store.Record) error { ids = append(ids, r.ID); return nil }); err != nil {
 		return err
 	}
 	for _, id := range ids {

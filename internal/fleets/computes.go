@@ -178,7 +178,7 @@ func (s *Service) ListCompute(ctx context.Context, in *api.ListComputeInput) (*a
 		n := pageSize(in.Limit, defaultPage, 1000)
 		next, err := pageRecords(ctx, tx, q, n, func(r store.Record) (bool, error) {
 			c := new(hosting.Compute)
-			if err := decode(r, c); err != nil {
+			if err := store.Decode(r, c); err != nil {
 				return false, err
 			}
 			if in.ComputeStatus != "" && string(c.Status) != string(in.ComputeStatus) {
@@ -312,7 +312,7 @@ func (s *Service) DescribeInstances(ctx context.Context, in *api.DescribeInstanc
 		}
 		for _, r := range recs {
 			c := new(hosting.Compute)
-			if err := decode(r, c); err != nil {
+			if err := store.Decode(r, c); err != nil {
 				return err
 			}
 			out.Instances = append(out.Instances, apiInstance(f, c))

@@ -32,12 +32,12 @@ func listFleets(ctx context.Context, tx store.Tx, ids []string, limit *int32, to
 		return out, nil, nil
 	}
 	after := api.ToString(token)
-	err := listAll(ctx, tx, store.Query{Kind: hosting.KindFleet}, func(r store.Record) error {
+	err := store.Each(ctx, tx, store.Query{Kind: hosting.KindFleet}, func(r store.Record) error {
 		if r.ID <= after || r.Key == string(api.FleetStatusTerminated) {
 			return nil
 		}
 		f := new(fleetRec)
-		if err := decode(r, f); err != nil {
+		if err := store.Decode(r, f); err != nil {
 			return err
 		}
 		if keep == nil || keep(f) {
@@ -294,7 +294,7 @@ func (s *Service) DescribeFleetEvents(ctx context.Context, in *api.DescribeFleet
 			}
 			for _, r := range recs {
 				var ev hosting.FleetEvent
-				if err := decode(r, &ev); err != nil {
+				if err := store.Decode(r, &ev); err != nil {
 					return err
 				}
 				if inRange(ev.Event.EventTime, in.StartTime, in.EndTime) {

@@ -178,7 +178,7 @@ func (h *instanceHooks) ProcessExited(ctx context.Context, e ProcessExit) {
 	var p *hosting.Process
 	_ = h.s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		p = new(hosting.Process)
-		if err := getJSON(ctx, tx, hosting.KindProcess, e.ProcessID, p); err != nil {
+		if _, err := store.GetJSON(ctx, tx, hosting.KindProcess, e.ProcessID, p); err != nil {
 			p = nil
 		}
 		return nil
@@ -286,7 +286,7 @@ func (s *Service) TerminateProcess(ctx context.Context, processID, reason string
 	var host string
 	err = s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		p := new(hosting.Process)
-		if err := getJSON(ctx, tx, hosting.KindProcess, processID, p); err != nil {
+		if _, err := store.GetJSON(ctx, tx, hosting.KindProcess, processID, p); err != nil {
 			return err
 		}
 		c, err := getCompute(ctx, tx, p.FleetID, p.ComputeName)
@@ -314,7 +314,8 @@ func (s *Service) TerminateProcess(ctx context.Context, processID, reason string
 func (s *Service) ComputeTokenExpiry(ctx context.Context, token string) (time.Time, error) {
 	var t hosting.ComputeAuthToken
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
-		return getJSON(ctx, tx, hosting.KindComputeAuthToken, tokenHash(token), &t)
+		_, err := store.GetJSON(ctx, tx, hosting.KindComputeAuthToken, tokenHash(token), &t)
+		return err
 	})
 	return t.Expires, err
 }
@@ -358,7 +359,7 @@ func (s *Service) VerifyComputeToken(ctx context.Context, token string) (string,
 		if rec, err = tx.Get(ctx, hosting.KindComputeAuthToken, h); err != nil {
 			return err
 		}
-		if err := decode(rec, &t); err != nil {
+		if err := store.Decode(rec, &t); err != nil {
 			return err
 		}
 		_, err = tx.Get(ctx, hosting.KindCompute, computeID(t.FleetID, t.ComputeName))

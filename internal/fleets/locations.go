@@ -31,7 +31,7 @@ func (s *Service) CreateLocation(ctx context.Context, in *api.CreateLocationInpu
 				return err
 			}
 		}
-		return putJSON(ctx, tx, store.Record{Kind: hosting.KindLocation, ID: name}, &l)
+		return store.PutJSON(ctx, tx, store.Record{Kind: hosting.KindLocation, ID: name}, &l)
 	})
 	if err != nil {
 		return nil, err
@@ -79,12 +79,12 @@ func notFoundLocation(err error, name string) error {
 // name, or "".
 func fleetUsing(ctx context.Context, tx store.Tx, name string) (string, error) {
 	user := ""
-	err := listAll(ctx, tx, store.Query{Kind: hosting.KindFleet}, func(r store.Record) error {
+	err := store.Each(ctx, tx, store.Query{Kind: hosting.KindFleet}, func(r store.Record) error {
 		if user != "" || r.Key == string(api.FleetStatusTerminated) {
 			return nil
 		}
 		f := new(fleetRec)
-		if err := decode(r, f); err != nil {
+		if err := store.Decode(r, f); err != nil {
 			return err
 		}
 		if l := f.location(name); l != nil && l.Status != api.FleetStatusTerminated {
@@ -109,9 +109,9 @@ func (s *Service) ListLocations(ctx context.Context, in *api.ListLocationsInput)
 	}
 	if wantCustom {
 		err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
-			return listAll(ctx, tx, store.Query{Kind: hosting.KindLocation}, func(r store.Record) error {
+			return store.Each(ctx, tx, store.Query{Kind: hosting.KindLocation}, func(r store.Record) error {
 				l := new(locationRec)
-				if err := decode(r, l); err != nil {
+				if err := store.Decode(r, l); err != nil {
 					return err
 				}
 				all = append(all, l.Location)
@@ -154,9 +154,9 @@ func (s *Service) DescribeEC2InstanceLimits(ctx context.Context, in *api.Describ
 	}
 	counts := map[api.EC2InstanceType]int32{}
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
-		return listAll(ctx, tx, store.Query{Kind: hosting.KindFleet}, func(r store.Record) error {
+		return store.Each(ctx, tx, store.Query{Kind: hosting.KindFleet}, func(r store.Record) error {
 			f := new(fleetRec)
-			if err := decode(r, f); err != nil || f.anywhere() || f.status() == api.FleetStatusTerminated {
+			if err := store.Decode(r, f); err != nil || f.anywhere() || f.status() == api.FleetStatusTerminated {
 				return err
 			}
 			n, err := tx.Count(ctx, store.Query{Kind: hosting.KindCompute, Parent: f.id(), HasParent: true, Key: loc, HasKey: true})

@@ -32,7 +32,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	var ids []string
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		ids = ids[:0]
-		return listAll(ctx, tx, store.Query{Kind: hosting.KindFleet}, func(r store.Record) error {
+		return store.Each(ctx, tx, store.Query{Kind: hosting.KindFleet}, func(r store.Record) error {
 			ids = append(ids, r.ID)
 			return nil
 		})
@@ -187,9 +187,9 @@ func readyComputes(ctx context.Context, tx store.Tx, f *hosting.Fleet) (map[stri
 		for _, idle := range []bool{true, false} {
 			q := store.Query{Kind: hosting.KindProcess, Parent: api.ToString(f.Attributes.FleetId), HasParent: true,
 				Key: hosting.ProcessKey(l.Location, hosting.ProcessActive, idle), HasKey: true}
-			err := listAll(ctx, tx, q, func(r store.Record) error {
+			err := store.Each(ctx, tx, q, func(r store.Record) error {
 				p := new(hosting.Process)
-				if err := decode(r, p); err != nil {
+				if err := store.Decode(r, p); err != nil {
 					return err
 				}
 				out[p.ComputeName] = true
@@ -213,9 +213,9 @@ var liveSessionStatuses = []api.GameSessionStatus{
 func eachLiveGameSession(ctx context.Context, tx store.Tx, fleetID string, fn func(*hosting.GameSession)) error {
 	for _, st := range liveSessionStatuses {
 		q := store.Query{Kind: hosting.KindGameSession, Parent: fleetID, HasParent: true, Key: string(st), HasKey: true}
-		err := listAll(ctx, tx, q, func(r store.Record) error {
+		err := store.Each(ctx, tx, q, func(r store.Record) error {
 			gs := new(hosting.GameSession)
-			if err := decode(r, gs); err != nil {
+			if err := store.Decode(r, gs); err != nil {
 				return err
 			}
 			fn(gs)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -39,50 +38,6 @@ const never = math.MaxInt64
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
-func getJSON(ctx context.Context, tx store.Tx, kind store.Kind, id string, v any) error {
-	rec, err := tx.Get(ctx, kind, id)
-	if err != nil {
-		return err
-	}
-	return decode(rec, v)
-}
-
-func decode(rec store.Record, v any) error {
-	if err := json.Unmarshal(rec.Data, v); err != nil {
-		return fmt.Errorf("decode %s %s: %w", rec.Kind, rec.ID, err)
-	}
-	return nil
-}
-
-func putJSON(ctx context.Context, tx store.Tx, rec store.Record, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encode %s %s: %w", rec.Kind, rec.ID, err)
-	}
-	rec.Data = data
-	return tx.Put(ctx, rec)
-}
-
-// listAll calls fn for every record q selects, page by page.
-func listAll(ctx context.Context, tx store.Tx, q store.Query, fn func(store.Record) error) error {
-	q.Limit = 256
-	for {
-		recs, next, err := tx.List(ctx, q)
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			if err := fn(r); err != nil {
-				return err
-			}
-		}
-		if next == "" {
-			return nil
-		}
-		q.After = next
-	}
-}
-
 // --- fleets ---
 
 // fleetIDOf returns the fleet ID of a FleetId that may be an ARN.
@@ -97,7 +52,7 @@ func fleetIDOf(idOrARN string) string {
 
 func getFleet(ctx context.Context, tx store.Tx, id string) (*fleetRec, error) {
 	f := new(fleetRec)
-	if err := getJSON(ctx, tx, hosting.KindFleet, id, f); err != nil {
+	if _, err := store.GetJSON(ctx, tx, hosting.KindFleet, id, f); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -116,7 +71,7 @@ func findFleet(ctx context.Context, tx store.Tx, idOrARN string, live bool) (*fl
 
 func putFleet(ctx context.Context, tx store.Tx, f *fleetRec) error {
 	rec := store.Record{Kind: hosting.KindFleet, ID: f.id(), Key: string(f.status())}
-	return putJSON(ctx, tx, rec, f)
+	return store.PutJSON(ctx, tx, rec, f)
 }
 
 func (f *fleetRec) id() string                   { return api.ToString(f.Attributes.FleetId) }
@@ -156,7 +111,7 @@ func (s *Service) addEvent(ctx context.Context, tx store.Tx, fleetID string, cod
 	id := s.cfg.NewID()
 	ev := hosting.FleetEvent{Event: api.Event{EventId: api.String(id), ResourceId: api.String(fleetID),
 		EventCode: code, Message: api.String(fmt.Sprintf(format, a...)), EventTime: api.Time(now)}}
-	return putJSON(ctx, tx, store.Record{Kind: hosting.KindFleetEvent, ID: id, Parent: fleetID, Rank: ms(now)}, ev)
+	return store.PutJSON(ctx, tx, store.Record{Kind: hosting.KindFleetEvent, ID: id, Parent: fleetID, Rank: ms(now)}, ev)
 }
 
 // --- computes ---
@@ -165,7 +120,7 @@ func computeID(fleetID, name string) string { return fleetID + "/" + name }
 
 func getCompute(ctx context.Context, tx store.Tx, fleetID, name string) (*hosting.Compute, error) {
 	c := new(hosting.Compute)
-	if err := getJSON(ctx, tx, hosting.KindCompute, computeID(fleetID, name), c); err != nil {
+	if _, err := store.GetJSON(ctx, tx, hosting.KindCompute, computeID(fleetID, name), c); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -173,7 +128,7 @@ func getCompute(ctx context.Context, tx store.Tx, fleetID, name string) (*hostin
 
 func putCompute(ctx context.Context, tx store.Tx, c *hosting.Compute) error {
 	rec := store.Record{Kind: hosting.KindCompute, ID: computeID(c.FleetID, c.ComputeName), Parent: c.FleetID, Key: c.Location}
-	return putJSON(ctx, tx, rec, c)
+	return store.PutJSON(ctx, tx, rec, c)
 }
 
 // fleetComputes returns every compute of a fleet (of one location when loc
@@ -181,9 +136,9 @@ func putCompute(ctx context.Context, tx store.Tx, c *hosting.Compute) error {
 func fleetComputes(ctx context.Context, tx store.Tx, fleetID, loc string) ([]*hosting.Compute, error) {
 	q := store.Query{Kind: hosting.KindCompute, Parent: fleetID, HasParent: true, Key: loc, HasKey: loc != ""}
 	var out []*hosting.Compute
-	err := listAll(ctx, tx, q, func(r store.Record) error {
+	err := store.Each(ctx, tx, q, func(r store.Record) error {
 		c := new(hosting.Compute)
-		if err := decode(r, c); err != nil {
+		if err := store.Decode(r, c); err != nil {
 			return err
 		}
 		out = append(out, c)
@@ -199,7 +154,7 @@ func deleteCompute(ctx context.Context, tx store.Tx, fleetID, name string) error
 	}
 	q := store.Query{Kind: hosting.KindComputeAuthToken, Parent: computeID(fleetID, name), HasParent: true}
 	var ids []string
-	if err := listAll(ctx, tx, q, func(r store.Record) error { ids = append(ids, r.ID); return nil }); err != nil {
+	if err := store.Each(ctx, tx, q, func(r store.Record) error { ids = append(ids, r.ID); return nil }); err != nil {
 		return err
 	}
 	for _, id := range ids {
@@ -226,7 +181,7 @@ func putToken(ctx context.Context, tx store.Tx, token, fleetID, name string, exp
 		rank = ms(expires)
 	}
 	t := hosting.ComputeAuthToken{FleetID: fleetID, ComputeName: name, Expires: expires}
-	return putJSON(ctx, tx, store.Record{Kind: hosting.KindComputeAuthToken, ID: tokenHash(token),
+	return store.PutJSON(ctx, tx, store.Record{Kind: hosting.KindComputeAuthToken, ID: tokenHash(token),
 		Parent: computeID(fleetID, name), Rank: rank}, t)
 }
 
@@ -241,7 +196,7 @@ type locationRec struct {
 
 func getLocation(ctx context.Context, tx store.Tx, name string) (*locationRec, error) {
 	l := new(locationRec)
-	if err := getJSON(ctx, tx, hosting.KindLocation, name, l); err != nil {
+	if _, err := store.GetJSON(ctx, tx, hosting.KindLocation, name, l); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -262,15 +217,15 @@ func policyID(fleetID, name string) string { return fleetID + "/" + name }
 func putPolicy(ctx context.Context, tx store.Tx, p *policyRec) error {
 	fid := api.ToString(p.Policy.FleetId)
 	rec := store.Record{Kind: hosting.KindScalingPolicy, ID: policyID(fid, api.ToString(p.Policy.Name)), Parent: fid}
-	return putJSON(ctx, tx, rec, p)
+	return store.PutJSON(ctx, tx, rec, p)
 }
 
 func fleetPolicies(ctx context.Context, tx store.Tx, fleetID string) ([]*policyRec, error) {
 	q := store.Query{Kind: hosting.KindScalingPolicy, Parent: fleetID, HasParent: true}
 	var out []*policyRec
-	err := listAll(ctx, tx, q, func(r store.Record) error {
+	err := store.Each(ctx, tx, q, func(r store.Record) error {
 		p := new(policyRec)
-		if err := decode(r, p); err != nil {
+		if err := store.Decode(r, p); err != nil {
 			return err
 		}
 		out = append(out, p)

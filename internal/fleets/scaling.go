@@ -159,7 +159,7 @@ func (s *Service) EvaluatePolicies(ctx context.Context) error {
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		ids = ids[:0]
 		q := store.Query{Kind: hosting.KindFleet, Key: string(api.FleetStatusActive), HasKey: true}
-		return listAll(ctx, tx, q, func(r store.Record) error { ids = append(ids, r.ID); return nil })
+		return store.Each(ctx, tx, q, func(r store.Record) error { ids = append(ids, r.ID); return nil })
 	})
 	if err != nil {
 		return err

@@ -301,7 +301,7 @@ func activate(t *testing.T, h *harness, fleetID, inst, gsID string) {
 	var proc string
 	err := h.st.View(h.ctx, func(tx store.Tx) error {
 		var gs hosting.GameSession
-		if err := getJSON(h.ctx, tx, hosting.KindGameSession, gsID, &gs); err != nil {
+		if _, err := store.GetJSON(h.ctx, tx, hosting.KindGameSession, gsID, &gs); err != nil {
 			return err
 		}
 		proc = gs.ProcessID
@@ -312,7 +312,10 @@ func activate(t *testing.T, h *harness, fleetID, inst, gsID string) {
 	}
 	c := hosting.Conn{ConnID: "conn-1", ProcessID: proc, FleetID: fleetID, ComputeName: inst}
 	var pr hosting.Process
-	_ = h.st.View(h.ctx, func(tx store.Tx) error { return getJSON(h.ctx, tx, hosting.KindProcess, proc, &pr) })
+	_ = h.st.View(h.ctx, func(tx store.Tx) error {
+		_, err := store.GetJSON(h.ctx, tx, hosting.KindProcess, proc, &pr)
+		return err
+	})
 	c.ConnID = pr.ConnID
 	if err := h.sdk.ActivateGameSession(h.ctx, c, gsID); err != nil {
 		t.Fatal(err)
@@ -494,7 +497,7 @@ func TestProcessCrashIsReported(t *testing.T) {
 		t.Fatalf("events %v do not end with SERVER_PROCESS_CRASHED", got)
 	}
 	var p hosting.Process
-	_ = h.st.View(h.ctx, func(tx store.Tx) error { return getJSON(h.ctx, tx, hosting.KindProcess, proc, &p) })
+	_ = h.st.View(h.ctx, func(tx store.Tx) error { _, err := store.GetJSON(h.ctx, tx, hosting.KindProcess, proc, &p); return err })
 	if p.State != hosting.ProcessTerminated || !strings.Contains(p.EndReason, "code 3") {
 		t.Fatalf("sessions recorded the process as %s (%s)", p.State, p.EndReason)
 	}
@@ -542,7 +545,7 @@ func TestTerminateProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	var p hosting.Process
-	_ = h.st.View(h.ctx, func(tx store.Tx) error { return getJSON(h.ctx, tx, hosting.KindProcess, proc, &p) })
+	_ = h.st.View(h.ctx, func(tx store.Tx) error { _, err := store.GetJSON(h.ctx, tx, hosting.KindProcess, proc, &p); return err })
 	if p.State != hosting.ProcessTerminated {
 		t.Fatalf("process is %s, want TERMINATED", p.State)
 	}
@@ -558,7 +561,7 @@ func TestLostInstancesAreReplaced(t *testing.T) {
 		t.Fatal("the lost instance is still recorded")
 	}
 	var p hosting.Process
-	_ = h.st.View(h.ctx, func(tx store.Tx) error { return getJSON(h.ctx, tx, hosting.KindProcess, proc, &p) })
+	_ = h.st.View(h.ctx, func(tx store.Tx) error { _, err := store.GetJSON(h.ctx, tx, hosting.KindProcess, proc, &p); return err })
 	if p.State != hosting.ProcessTerminated {
 		t.Fatalf("the lost instance's process is %s", p.State)
 	}

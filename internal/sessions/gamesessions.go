@@ -110,7 +110,7 @@ func (s *Service) describeGameSessions(ctx context.Context, q gameSessionQuery) 
 		// record and keeps exactly the records it accepts.
 		_, nx, err := page(ctx, tx, sq, q.next, q.limit, func(rec store.Record) (bool, error) {
 			gs := new(hosting.GameSession)
-			if err := decode(rec, gs); err != nil {
+			if err := store.Decode(rec, gs); err != nil {
 				return false, err
 			}
 			if q.location != "" && api.ToString(gs.Session.Location) != q.location {

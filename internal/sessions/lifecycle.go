@@ -202,7 +202,7 @@ func (s *Service) endPlayerSessionsTx(ctx context.Context, tx store.Tx, gsID str
 		}
 		for _, rec := range recs {
 			ps := new(hosting.PlayerSession)
-			if err := decode(rec, ps); err != nil {
+			if err := store.Decode(rec, ps); err != nil {
 				return err
 			}
 			ps.Session.Status, ps.Session.TerminationTime = to, api.Time(now)

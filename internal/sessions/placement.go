@@ -43,7 +43,7 @@ func (s *Service) placeTx(ctx context.Context, tx store.Tx, f *hosting.Fleet, lo
 		cands := make([]*hosting.Process, 0, len(recs))
 		for _, rec := range recs {
 			p := new(hosting.Process)
-			if err := decode(rec, p); err != nil {
+			if err := store.Decode(rec, p); err != nil {
 				return nil, nil, err
 			}
 			cands = append(cands, p)
@@ -107,7 +107,7 @@ func activatingPerCompute(ctx context.Context, tx store.Tx, fleetID string) (map
 	}
 	for _, rec := range recs {
 		gs := new(hosting.GameSession)
-		if err := decode(rec, gs); err != nil {
+		if err := store.Decode(rec, gs); err != nil {
 			return nil, err
 		}
 		out[api.ToString(gs.Session.ComputeName)]++

@@ -199,7 +199,7 @@ func (s *Service) playerSessionsTx(ctx context.Context, tx store.Tx, q playerQue
 		out := make([]api.PlayerSession, 0, len(recs))
 		for _, rec := range recs {
 			ps := new(hosting.PlayerSession)
-			if err := decode(rec, ps); err != nil {
+			if err := store.Decode(rec, ps); err != nil {
 				return nil, "", err
 			}
 			out = append(out, ps.Session)

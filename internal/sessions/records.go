@@ -2,9 +2,7 @@ package sessions
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -37,40 +35,11 @@ const never = math.MaxInt64
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
-// getJSON reads the record of kind and id and decodes it into v.
-func getJSON(ctx context.Context, tx store.Tx, kind store.Kind, id string, v any) (store.Record, error) {
-	rec, err := tx.Get(ctx, kind, id)
-	if err != nil {
-		return rec, err
-	}
-	if err := json.Unmarshal(rec.Data, v); err != nil {
-		return rec, fmt.Errorf("decode %s %s: %w", kind, id, err)
-	}
-	return rec, nil
-}
-
-// decode decodes a listed record's data into v.
-func decode(rec store.Record, v any) error {
-	if err := json.Unmarshal(rec.Data, v); err != nil {
-		return fmt.Errorf("decode %s %s: %w", rec.Kind, rec.ID, err)
-	}
-	return nil
-}
-
-func putJSON(ctx context.Context, tx store.Tx, rec store.Record, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encode %s %s: %w", rec.Kind, rec.ID, err)
-	}
-	rec.Data = data
-	return tx.Put(ctx, rec)
-}
-
 // --- processes ---
 
 func getProcess(ctx context.Context, tx store.Tx, id string) (*hosting.Process, error) {
 	p := new(hosting.Process)
-	if _, err := getJSON(ctx, tx, hosting.KindProcess, id, p); err != nil {
+	if _, err := store.GetJSON(ctx, tx, hosting.KindProcess, id, p); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -85,7 +54,7 @@ func (s *Service) putProcess(ctx context.Context, tx store.Tx, p *hosting.Proces
 	key := hosting.ProcessKey(p.Location, p.State, placeable(p))
 	due := s.processDue(p)
 	rec := store.Record{Kind: hosting.KindProcess, ID: p.ID, Parent: p.FleetID, Key: key, Rank: due}
-	if err := putJSON(ctx, tx, rec, p); err != nil {
+	if err := store.PutJSON(ctx, tx, rec, p); err != nil {
 		return err
 	}
 	return tx.Put(ctx, store.Record{Kind: kindProcessDue, ID: p.ID, Key: dueKey, Rank: due, Data: []byte("{}")})
@@ -121,7 +90,7 @@ func (s *Service) heartbeatDeadline(p *hosting.Process) time.Time {
 
 func getGameSession(ctx context.Context, tx store.Tx, id string) (*hosting.GameSession, error) {
 	gs := new(hosting.GameSession)
-	if _, err := getJSON(ctx, tx, hosting.KindGameSession, id, gs); err != nil {
+	if _, err := store.GetJSON(ctx, tx, hosting.KindGameSession, id, gs); err != nil {
 		return nil, err
 	}
 	return gs, nil
@@ -141,7 +110,7 @@ func (s *Service) putGameSession(ctx context.Context, tx store.Tx, gs *hosting.G
 	sess := &gs.Session
 	rec := store.Record{Kind: hosting.KindGameSession, ID: api.ToString(sess.GameSessionId),
 		Parent: api.ToString(sess.FleetId), Key: string(sess.Status), Rank: s.gameSessionDue(gs)}
-	return putJSON(ctx, tx, rec, gs)
+	return store.PutJSON(ctx, tx, rec, gs)
 }
 
 // gameSessionDue is when the sweep must next look at gs (Unix ms).
@@ -167,7 +136,7 @@ func ended(st api.GameSessionStatus) bool {
 
 func getPlayerSession(ctx context.Context, tx store.Tx, id string) (*hosting.PlayerSession, error) {
 	ps := new(hosting.PlayerSession)
-	if _, err := getJSON(ctx, tx, hosting.KindPlayerSession, id, ps); err != nil {
+	if _, err := store.GetJSON(ctx, tx, hosting.KindPlayerSession, id, ps); err != nil {
 		return nil, err
 	}
 	return ps, nil
@@ -184,7 +153,7 @@ func putPlayerSession(ctx context.Context, tx store.Tx, ps *hosting.PlayerSessio
 	}
 	rec := store.Record{Kind: hosting.KindPlayerSession, ID: api.ToString(sess.PlayerSessionId),
 		Parent: api.ToString(sess.GameSessionId), Key: string(sess.Status), Rank: rank}
-	return putJSON(ctx, tx, rec, ps)
+	return store.PutJSON(ctx, tx, rec, ps)
 }
 
 // --- fleets (read only) ---
@@ -201,7 +170,7 @@ func fleetID(idOrARN string) string {
 
 func getFleet(ctx context.Context, tx store.Tx, id string) (*hosting.Fleet, error) {
 	f := new(hosting.Fleet)
-	if _, err := getJSON(ctx, tx, hosting.KindFleet, id, f); err != nil {
+	if _, err := store.GetJSON(ctx, tx, hosting.KindFleet, id, f); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -246,7 +215,7 @@ func managedFleet(ctx context.Context, tx store.Tx, id string) (bool, error) {
 
 func getCompute(ctx context.Context, tx store.Tx, fleetID, name string) (*hosting.Compute, error) {
 	c := new(hosting.Compute)
-	if _, err := getJSON(ctx, tx, hosting.KindCompute, fleetID+"/"+name, c); err != nil {
+	if _, err := store.GetJSON(ctx, tx, hosting.KindCompute, fleetID+"/"+name, c); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -108,7 +108,7 @@ func (s *Service) runStep(ctx context.Context, st sweepStep) error {
 // ERROR, and its process (which failed to start it) is ended.
 func (s *Service) activationDue(ctx context.Context, tx store.Tx, fx *effects, rec store.Record, now time.Time) error {
 	gs := new(hosting.GameSession)
-	if err := decode(rec, gs); err != nil {
+	if err := store.Decode(rec, gs); err != nil {
 		return err
 	}
 	if err := s.finishSessionTx(ctx, tx, gs, api.GameSessionStatusError, ""); err != nil {
@@ -131,7 +131,7 @@ const activationTimeoutReason = "GAME_SESSION_ACTIVATION_TIMEOUT"
 // and its slot reopens.
 func (s *Service) reservationDue(ctx context.Context, tx store.Tx, _ *effects, rec store.Record, _ time.Time) error {
 	ps := new(hosting.PlayerSession)
-	if err := decode(rec, ps); err != nil {
+	if err := store.Decode(rec, ps); err != nil {
 		return err
 	}
 	return s.closePlayerSessionTx(ctx, tx, ps, api.PlayerSessionStatusTimedout)
@@ -140,7 +140,7 @@ func (s *Service) reservationDue(ctx context.Context, tx store.Tx, _ *effects, r
 // processDueStep applies the deadline of a process's state.
 func (s *Service) processDueStep(ctx context.Context, tx store.Tx, fx *effects, rec store.Record, now time.Time) error {
 	p := new(hosting.Process)
-	if err := decode(rec, p); err != nil {
+	if err := store.Decode(rec, p); err != nil {
 		return err
 	}
 	switch p.State {
@@ -177,7 +177,7 @@ func (s *Service) terminateGraceOver(ctx context.Context, tx store.Tx, fx *effec
 // sweep is ending the process).
 func (s *Service) terminatingDue(ctx context.Context, tx store.Tx, _ *effects, rec store.Record, now time.Time) error {
 	gs := new(hosting.GameSession)
-	if err := decode(rec, gs); err != nil {
+	if err := store.Decode(rec, gs); err != nil {
 		return err
 	}
 	p, err := getProcess(ctx, tx, gs.ProcessID)
@@ -195,7 +195,7 @@ func (s *Service) terminatingDue(ctx context.Context, tx store.Tx, _ *effects, r
 // its player sessions, indexes and collected logs.
 func (s *Service) retentionDue(ctx context.Context, tx store.Tx, fx *effects, rec store.Record, _ time.Time) error {
 	gs := new(hosting.GameSession)
-	if err := decode(rec, gs); err != nil {
+	if err := store.Decode(rec, gs); err != nil {
 		return err
 	}
 	q := store.Query{Kind: hosting.KindPlayerSession, Parent: rec.ID, HasParent: true}
