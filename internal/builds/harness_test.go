@@ -8,32 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoistgg/hoist/internal/clocktest"
 	"github.com/hoistgg/hoist/internal/store/sqlite"
 )
-
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // harness is a Service over a fresh SQLite store in a temporary data
 // directory, with a fake clock and sequential build IDs.
 type harness struct {
 	*Service
-	clock   *fakeClock
+	clock   *clocktest.Clock
 	dataDir string
 	ctx     context.Context
 }
@@ -48,7 +31,7 @@ func newHarness(t testing.TB, mod ...func(*Config)) *harness {
 	t.Cleanup(func() { st.Close() })
 	// The clock starts at the real time: the S3 SDK signs with the real
 	// time, and signatures are checked against this clock.
-	clock := &fakeClock{t: time.Now().UTC().Truncate(time.Millisecond)}
+	clock := clocktest.New(time.Now().UTC().Truncate(time.Millisecond))
 	var mu sync.Mutex
 	n := 0
 	cfg := Config{

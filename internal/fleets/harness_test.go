@@ -12,29 +12,12 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/clocktest"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/sessions"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/sqlite"
 )
-
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // fakeBuilds holds builds by ID.
 type fakeBuilds struct {
@@ -220,7 +203,7 @@ type harness struct {
 	t      testing.TB
 	ctx    context.Context
 	st     store.Store
-	clock  *fakeClock
+	clock  *clocktest.Clock
 	builds *fakeBuilds
 	prov   *fakeProvider
 	msgr   *okMessenger
@@ -239,7 +222,7 @@ func newHarness(t testing.TB, mod ...func(*Config)) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h := &harness{t: t, ctx: context.Background(), st: st, clock: &fakeClock{t: t0},
+	h := &harness{t: t, ctx: context.Background(), st: st, clock: clocktest.New(t0),
 		builds: &fakeBuilds{builds: map[string]api.Build{}, dir: t.TempDir()},
 		prov:   &fakeProvider{dir: t.TempDir(), instances: map[string]*fakeInstance{}},
 		msgr:   &okMessenger{}}

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/hoistgg/hoist/internal/clocktest"
 	"github.com/hoistgg/hoist/internal/config"
 )
 
@@ -33,26 +33,9 @@ const (
 	testSecret = "server-test-secret"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // start composes a Hoist on a temp data directory behind an httptest
 // server on loopback.
-func start(t *testing.T, clk *clock) (*Server, *httptest.Server) {
+func start(t *testing.T, clk *clocktest.Clock) (*Server, *httptest.Server) {
 	t.Helper()
 	cfg, err := config.Parse([]string{"--data-dir", t.TempDir(), "--timings", "fleetiq.status-step=1ms"},
 		func(k string) string {
@@ -192,7 +175,7 @@ func TestFallbackAndSignatures(t *testing.T) {
 }
 
 func TestLogURLs(t *testing.T) {
-	clk := &clock{t: time.Now()}
+	clk := clocktest.New(time.Now())
 	srv, ts := start(t, clk)
 	get := func(u string) int {
 		t.Helper()

@@ -11,28 +11,11 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/clocktest"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/sqlite"
 )
-
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // sent is one message delivered by fakeMessenger.
 type sent struct {
@@ -102,7 +85,7 @@ type harness struct {
 	t      testing.TB
 	ctx    context.Context
 	st     store.Store
-	clock  *fakeClock
+	clock  *clocktest.Clock
 	msgr   *fakeMessenger
 	host   *fakeHost
 	svc    *Service
@@ -122,7 +105,7 @@ func newHarness(t testing.TB, mod ...func(*Config)) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h := &harness{t: t, ctx: context.Background(), st: st, clock: &fakeClock{t: t0},
+	h := &harness{t: t, ctx: context.Background(), st: st, clock: clocktest.New(t0),
 		msgr: &fakeMessenger{fail: map[string]error{}}, host: &fakeHost{}}
 	cfg := Config{Store: st, Region: "us-west-2", Messenger: h.msgr, Host: h.host, Now: h.clock.Now,
 		NewID: h.newID, ReplicaID: "r1", DataDir: t.TempDir(),
