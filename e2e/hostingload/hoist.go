@@ -1,0 +1,407 @@
+//go:build linux
+
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
+	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/hoistgg/hoist/e2e/hoisttest"
+)
+
+// poll is the interval of every wait that polls the API (not a stand-in
+// for time passing: each wait ends as soon as its condition holds, or
+// fails at its deadline).
+const poll = 100 * time.Millisecond
+
+// hoist is a running Hoist process, started with the e2e credentials
+// (every signature is verified), a new data directory and loopback ports.
+type hoist struct {
+	url     string // http://127.0.0.1:port
+	sdkURL  string // ws://127.0.0.1:port/sdk
+	dataDir string
+	cmd     *exec.Cmd
+	out     *syncBuffer
+	done    chan struct{}
+	dir     string // temporary directory removed by stop
+	gl      *gl.Client
+}
+
+// startHoist runs bin serve with extra arguments and waits until it serves.
+func startHoist(bin, parentDir string, extra []string) (*hoist, error) {
+	dir, err := os.MkdirTemp(parentDir, "hoist-hostingload-")
+	if err != nil {
+		return nil, err
+	}
+	ready := filepath.Join(dir, "ready.json")
+	h := &hoist{dataDir: filepath.Join(dir, "data"), out: &syncBuffer{}, done: make(chan struct{}), dir: dir}
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--tls-addr", "",
+		"--data-dir", h.dataDir, "--region", hoisttest.Region, "--account", hoisttest.Account}, extra...)
+	h.cmd = exec.Command(bin, args...)
+	h.cmd.Env = append(os.Environ(), "HOIST_READY_FILE="+ready,
+		"HOIST_CREDENTIALS="+hoisttest.AccessKeyID+":"+hoisttest.SecretAccessKey)
+	h.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	h.cmd.Stdout, h.cmd.Stderr = h.out, h.out
+	if err := h.cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	go func() { _ = h.cmd.Wait(); close(h.done) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if b, err := os.ReadFile(ready); err == nil {
+			var addrs struct {
+				Addr string `json:"addr"`
+			}
+			if json.Unmarshal(b, &addrs) == nil && addrs.Addr != "" {
+				h.url = "http://" + addrs.Addr
+				h.sdkURL = "ws://" + addrs.Addr + "/sdk"
+				h.gl = hoisttest.NewV2(h.url, hoisttest.AccessKeyID, hoisttest.SecretAccessKey)
+				return h, nil
+			}
+		}
+		select {
+		case <-h.done:
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("hoist exited before serving:\n%s", h.out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			h.stop()
+			return nil, fmt.Errorf("hoist did not serve within 60s:\n%s", h.out.String())
+		}
+	}
+}
+
+func (h *hoist) pid() int { return h.cmd.Process.Pid }
+
+// stop sends SIGTERM and waits for Hoist to end its server processes and
+// exit (SIGKILL to its group after 2 minutes), then removes its data.
+func (h *hoist) stop() error {
+	var err error
+	select {
+	case <-h.done:
+	default:
+		_ = h.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-h.done:
+		case <-time.After(2 * time.Minute):
+			_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
+			<-h.done
+			err = errors.New("hoist did not stop within 2 minutes of SIGTERM")
+		}
+	}
+	_ = os.RemoveAll(h.dir)
+	return err
+}
+
+// logTail returns the last lines of Hoist's log (for errors).
+func (h *hoist) logTail(lines int) string {
+	ls := strings.Split(h.out.String(), "\n")
+	if len(ls) > lines {
+		ls = ls[len(ls)-lines:]
+	}
+	return strings.Join(ls, "\n")
+}
+
+// --- binaries ---
+
+// moduleRoot returns the directory of the go.mod enclosing the working
+// directory.
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", errors.New("run the load program inside the Hoist module (go run ./e2e/hostingload), or pass -hoist")
+	}
+	return filepath.Dir(mod), nil
+}
+
+// goBuild builds pkg (./cmd/hoist, ./e2e/gameserver) of the module into out.
+func goBuild(pkg, out string, flags ...string) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	args := append(append([]string{"build"}, flags...), "-o", out, pkg)
+	cmd := exec.Command("go", args...)
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return nil
+}
+
+// gameServerArchive builds e2e/gameserver (as the hosting tests do) and
+// returns a zip archive holding it as `gameserver`.
+func gameServerArchive(dir string) ([]byte, error) {
+	bin := filepath.Join(dir, "gameserver")
+	if err := goBuild("./e2e/gameserver", bin, "-ldflags=-s -w"); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	hdr := &zip.FileHeader{Name: "gameserver", Method: zip.Deflate}
+	hdr.SetMode(0o755)
+	w, err := zw.CreateHeader(hdr)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(data); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// --- API helpers ---
+
+// waitFor polls cond every poll until it holds or timeout passes.
+func waitFor(ctx context.Context, timeout time.Duration, what string, cond func() (bool, string, error)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, state, err := cond()
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: not reached within %s (last seen: %s)", what, timeout, state)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+}
+
+// uploadBuild creates a build, uploads archive with the upload credentials
+// CreateBuild returns and waits for READY.
+func (h *hoist) uploadBuild(ctx context.Context, archive []byte) (string, error) {
+	out, err := h.gl.CreateBuild(ctx, &gl.CreateBuildInput{Name: aws.String("hostingload"), Version: aws.String("1"),
+		OperatingSystem: types.OperatingSystemAmazonLinux2023})
+	if err != nil {
+		return "", fmt.Errorf("CreateBuild: %w", err)
+	}
+	id, c := aws.ToString(out.Build.BuildId), out.UploadCredentials
+	s3c := s3.New(s3.Options{Region: hoisttest.Region, BaseEndpoint: aws.String(h.url), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(aws.ToString(c.AccessKeyId), aws.ToString(c.SecretAccessKey),
+			aws.ToString(c.SessionToken)), RetryMaxAttempts: 1})
+	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: out.StorageLocation.Bucket, Key: out.StorageLocation.Key,
+		Body: bytes.NewReader(archive)}); err != nil {
+		return "", fmt.Errorf("uploading the build: %w", err)
+	}
+	return id, waitFor(ctx, 60*time.Second, "build "+id+" READY", func() (bool, string, error) {
+		b, err := h.gl.DescribeBuild(ctx, &gl.DescribeBuildInput{BuildId: aws.String(id)})
+		if err != nil {
+			return false, "", err
+		}
+		if b.Build.Status == types.BuildStatusFailed {
+			return false, "", errors.New("the build FAILED")
+		}
+		return b.Build.Status == types.BuildStatusReady, string(b.Build.Status), nil
+	})
+}
+
+// createFleet creates an EC2 fleet of the game server with perInstance
+// processes per instance (and GameSessionActivationTimeoutSeconds when
+// activationTimeout is not 0), and waits until it is ACTIVE.
+func (h *hoist) createFleet(ctx context.Context, name, buildID string, perInstance int, params string, activationTimeout int32) (string, error) {
+	sp := types.ServerProcess{LaunchPath: aws.String("/local/game/gameserver"), ConcurrentExecutions: aws.Int32(int32(perInstance))}
+	if params != "" {
+		sp.Parameters = aws.String(params)
+	}
+	rc := &types.RuntimeConfiguration{ServerProcesses: []types.ServerProcess{sp}}
+	if activationTimeout > 0 {
+		rc.GameSessionActivationTimeoutSeconds = aws.Int32(activationTimeout)
+	}
+	out, err := h.gl.CreateFleet(ctx, &gl.CreateFleetInput{Name: aws.String(name), BuildId: aws.String(buildID),
+		EC2InstanceType:      types.EC2InstanceTypeC5Large,
+		RuntimeConfiguration: rc,
+		EC2InboundPermissions: []types.IpPermission{{FromPort: aws.Int32(1026), ToPort: aws.Int32(60000),
+			IpRange: aws.String("0.0.0.0/0"), Protocol: types.IpProtocolTcp}}})
+	if err != nil {
+		return "", fmt.Errorf("CreateFleet: %w", err)
+	}
+	id := aws.ToString(out.FleetAttributes.FleetId)
+	return id, h.waitFleetActive(ctx, id, 5*time.Minute)
+}
+
+// scale sets the desired instance count of a fleet's home location.
+func (h *hoist) scale(ctx context.Context, id string, instances int) error {
+	if instances <= 1 {
+		return nil
+	}
+	_, err := h.gl.UpdateFleetCapacity(ctx, &gl.UpdateFleetCapacityInput{FleetId: aws.String(id),
+		DesiredInstances: aws.Int32(int32(instances)), MinSize: aws.Int32(0), MaxSize: aws.Int32(int32(instances))})
+	if err != nil {
+		return fmt.Errorf("UpdateFleetCapacity: %w", err)
+	}
+	return nil
+}
+
+func (h *hoist) waitFleetActive(ctx context.Context, id string, timeout time.Duration) error {
+	return waitFor(ctx, timeout, "fleet "+id+" ACTIVE", func() (bool, string, error) {
+		out, err := h.gl.DescribeFleetAttributes(ctx, &gl.DescribeFleetAttributesInput{FleetIds: []string{id}})
+		if err != nil {
+			return false, "", err
+		}
+		if len(out.FleetAttributes) != 1 {
+			return false, "", fmt.Errorf("%d fleets", len(out.FleetAttributes))
+		}
+		st := out.FleetAttributes[0].Status
+		if st == types.FleetStatusError || st == types.FleetStatusTerminated {
+			return false, "", fmt.Errorf("the fleet is %s", st)
+		}
+		return st == types.FleetStatusActive, string(st), nil
+	})
+}
+
+// utilization returns the ready server processes and the ACTIVATING or
+// ACTIVE game sessions of a fleet's home location.
+func (h *hoist) utilization(ctx context.Context, id string) (ready, sessions int, err error) {
+	out, err := h.gl.DescribeFleetUtilization(ctx, &gl.DescribeFleetUtilizationInput{FleetIds: []string{id}})
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(out.FleetUtilization) != 1 {
+		return 0, 0, fmt.Errorf("DescribeFleetUtilization %s: %d entries", id, len(out.FleetUtilization))
+	}
+	u := out.FleetUtilization[0]
+	return int(aws.ToInt32(u.ActiveServerProcessCount)), int(aws.ToInt32(u.ActiveGameSessionCount)), nil
+}
+
+// instanceLogDirs returns the log directories of a fleet's instances on
+// this machine (where each server process's output goes).
+func (h *hoist) instanceLogDirs(fleetID string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(h.dataDir, "instances", fleetID))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, filepath.Join(h.dataDir, "instances", fleetID, e.Name(), "logs"))
+		}
+	}
+	return out, nil
+}
+
+// anywhereCompute creates a custom location, an Anywhere fleet in it and a
+// registered compute, and returns the fleet ID, the SDK endpoint and an
+// auth token for the compute.
+func (h *hoist) anywhereCompute(ctx context.Context, location, compute string) (fleetID, endpoint, token string, err error) {
+	if _, err := h.gl.CreateLocation(ctx, &gl.CreateLocationInput{LocationName: aws.String(location)}); err != nil {
+		return "", "", "", fmt.Errorf("CreateLocation: %w", err)
+	}
+	f, err := h.gl.CreateFleet(ctx, &gl.CreateFleetInput{Name: aws.String("anywhere-" + location), ComputeType: types.ComputeTypeAnywhere,
+		Locations: []types.LocationConfiguration{{Location: aws.String(location)}}})
+	if err != nil {
+		return "", "", "", fmt.Errorf("CreateFleet ANYWHERE: %w", err)
+	}
+	fleetID = aws.ToString(f.FleetAttributes.FleetId)
+	if err := h.waitFleetActive(ctx, fleetID, time.Minute); err != nil {
+		return "", "", "", err
+	}
+	reg, err := h.gl.RegisterCompute(ctx, &gl.RegisterComputeInput{FleetId: aws.String(fleetID), ComputeName: aws.String(compute),
+		IpAddress: aws.String("127.0.0.1"), Location: aws.String(location)})
+	if err != nil {
+		return "", "", "", fmt.Errorf("RegisterCompute: %w", err)
+	}
+	tok, err := h.gl.GetComputeAuthToken(ctx, &gl.GetComputeAuthTokenInput{FleetId: aws.String(fleetID), ComputeName: aws.String(compute)})
+	if err != nil {
+		return "", "", "", fmt.Errorf("GetComputeAuthToken: %w", err)
+	}
+	return fleetID, aws.ToString(reg.Compute.GameLiftServiceSdkEndpoint), aws.ToString(tok.AuthToken), nil
+}
+
+// --- profiles ---
+
+// freeLoopbackAddr returns a loopback address with a port free right now.
+func freeLoopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// profiles fetches, through Hoist's --pprof-addr listener, a CPU profile
+// of the next d (to prefix.pprof) and one second of execution trace from
+// the middle of it (to prefix.trace). It runs in the background; the
+// returned function waits for both.
+func profiles(pprofAddr string, d time.Duration, prefix string) func() error {
+	fetch := func(url, path string, after time.Duration) error {
+		time.Sleep(after) // the trace is taken from the middle of the window
+		resp, err := http.Get(url)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(f, resp.Body)
+		return errors.Join(err, f.Close())
+	}
+	errc := make(chan error, 2)
+	go func() {
+		secs := max(1, int(d.Seconds()))
+		errc <- fetch(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, secs), prefix+".pprof", 0)
+	}()
+	go func() {
+		errc <- fetch(fmt.Sprintf("http://%s/debug/pprof/trace?seconds=1", pprofAddr), prefix+".trace", max(0, d/2-time.Second/2))
+	}()
+	return func() error { return errors.Join(<-errc, <-errc) }
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

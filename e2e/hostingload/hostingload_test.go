@@ -1,0 +1,245 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hoistgg/hoist/e2e/hoisttest"
+)
+
+var full = flag.Bool("hostingload.full", false, "run the documented runs of every scenario (tens of minutes) instead of skipping TestFullRuns")
+
+// tinyRun runs the load program with args in a tiny configuration against
+// the Hoist binary the e2e tests build, and returns its JSON report.
+func tinyRun(t *testing.T, args ...string) *Report {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "report.json")
+	args = append(args, "-repeats", "1", "-json", out, "-hoist", hoisttest.Binary(t), "-data-parent", t.TempDir())
+	var stdout, stderr bytes.Buffer
+	code := run(args, &stdout, &stderr)
+	t.Log(stdout.String())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("JSON report: %v\n%s", err, b)
+	}
+	if rep.Machine.CPUs == 0 || !strings.Contains(stdout.String(), "medians:") {
+		t.Errorf("report without machine or medians: %s", b)
+	}
+	return &rep
+}
+
+// TestTinySessions: the real Hoist, the uploaded game server on a fleet of
+// 4 processes, game sessions created by 2 clients and seen ACTIVE through
+// the processes' logs.
+func TestTinySessions(t *testing.T) {
+	t.Parallel()
+	rep := tinyRun(t, "-scenario", "sessions", "-clients", "2", "-rate", "0", "-processes", "4", "-instances", "1",
+		"-duration", "1s", "-warmup", "200ms")
+	if len(rep.Sessions) != 1 {
+		t.Fatalf("%d phases", len(rep.Sessions))
+	}
+	p := rep.Sessions[0]
+	lat := p.CreateToActive
+	if p.Sessions == 0 || lat.Count != p.Sessions || lat.P50 <= 0 || lat.P99 < lat.P50 || p.CreateCall.P50 <= 0 ||
+		p.CreateCall.P50 > lat.P50 || p.CPU.Hoist <= 0 || p.HoistRSSMiB <= 0 {
+		t.Errorf("phase: %+v", p)
+	}
+}
+
+// TestTinyProcesses: 3 processes with a 1 s heartbeat through a 3 s soak,
+// the probe, and game sessions after the soak.
+func TestTinyProcesses(t *testing.T) {
+	t.Parallel()
+	rep := tinyRun(t, "-scenario", "processes", "-counts", "3", "-heartbeat", "1s", "-soak", "3s", "-activations", "2",
+		"-probe-interval", "50ms", "-activate-bound", "10s", "-heartbeat-bound", "10s")
+	if len(rep.Processes) != 1 {
+		t.Fatalf("%d runs", len(rep.Processes))
+	}
+	r := rep.Processes[0]
+	if !r.Sustained || r.Ready != 3 || r.ReadyAfter != 3 || r.HeartbeatsAnswered == 0 || r.Probe.Count == 0 ||
+		r.Activation.Count != 2 || r.GamePSSMiB <= 0 || r.GameRSSMiB < r.GamePSSMiB || r.HoistRSSMiB <= 0 || r.GameThreads < 3 {
+		t.Errorf("run: %+v", r)
+	}
+}
+
+// TestTinySDK: simulated processes on an Anywhere compute, with one and
+// two heartbeats in flight per socket.
+func TestTinySDK(t *testing.T) {
+	t.Parallel()
+	rep := tinyRun(t, "-scenario", "sdk", "-sockets", "1,4", "-inflight", "1,2", "-duration", "500ms", "-warmup", "100ms")
+	if len(rep.SDK) != 4 {
+		t.Fatalf("%d phases", len(rep.SDK))
+	}
+	for _, p := range rep.SDK {
+		if p.Messages == 0 || p.Latency.P50 <= 0 || p.MsgsPerSec <= 0 {
+			t.Errorf("phase: %+v", p)
+		}
+	}
+}
+
+// TestFullRuns are the documented runs (docs/performance.md) as a test,
+// behind -hostingload.full.
+func TestFullRuns(t *testing.T) {
+	if !*full {
+		t.Skip("the documented runs take tens of minutes: go test ./e2e/hostingload -run TestFullRuns -hostingload.full -timeout 3h")
+	}
+	for _, args := range [][]string{
+		{"-scenario", "sessions", "-rate", "10,0"},
+		{"-scenario", "processes"},
+		{"-scenario", "sdk", "-inflight", "1,8"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(append(args, "-hoist", hoisttest.Binary(t)), &stdout, &stderr)
+		t.Log(stdout.String())
+		if code != 0 {
+			t.Errorf("%v: exit %d: %s", args, code, stderr.String())
+		}
+	}
+}
+
+func TestSessionLine(t *testing.T) {
+	const arn = "arn:aws:gamelift:us-west-2::gamesession/fleet-1/gsess-2"
+	for _, tc := range []struct {
+		line             string
+		id               string
+		ignored, matches bool
+	}{
+		{`time=2026-01-01T00:00:00.000Z level=INFO msg="game session activated" process=p-1 gameSession=` + arn, arn, false, true},
+		{`time=2026-01-01T00:00:00.000Z level=INFO msg="game session activated" process=p-1 gameSession=` + arn + ` extra=1`, arn, false, true},
+		{`level=INFO msg="game session activated" gameSession="a b\"c"`, `a b"c`, false, true},
+		{`level=INFO msg="game session on a process that is not ready: ignored" process=p-1 gameSession=` + arn, arn, true, true},
+		{`level=INFO msg="game session started" process=p-1 gameSession=` + arn, "", false, false},
+		{`level=INFO msg="game session activated" process=p-1`, "", false, false},
+		{`level=INFO msg="game session activated" gameSession="unterminated`, "", false, false},
+	} {
+		id, ignored, ok := sessionLine([]byte(tc.line))
+		if id != tc.id || ignored != tc.ignored || ok != tc.matches {
+			t.Errorf("%s: %q %v %v", tc.line, id, ignored, ok)
+		}
+	}
+}
+
+// TestWatcher follows log files written in pieces, a file created after
+// the watch started, and an activation seen before anyone waits for it.
+func TestWatcher(t *testing.T) {
+	dir := t.TempDir()
+	early, err := os.Create(filepath.Join(dir, "process-1.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer early.Close()
+	early.WriteString("level=INFO msg=\"game session activated\" gameSession=gs-before\n")
+	w, err := newActivationWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	if err := w.watch(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.wait("gs-before", 5*time.Second); err != nil {
+		t.Errorf("a line written before the watch: %v", err)
+	}
+	// A line in two writes.
+	start := time.Now()
+	early.WriteString("level=INFO msg=\"game session activated\" gameS")
+	early.WriteString("ession=gs-split\n")
+	at, err := w.wait("gs-split", 5*time.Second)
+	if err != nil || at.Before(start) {
+		t.Errorf("a line written in two pieces: %v, %v", at, err)
+	}
+	late, err := os.Create(filepath.Join(dir, "process-2.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
+	late.WriteString("level=INFO msg=\"game session on a process that is not ready: ignored\" gameSession=gs-ignored\n")
+	if _, err := w.wait("gs-ignored", 5*time.Second); err != errIgnored {
+		t.Errorf("an ignored game session in a new file: %v", err)
+	}
+	if _, err := w.wait("gs-never", 50*time.Millisecond); err == nil || err == errIgnored {
+		t.Errorf("a game session never logged: %v", err)
+	}
+	// Not a .log file: not followed.
+	os.WriteFile(filepath.Join(dir, "other.txt"), []byte("level=INFO msg=\"game session activated\" gameSession=gs-txt\n"), 0o644)
+	late.WriteString("level=INFO msg=\"game session activated\" gameSession=gs-last\n")
+	if _, err := w.wait("gs-last", 5*time.Second); err != nil {
+		t.Error(err)
+	}
+	if _, err := w.wait("gs-txt", 50*time.Millisecond); err == nil {
+		t.Error("a line of a file that is not a .log was seen")
+	}
+}
+
+func TestLayout(t *testing.T) {
+	for _, tc := range []struct {
+		count, per int
+		fleets     []int
+	}{
+		{3, 3, []int{1}},
+		{50, 50, []int{1}},
+		{100, 50, []int{2}},
+		{1000, 50, []int{20}},
+		{2500, 50, []int{20, 20, 10}},
+	} {
+		per, fleets := layout(tc.count)
+		if per != tc.per || len(fleets) != len(tc.fleets) {
+			t.Errorf("layout(%d) = %d, %v", tc.count, per, fleets)
+			continue
+		}
+		for i := range fleets {
+			if fleets[i] != tc.fleets[i] {
+				t.Errorf("layout(%d) = %d, %v", tc.count, per, fleets)
+			}
+		}
+	}
+}
+
+func TestCountLines(t *testing.T) {
+	log := strings.Join([]string{
+		`time=1 level=DEBUG msg=heartbeat process=p healthy=true`,
+		`time=2 level=WARN msg="could not send health status" process=p err="context deadline exceeded"`,
+		`time=3 level=DEBUG msg=heartbeat process=p healthy=true`,
+		`time=4 level=INFO msg=ready process=p port=1`,
+		`time=5 level=DEBUG msg=heartbeats`,
+	}, "\n")
+	if ok, failed := countLines(strings.NewReader(log)); ok != 2 || failed != 1 {
+		t.Errorf("countLines = %d, %d", ok, failed)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	var stderr bytes.Buffer
+	for _, args := range [][]string{
+		{},
+		{"-scenario", "nope"},
+		{"-scenario", "processes", "-counts", "120"},
+		{"-scenario", "sessions", "-processes", "51"},
+		{"-scenario", "sessions", "-rate", "-1"},
+		{"-scenario", "sdk", "-sockets", "0"},
+		{"-scenario", "processes", "-heartbeat", "5"},
+	} {
+		if _, err := parseFlags(args, &stderr); err == nil {
+			t.Errorf("%v: accepted", args)
+		}
+	}
+	c, err := parseFlags([]string{"-scenario", "processes", "-counts", "40,100"}, &stderr)
+	if err != nil || len(c.Counts) != 2 || len(c.Heartbeats) != 2 || c.Clients != nil {
+		t.Errorf("%+v, %v", c, err)
+	}
+}
