@@ -15,7 +15,7 @@ import (
 	"github.com/hoistgg/hoist/e2e/hoisttest"
 )
 
-var full = flag.Bool("hostingload.full", false, "run the documented runs of every scenario (tens of minutes) instead of skipping TestFullRuns")
+var full = flag.Bool("hostingload.full", false, "run the documented runs of every scenario (about two hours) instead of skipping TestFullRuns")
 
 // tinyRun runs the load program with args in a tiny configuration against
 // the Hoist binary the e2e tests build, and returns its JSON report.
@@ -96,12 +96,14 @@ func TestTinySDK(t *testing.T) {
 // behind -hostingload.full.
 func TestFullRuns(t *testing.T) {
 	if !*full {
-		t.Skip("the documented runs take tens of minutes: go test ./e2e/hostingload -run TestFullRuns -hostingload.full -timeout 3h")
+		t.Skip("the documented runs take about two hours: go test ./e2e/hostingload -run TestFullRuns -hostingload.full -timeout 4h")
 	}
 	for _, args := range [][]string{
-		{"-scenario", "sessions", "-rate", "10,0"},
+		{"-scenario", "sessions", "-clients", "1", "-rate", "10", "-duration", "60s"},
+		{"-scenario", "sessions", "-clients", "1,8"},
+		{"-scenario", "sessions", "-instances", "1", "-processes", "8", "-clients", "4"},
 		{"-scenario", "processes"},
-		{"-scenario", "sdk", "-inflight", "1,8"},
+		{"-scenario", "sdk", "-inflight", "1,8", "-duration", "10s"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(append(args, "-hoist", hoisttest.Binary(t)), &stdout, &stderr)

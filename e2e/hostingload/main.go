@@ -109,7 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 	fs.DurationVar(&c.Soak, "soak", 2*time.Minute, "processes: the window over which every process must keep its heartbeats answered")
 	fs.DurationVar(&c.ReadyTimeout, "ready-timeout", 10*time.Minute, "processes: how long all processes may take to be ready")
 	fs.DurationVar(&c.ActivateBound, "activate-bound", time.Second, "processes: a game session created after the soak must be ACTIVE within this")
-	fs.DurationVar(&c.HeartbeatBound, "heartbeat-bound", time.Second, "processes: every heartbeat of the probe must be answered within this")
+	fs.DurationVar(&c.HeartbeatBound, "heartbeat-bound", 5*time.Second, "processes: every heartbeat of the probe must be answered within this (the short heartbeat interval; the SDK gives up after 20s)")
 	fs.IntVar(&c.Activations, "activations", 5, "processes: game sessions created one after the other after the soak")
 	fs.DurationVar(&c.ProbeInterval, "probe-interval", 100*time.Millisecond, "processes: how often the probe process sends a heartbeat during the soak")
 	sockets := fs.String("sockets", "1,16,64,256", "sdk: simulated processes (one WebSocket each), one phase each")
