@@ -43,6 +43,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hoistgg/hoist/e2e/sysinfo"
 )
 
 func main() {
@@ -220,7 +222,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 type Report struct {
 	Command   string           `json:"command"`
 	Config    *Config          `json:"config"`
-	Machine   Machine          `json:"machine"`
+	Machine   sysinfo.Machine  `json:"machine"`
 	Sessions  []*SessionsPhase `json:"sessions,omitempty"`
 	Processes []*ProcessesRun  `json:"processes,omitempty"`
 	SDK       []*SDKPhase      `json:"sdk,omitempty"`
@@ -240,7 +242,7 @@ type env struct {
 
 func runScenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) {
 	rep := &Report{Command: "go run ./e2e/hostingload " + strings.Join(cfg.args, " "), Config: cfg,
-		Machine: describeMachine(cfg.dataParent)}
+		Machine: sysinfo.DescribeMachine(cfg.dataParent)}
 	if cfg.profileDir != "" {
 		if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
 			return nil, err

@@ -20,6 +20,7 @@ import (
 	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
 
 	"github.com/hoistgg/hoist/e2e/sdkclient"
+	"github.com/hoistgg/hoist/e2e/sysinfo"
 )
 
 // GameLift's limits, which Hoist applies: server processes per instance
@@ -123,12 +124,12 @@ func (e *env) runProcesses(ctx context.Context, rep *Report) error {
 				// Do not exhaust the machine, which others share: leave a
 				// fifth of the memory and of the thread IDs free.
 				need := float64(count)*pssPerProcess*1.3 + 1024
-				if avail := mib(meminfo("MemAvailable:")); avail < need {
+				if avail := mib(sysinfo.MemInfo("MemAvailable:")); avail < need {
 					rep.Skipped = append(rep.Skipped, fmt.Sprintf("%d processes (heartbeat %s, run %d): about %.0f MiB needed, %.0f MiB available",
 						count, hb, run, need, avail))
 					continue
 				}
-				if used, limit := threadUse(); float64(used)+float64(count)*threadsPerProcess > 0.8*float64(limit) {
+				if used, limit := sysinfo.ThreadUse(); float64(used)+float64(count)*threadsPerProcess > 0.8*float64(limit) {
 					rep.Skipped = append(rep.Skipped, fmt.Sprintf("%d processes (heartbeat %s, run %d): about %.0f more threads needed, %d of %d in use (kernel.pid_max, kernel.threads-max, RLIMIT_NPROC)",
 						count, hb, run, float64(count)*threadsPerProcess, used, limit))
 					continue
@@ -160,7 +161,7 @@ func (e *env) processesRun(ctx context.Context, run, count int, hb time.Duration
 	perInstance, fleetSizes := layout(count)
 	jitter := jitterFor(hb)
 	r := &ProcessesRun{Run: run, Count: count, Heartbeat: hb.String(), Jitter: jitter.String(), Fleets: len(fleetSizes),
-		PerInst: perInstance, SoakS: cfg.Soak.Seconds(), MemAvailBefore: mib(meminfo("MemAvailable:"))}
+		PerInst: perInstance, SoakS: cfg.Soak.Seconds(), MemAvailBefore: mib(sysinfo.MemInfo("MemAvailable:"))}
 	for _, n := range fleetSizes {
 		r.Instances += n
 	}
@@ -248,7 +249,7 @@ func (e *env) processesRun(ctx context.Context, run, count int, hb time.Duration
 	defer probe.stop()
 
 	// Soak.
-	pidsA := children(h.pid())
+	pidsA := sysinfo.Children(h.pid())
 	okA, failedA := countHeartbeats(logDirs)
 	waitProf := e.profile(pprofAddr, cfg.Soak, fmt.Sprintf("processes-%d-hb%s-run%d", count, hb, run))
 	probe.record(true)
@@ -263,7 +264,7 @@ func (e *env) processesRun(ctx context.Context, run, count int, hb time.Duration
 	r.HeartbeatsAnswered, r.HeartbeatsFailed = okB-okA, failedB-failedA
 	r.HeartbeatsExpected = int(float64(count) * cfg.Soak.Seconds() / hb.Seconds())
 	alive := map[int]bool{}
-	for _, pid := range children(h.pid()) {
+	for _, pid := range sysinfo.Children(h.pid()) {
 		alive[pid] = true
 	}
 	for _, pid := range pidsA {
@@ -271,7 +272,7 @@ func (e *env) processesRun(ctx context.Context, run, count int, hb time.Duration
 			r.Ended++
 		}
 	}
-	r.MemAvailSoak = mib(meminfo("MemAvailable:"))
+	r.MemAvailSoak = mib(sysinfo.MemInfo("MemAvailable:"))
 	e.measureMemory(h, r)
 	if r.ReadyAfter, err = readyAll(); err != nil {
 		return fail(err)
@@ -342,20 +343,20 @@ func (r *ProcessesRun) judge(cfg *Config) {
 
 // measureMemory records Hoist's and the game servers' memory and threads.
 func (e *env) measureMemory(h *hoist, r *ProcessesRun) {
-	rss, _ := memory(h.pid())
-	r.HoistRSSMiB, r.HoistPeakRSSMiB = mib(rss), mib(peakRSS(h.pid()))
-	if st, ok := readStat(h.pid()); ok {
-		r.HoistThreads = st.threads
+	rss, _ := sysinfo.Memory(h.pid())
+	r.HoistRSSMiB, r.HoistPeakRSSMiB = mib(rss), mib(sysinfo.PeakRSS(h.pid()))
+	if st, ok := sysinfo.ReadStat(h.pid()); ok {
+		r.HoistThreads = st.Threads
 	}
-	r.HoistFDs = openFiles(h.pid())
+	r.HoistFDs = sysinfo.OpenFiles(h.pid())
 	var grss, gpss int64
 	threads := 0
-	for _, pid := range children(h.pid()) {
-		rss, pss := memory(pid)
+	for _, pid := range sysinfo.Children(h.pid()) {
+		rss, pss := sysinfo.Memory(pid)
 		grss += rss
 		gpss += pss
-		if st, ok := readStat(pid); ok {
-			threads += st.threads
+		if st, ok := sysinfo.ReadStat(pid); ok {
+			threads += st.Threads
 		}
 	}
 	r.GameRSSMiB, r.GamePSSMiB, r.GameThreads = mib(grss), mib(gpss), threads

@@ -15,6 +15,8 @@ import (
 	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/hoistgg/hoist/e2e/sysinfo"
 )
 
 // SessionsPhase is one measured window of the sessions scenario.
@@ -236,7 +238,7 @@ func (e *env) sessionsPhase(ctx context.Context, h *hoist, w *activationWatcher,
 		time.Sleep(time.Until(mEnd))
 		b := sampleCPU(h.pid())
 		cpu = cpuUse(a, b, time.Since(t0).Seconds())
-		rss, _ = memory(h.pid())
+		rss, _ = sysinfo.Memory(h.pid())
 		if err := waitProf(); err != nil {
 			fmt.Fprintln(e.log, "hostingload: profile:", err)
 		}

@@ -31,6 +31,8 @@ import (
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
+
+	"github.com/hoistgg/hoist/e2e/sysinfo"
 )
 
 func main() {
@@ -128,11 +130,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // Report is the result of an invocation.
 type Report struct {
-	Command string   `json:"command"`
-	Config  *Config  `json:"config"`
-	Machine Machine  `json:"machine"`
-	Runs    []Repeat `json:"runs"`
-	Median  Summary  `json:"median"`
+	Command string          `json:"command"`
+	Config  *Config         `json:"config"`
+	Machine sysinfo.Machine `json:"machine"`
+	Runs    []Repeat        `json:"runs"`
+	Median  Summary         `json:"median"`
 }
 
 // Repeat is one run of each server.
@@ -196,7 +198,7 @@ const loadGroup = "load-group"
 
 func runLoad(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) {
 	rep := &Report{Command: "go run ./e2e/load " + strings.Join(commandArgs(cfg), " "), Config: cfg,
-		Machine: describeMachine(cfg.dataParent)}
+		Machine: sysinfo.DescribeMachine(cfg.dataParent)}
 	if cfg.profileDir != "" {
 		if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
 			return nil, err

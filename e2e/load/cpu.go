@@ -1,0 +1,44 @@
+package main
+
+import "github.com/hoistgg/hoist/e2e/sysinfo"
+
+// cpuSample is a reading of the machine's and some processes' CPU time, in
+// clock ticks (USER_HZ, 100 per second on Linux).
+type cpuSample struct {
+	busy, total int64 // all CPUs, from /proc/stat
+	procs       []int64
+}
+
+func sampleCPU(pids ...int) cpuSample {
+	var s cpuSample
+	s.busy, s.total = sysinfo.MachineTicks()
+	for _, pid := range pids {
+		st, _ := sysinfo.ReadStat(pid)
+		s.procs = append(s.procs, st.Ticks)
+	}
+	return s
+}
+
+// CPUUse is how busy the machine was during a measurement, in cores.
+type CPUUse struct {
+	// Machine is the busy time of every process on the machine.
+	Machine float64 `json:"machine_cores"`
+	// Server and Client are the server process's and the load
+	// generator's; Other is the rest (other engineers' work, the kernel's
+	// threads).
+	Server float64 `json:"server_cores"`
+	Client float64 `json:"client_cores"`
+	Other  float64 `json:"other_cores"`
+}
+
+// cpuUse compares two samples of (self, server) taken seconds apart.
+func cpuUse(a, b cpuSample, seconds float64) CPUUse {
+	ticks := seconds * sysinfo.TicksPerSecond
+	u := CPUUse{Machine: float64(b.busy-a.busy) / ticks}
+	if len(a.procs) == 2 && len(b.procs) == 2 {
+		u.Client = float64(b.procs[0]-a.procs[0]) / ticks
+		u.Server = float64(b.procs[1]-a.procs[1]) / ticks
+	}
+	u.Other = max(0, u.Machine-u.Client-u.Server)
+	return u
+}
