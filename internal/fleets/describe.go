@@ -104,9 +104,21 @@ func fleetAttributes(f *fleetRec) api.FleetAttributes {
 // DescribeFleetCapacity describes the home location capacity of the named
 // fleets, or of every fleet.
 func (s *Service) DescribeFleetCapacity(ctx context.Context, in *api.DescribeFleetCapacityInput) (*api.DescribeFleetCapacityOutput, error) {
-	out := &api.DescribeFleetCapacityOutput{FleetCapacity: []api.FleetCapacity{}}
+	rows, next, err := homeLocationRows(ctx, s, in.FleetIds, in.Limit, in.NextToken, capacityOf)
+	if err != nil {
+		return nil, err
+	}
+	return &api.DescribeFleetCapacityOutput{FleetCapacity: rows, NextToken: next}, nil
+}
+
+// homeLocationRows pages through the named fleets, or every fleet, and
+// describes the home location of each with row.
+func homeLocationRows[T any](ctx context.Context, s *Service, ids []string, limit *int32, token *string,
+	row func(f *fleetRec, loc string, m *Metrics) T) ([]T, *string, error) {
+	rows := []T{}
+	var next *string
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
-		fs, next, err := listFleets(ctx, tx, in.FleetIds, in.Limit, in.NextToken, nil)
+		fs, n, err := listFleets(ctx, tx, ids, limit, token, nil)
 		if err != nil {
 			return err
 		}
@@ -115,12 +127,12 @@ func (s *Service) DescribeFleetCapacity(ctx context.Context, in *api.DescribeFle
 			if err != nil {
 				return err
 			}
-			out.FleetCapacity = append(out.FleetCapacity, capacityOf(f, f.HomeLocation, m[f.HomeLocation]))
+			rows = append(rows, row(f, f.HomeLocation, m[f.HomeLocation]))
 		}
-		out.NextToken = next
+		next = n
 		return nil
 	})
-	return out, err
+	return rows, next, err
 }
 
 // capacityOf is a location's FleetCapacity.
@@ -144,23 +156,11 @@ func capacityOf(f *fleetRec, loc string, m *Metrics) api.FleetCapacity {
 // DescribeFleetUtilization describes the home location utilization of the
 // named fleets, or of every fleet.
 func (s *Service) DescribeFleetUtilization(ctx context.Context, in *api.DescribeFleetUtilizationInput) (*api.DescribeFleetUtilizationOutput, error) {
-	out := &api.DescribeFleetUtilizationOutput{FleetUtilization: []api.FleetUtilization{}}
-	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
-		fs, next, err := listFleets(ctx, tx, in.FleetIds, in.Limit, in.NextToken, nil)
-		if err != nil {
-			return err
-		}
-		for _, f := range fs {
-			m, err := fleetMetrics(ctx, tx, &f.Fleet)
-			if err != nil {
-				return err
-			}
-			out.FleetUtilization = append(out.FleetUtilization, utilizationOf(f, f.HomeLocation, m[f.HomeLocation]))
-		}
-		out.NextToken = next
-		return nil
-	})
-	return out, err
+	rows, next, err := homeLocationRows(ctx, s, in.FleetIds, in.Limit, in.NextToken, utilizationOf)
+	if err != nil {
+		return nil, err
+	}
+	return &api.DescribeFleetUtilizationOutput{FleetUtilization: rows, NextToken: next}, nil
 }
 
 // utilizationOf is a location's FleetUtilization.
