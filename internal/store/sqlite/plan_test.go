@@ -13,9 +13,9 @@ import (
 // full sort.
 func TestQueryPlans(t *testing.T) {
 	s := openTemp(t)
-	rankCursor := encodeCursor(store.OrderRankAsc, false, &store.Record{Rank: 3, ID: "x"})
-	rankDescCursor := encodeCursor(store.OrderRankDesc, false, &store.Record{Rank: 3, ID: "x"})
-	seqCursor := encodeCursor(store.OrderCreated, true, &store.Record{Seq: 5})
+	rankCursor := store.EncodeCursor(store.OrderRankAsc, false, &store.Record{Rank: 3, ID: "x"})
+	rankDescCursor := store.EncodeCursor(store.OrderRankDesc, false, &store.Record{Rank: 3, ID: "x"})
+	seqCursor := store.EncodeCursor(store.OrderCreated, true, &store.Record{Seq: 5})
 	free := store.Query{Kind: "K", Parent: "p", HasParent: true, Key: "free", HasKey: true, Limit: 1}
 	with := func(q store.Query, f func(*store.Query)) store.Query { f(&q); return q }
 	tests := map[string]struct {
@@ -65,7 +65,7 @@ func TestRankDescNextPlan(t *testing.T) {
 		}
 		k := p.key
 		k.exists, k.after, k.limit = true, true, false
-		args := cursor{order: store.OrderRankDesc, rank: 3, id: "x"}.appendArgs(p.args[:p.filters:p.filters])
+		args := cursorArgs(store.Cursor{Order: store.OrderRankDesc, Rank: 3, ID: "x"}, p.args[:p.filters:p.filters])
 		plan := explainSQL(t, s, k.sql(), args)
 		if !strings.Contains(plan, "INDEX records_kind_") || strings.Contains(plan, "TEMP B-TREE") || strings.Contains(plan, "SCAN") {
 			t.Errorf("%s: plan %q", k.sql(), plan)

@@ -3,8 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql/driver"
-	"encoding/base64"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -196,12 +194,12 @@ func planQuery(q store.Query, count bool) (plan, error) {
 		return plan{}, fmt.Errorf("sqlite: unknown order %d", q.Order)
 	}
 	if q.After != "" {
-		c, err := decodeCursor(q.After, q.Order, desc)
+		c, err := store.DecodeCursor(q.After, q.Order, desc)
 		if err != nil {
 			return plan{}, err
 		}
 		p.key.after = true
-		p.args = c.appendArgs(p.args)
+		p.args = cursorArgs(c, p.args)
 	}
 	if q.Limit > 0 {
 		p.key.limit = true
@@ -211,82 +209,17 @@ func planQuery(q store.Query, count bool) (plan, error) {
 	return p, nil
 }
 
-// cursor is the decoded position of the last record of a page.
-type cursor struct {
-	order store.Order
-	seq   int64
-	rank  int64
-	id    string
-}
-
-const cursorVersion = 1
-
-// encodeCursor encodes the position of r under order as an opaque string:
-// version, order and direction, then the order's key (seq, or rank and ID,
-// or ID) in binary, base64url-encoded.
-func encodeCursor(order store.Order, desc bool, r *store.Record) string {
-	flags := byte(order) << 1
-	if desc {
-		flags |= 1
-	}
-	buf := make([]byte, 0, 2+binary.MaxVarintLen64+len(r.ID))
-	buf = append(buf, cursorVersion, flags)
-	switch order {
+// cursorArgs appends the arguments of afterSQL for c's order.
+func cursorArgs(c store.Cursor, args []any) []any {
+	switch c.Order {
 	case store.OrderCreated:
-		buf = binary.AppendVarint(buf, r.Seq)
-	case store.OrderRankAsc, store.OrderRankDesc:
-		buf = binary.AppendVarint(buf, r.Rank)
-		buf = append(buf, r.ID...)
-	default:
-		buf = append(buf, r.ID...)
-	}
-	return base64.RawURLEncoding.EncodeToString(buf)
-}
-
-// decodeCursor decodes s, which must have been issued for order and desc.
-func decodeCursor(s string, order store.Order, desc bool) (cursor, error) {
-	buf, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(buf) < 2 || buf[0] != cursorVersion {
-		return cursor{}, store.ErrInvalidCursor
-	}
-	flags := byte(order) << 1
-	if desc {
-		flags |= 1
-	}
-	if buf[1] != flags {
-		return cursor{}, fmt.Errorf("%w: issued for another order", store.ErrInvalidCursor)
-	}
-	c, rest := cursor{order: order}, buf[2:]
-	switch order {
-	case store.OrderCreated:
-		v, n := binary.Varint(rest)
-		if n <= 0 || n != len(rest) {
-			return cursor{}, store.ErrInvalidCursor
-		}
-		c.seq = v
-	case store.OrderRankAsc, store.OrderRankDesc:
-		v, n := binary.Varint(rest)
-		if n <= 0 {
-			return cursor{}, store.ErrInvalidCursor
-		}
-		c.rank, c.id = v, string(rest[n:])
-	default:
-		c.id = string(rest)
-	}
-	return c, nil
-}
-
-// appendArgs appends the arguments of afterSQL for c's order.
-func (c cursor) appendArgs(args []any) []any {
-	switch c.order {
-	case store.OrderCreated:
-		return append(args, c.seq)
+		return append(args, c.Seq)
 	case store.OrderRankAsc:
-		return append(args, c.rank, c.id)
+		return append(args, c.Rank, c.ID)
 	case store.OrderRankDesc:
-		return append(args, c.rank, c.rank, c.id)
+		return append(args, c.Rank, c.Rank, c.ID)
 	default:
-		return append(args, c.id)
+		return append(args, c.ID)
 	}
 }
 
@@ -361,7 +294,7 @@ func listRecords(ctx context.Context, c *conn, q store.Query) ([]store.Record, s
 		return recs, "", nil
 	}
 	recs = recs[:p.limit]
-	return recs, encodeCursor(p.key.order, p.key.desc, &recs[p.limit-1]), nil
+	return recs, store.EncodeCursor(p.key.order, p.key.desc, &recs[p.limit-1]), nil
 }
 
 // listRankDesc runs a List in OrderRankDesc with a Limit. The index holds
@@ -379,7 +312,7 @@ func listRankDesc(ctx context.Context, c *conn, q store.Query, p plan) ([]store.
 	last := &recs[len(recs)-1]
 	ek := p.key
 	ek.exists, ek.after, ek.limit = true, true, false
-	args := cursor{order: store.OrderRankDesc, rank: last.Rank, id: last.ID}.appendArgs(p.args[:p.filters:p.filters])
+	args := cursorArgs(store.Cursor{Order: store.OrderRankDesc, Rank: last.Rank, ID: last.ID}, p.args[:p.filters:p.filters])
 	rows, err := c.query(ek, args)
 	if err != nil {
 		return nil, "", dbErr("list "+string(q.Kind), err)
@@ -393,7 +326,7 @@ func listRankDesc(ctx context.Context, c *conn, q store.Query, p plan) ([]store.
 	if err != nil {
 		return nil, "", dbErr("list "+string(q.Kind), err)
 	}
-	return recs, encodeCursor(p.key.order, p.key.desc, last), nil
+	return recs, store.EncodeCursor(p.key.order, p.key.desc, last), nil
 }
 
 // queryRecords runs the List statement of p and returns every row.

@@ -14,11 +14,12 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/store/filelock"
 )
 
 // ErrLocked is returned by Open when another process (or another Store in
 // this process) has the database open.
-var ErrLocked = errors.New("sqlite: database is in use by another Hoist process")
+var ErrLocked = filelock.ErrLocked
 
 // Options configure Open. The zero value is usable.
 type Options struct {
@@ -84,7 +85,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
 		return nil, fmt.Errorf("sqlite: data directory: %w", err)
 	}
-	lock, err := lockFile(abs + ".lock")
+	lock, err := filelock.Lock(abs + ".lock")
 	if err != nil {
 		return nil, err
 	}

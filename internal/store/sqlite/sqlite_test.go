@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/store/filelock"
 	"github.com/hoistgg/hoist/internal/store/storetest"
 )
 
@@ -192,7 +193,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Fatalf("Open of a newer schema: %v, want a refusal", err)
 	}
 	// The failed Open released the lock.
-	if _, err := lockFile(path + ".lock"); err != nil {
+	if _, err := filelock.Lock(path + ".lock"); err != nil {
 		t.Errorf("lock still held after a failed Open: %v", err)
 	}
 }

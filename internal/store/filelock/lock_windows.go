@@ -1,6 +1,6 @@
 //go:build windows
 
-package sqlite
+package filelock
 
 import (
 	"errors"
@@ -10,12 +10,12 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// lockFile takes an exclusive lock (LockFileEx) on the file at path, creating
+// Lock takes an exclusive lock (LockFileEx) on the file at path, creating
 // it. The lock is released when the file is closed, also when the process dies.
-func lockFile(path string) (*os.File, error) {
+func Lock(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: lock file: %w", err)
+		return nil, fmt.Errorf("filelock: %w", err)
 	}
 	var ol windows.Overlapped
 	err = windows.LockFileEx(windows.Handle(f.Fd()),
@@ -25,7 +25,7 @@ func lockFile(path string) (*os.File, error) {
 		if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
 			return nil, fmt.Errorf("%w: %s is locked by another process", ErrLocked, path)
 		}
-		return nil, fmt.Errorf("sqlite: lock %s: %w", path, err)
+		return nil, fmt.Errorf("filelock: lock %s: %w", path, err)
 	}
 	return f, nil
 }
