@@ -12,6 +12,7 @@ require (
 	github.com/aws/smithy-go v1.28.8
 	github.com/coder/websocket v1.8.15
 	github.com/fxamacker/cbor/v2 v2.9.0
+	github.com/google/btree v1.1.3
 	golang.org/x/sys v0.49.0
 	modernc.org/sqlite v1.61.1
 )

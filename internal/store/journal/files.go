@@ -1,0 +1,432 @@
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// Files in the store's directory, by generation g (16 hex digits):
+//
+//	journal-g   entries appended since snapshot-g (or since the start, for
+//	            the first generation); each Update is one entry
+//	snapshot-g  the whole state as of the start of journal-g
+//	LOCK        the lock file
+//
+// A new generation starts when the journal file grows past
+// Options.SnapshotBytes: journal-(g+1) is created, then snapshot-(g+1) is
+// written next to it from the state as of the end of journal-g, and only
+// once it is durable are journal-g and snapshot-g removed.
+const (
+	journalPrefix  = "journal-"
+	snapshotPrefix = "snapshot-"
+	tmpSuffix      = ".tmp"
+)
+
+var (
+	journalMagic  = []byte("HOISTJ\x00\x01")
+	snapshotMagic = []byte("HOISTS\x00\x01")
+)
+
+func fileName(prefix string, gen uint64) string {
+	return fmt.Sprintf("%s%016x", prefix, gen)
+}
+
+// parseGen returns the generation of a journal or snapshot file name.
+func parseGen(name, prefix string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok || len(rest) != 16 {
+		return 0, false
+	}
+	g, err := strconv.ParseUint(rest, 16, 64)
+	return g, err == nil
+}
+
+// recover loads the newest intact snapshot, replays the journal files from
+// its generation on, cuts a torn entry off the end of the last one (a write
+// that a crash interrupted: never acknowledged), removes files older than
+// the snapshot and opens the last journal file for appending.
+func (s *Store) recover() error {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	var journals, snapshots []uint64
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasSuffix(name, tmpSuffix) {
+			_ = os.Remove(filepath.Join(s.dir, name)) // an unfinished snapshot
+			continue
+		}
+		if g, ok := parseGen(name, journalPrefix); ok {
+			journals = append(journals, g)
+		} else if g, ok := parseGen(name, snapshotPrefix); ok {
+			snapshots = append(snapshots, g)
+		}
+	}
+	slices.Sort(journals)
+	slices.Sort(snapshots)
+	base := uint64(0) // generation of the snapshot loaded; 0: none
+	for i := len(snapshots) - 1; i >= 0; i-- {
+		err := s.loadSnapshot(snapshots[i])
+		if err == nil {
+			base = snapshots[i]
+			break
+		}
+		s.log.Error("journal: snapshot unreadable, trying an older one", "file", fileName(snapshotPrefix, snapshots[i]), "err", err)
+		s.tables, s.leases, s.nextSeq = map[store.Kind]*table{}, map[string]lease{}, 1
+	}
+	var replay []uint64
+	for _, g := range journals {
+		if g >= base {
+			replay = append(replay, g)
+		}
+	}
+	switch {
+	case len(replay) > 0 && base == 0 && replay[0] != 1:
+		return fmt.Errorf("journal: %s: the files before %s are missing and no snapshot covers them",
+			s.dir, fileName(journalPrefix, replay[0]))
+	case len(replay) > 0 && base != 0 && replay[0] != base:
+		return fmt.Errorf("journal: %s: %s is missing", s.dir, fileName(journalPrefix, base))
+	}
+	for i, g := range replay {
+		if i > 0 && g != replay[i-1]+1 {
+			return fmt.Errorf("journal: %s: %s is missing", s.dir, fileName(journalPrefix, replay[i-1]+1))
+		}
+		if err := s.replay(g, i == len(replay)-1); err != nil {
+			return err
+		}
+	}
+	if len(replay) == 0 {
+		g := max(base, 1)
+		if err := s.createJournal(g); err != nil {
+			return err
+		}
+	}
+	for _, g := range journals {
+		if g < base {
+			_ = os.Remove(filepath.Join(s.dir, fileName(journalPrefix, g)))
+		}
+	}
+	for _, g := range snapshots {
+		if g < base {
+			_ = os.Remove(filepath.Join(s.dir, fileName(snapshotPrefix, g)))
+		}
+	}
+	return nil
+}
+
+// apply replays one decoded operation on the working state.
+func (s *Store) apply(o *op) {
+	switch o.code {
+	case opPut:
+		t := s.tables[o.kind]
+		if t == nil {
+			t = newTable()
+			s.tables[o.kind] = t
+		}
+		r := o.r
+		t.set(t.get(r.id), &r)
+		s.nextSeq = max(s.nextSeq, r.seq+1)
+	case opDelete:
+		if t := s.tables[o.kind]; t != nil {
+			t.set(t.get(o.r.id), nil)
+		}
+	case opLease:
+		s.leases[o.name] = lease{holder: o.holder, expires: o.expires}
+	case opNextSeq:
+		s.nextSeq = max(s.nextSeq, o.n)
+	}
+}
+
+// replay applies the entries of journal-g, up to the first zero header (the
+// preallocated rest of the file). In the last file, an entry that is not
+// whole and intact also ends the journal: a batch whose write a crash
+// interrupted, which is zeroed. In any other file that is damage, and Open
+// fails.
+func (s *Store) replay(g uint64, last bool) error {
+	path := filepath.Join(s.dir, fileName(journalPrefix, g))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if last && !slices.ContainsFunc(data, func(c byte) bool { return c != 0 }) {
+		// Created, but its header never reached the disk.
+		return s.createJournal(g)
+	}
+	if !bytes.Equal(data[:min(len(data), len(journalMagic))], journalMagic) {
+		return fmt.Errorf("journal: %s is not a Hoist journal file", path)
+	}
+	rest, entries := data[len(journalMagic):], 0
+	for len(rest) > 0 {
+		payload, next, ok := readEntry(rest)
+		if !ok {
+			break
+		}
+		d := decoder{b: payload}
+		for {
+			o, ok := d.next()
+			if !ok {
+				break
+			}
+			s.apply(&o)
+		}
+		if d.err != nil {
+			return fmt.Errorf("journal: %s: entry at offset %d: %w", path, len(data)-len(rest), d.err)
+		}
+		rest, entries = next, entries+1
+	}
+	end := int64(len(data) - len(rest))
+	dirty := slices.ContainsFunc(rest, func(c byte) bool { return c != 0 })
+	if dirty && !last {
+		return fmt.Errorf("journal: %s: damaged entry at offset %d, and newer journal files follow it", path, end)
+	}
+	if !last {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if dirty {
+		// A batch a crash interrupted: never acknowledged. Zero it, so that
+		// no part of it can pass for an entry once new ones are written over it.
+		s.log.Warn("journal: cleared an entry a crash left unfinished (it was never acknowledged)",
+			"file", filepath.Base(path), "offset", end, "bytes", len(rest))
+		if err := writeZeros(f, end, int64(len(rest))); err != nil {
+			_ = f.Close()
+			return fmt.Errorf("journal: clear the end of %s: %w", path, err)
+		}
+		if err := f.Sync(); err != nil {
+			_ = f.Close()
+			return fmt.Errorf("journal: %w", err)
+		}
+	}
+	s.file, s.gen, s.size, s.alloc = f, g, end, int64(len(data))
+	s.log.Info("journal: replayed", "file", filepath.Base(path), "entries", entries)
+	return nil
+}
+
+// preallocate is how much a journal file grows by at a time, written as
+// zeros: appends into blocks the file already has change no metadata, so
+// the fdatasync after each batch writes only data (about half the time and
+// CPU of an fdatasync that also commits a new file size, on ext4).
+const preallocate = 4 << 20
+
+var zeros = make([]byte, 256<<10)
+
+// writeZeros writes n zero bytes to f at off.
+func writeZeros(f *os.File, off, n int64) error {
+	for n > 0 {
+		k := min(n, int64(len(zeros)))
+		if _, err := f.WriteAt(zeros[:k], off); err != nil {
+			return err
+		}
+		off, n = off+k, n-k
+	}
+	return nil
+}
+
+// createJournal creates journal-g with its header, durably (the file and
+// its directory entry), and makes it the file the syncer appends to.
+func (s *Store) createJournal(g uint64) error {
+	path := filepath.Join(s.dir, fileName(journalPrefix, g))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if _, err := f.Write(journalMagic); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := writeZeros(f, int64(len(journalMagic)), preallocate); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := syncDir(s.dir); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if s.file != nil {
+		_ = s.file.Close()
+	}
+	s.file, s.gen, s.size, s.alloc = f, g, int64(len(journalMagic)), int64(len(journalMagic))+preallocate
+	return nil
+}
+
+// append writes one batch to the journal file and waits until it is on
+// disk, growing the file first when the batch does not fit.
+func (s *Store) append(data []byte) error {
+	if end := s.size + int64(len(data)); end > s.alloc {
+		grow := max(preallocate, end-s.alloc)
+		if err := writeZeros(s.file, s.alloc, grow); err != nil {
+			return err
+		}
+		s.alloc += grow
+	}
+	if _, err := s.file.WriteAt(data, s.size); err != nil {
+		return err
+	}
+	s.size += int64(len(data))
+	return datasync(s.file)
+}
+
+// rotate starts a new generation after a batch: journal-(g+1) takes the
+// next entries while snapshot-(g+1) is written, in the background, from
+// snap (the state as of the end of journal-g).
+func (s *Store) rotate(snap *snapshot) {
+	old := s.gen
+	if err := s.createJournal(old + 1); err != nil {
+		s.log.Error("journal: could not start a new journal file; keeping the current one", "err", err)
+		return
+	}
+	s.snapBusy.Store(true)
+	s.snapping.Go(func() {
+		defer s.snapBusy.Store(false)
+		if err := s.writeSnapshot(old+1, snap); err != nil {
+			s.log.Error("journal: snapshot failed; the journal files it would replace are kept", "err", err)
+			return
+		}
+		for _, name := range []string{fileName(journalPrefix, old), fileName(snapshotPrefix, old)} {
+			if err := os.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				s.log.Warn("journal: could not remove a replaced file", "file", name, "err", err)
+			}
+		}
+	})
+}
+
+// snapshotEntry is the size at which a snapshot entry is closed.
+const snapshotEntry = 256 << 10
+
+// writeSnapshot writes snapshot-g from snap: a temporary file, fsynced,
+// renamed into place, and the directory fsynced.
+func (s *Store) writeSnapshot(g uint64, snap *snapshot) error {
+	path := filepath.Join(s.dir, fileName(snapshotPrefix, g))
+	f, err := os.OpenFile(path+tmpSuffix, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	defer func() {
+		if f != nil {
+			_ = f.Close()
+			_ = os.Remove(path + tmpSuffix)
+		}
+	}()
+	w := bufio.NewWriterSize(f, 1<<20)
+	if _, err := w.Write(snapshotMagic); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	buf, start := beginEntry(nil)
+	var records int64
+	flush := func() error {
+		buf = finishEntry(buf, start)
+		_, err := w.Write(buf)
+		buf, start = beginEntry(buf[:0])
+		return err
+	}
+	kinds := slices.Sorted(func(yield func(store.Kind) bool) {
+		for k := range snap.tables {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	for _, kind := range kinds {
+		var werr error
+		snap.tables[kind].byID.Ascend(func(r *rec) bool {
+			buf = appendPut(buf, kind, r)
+			records++
+			if len(buf) >= snapshotEntry {
+				werr = flush()
+			}
+			return werr == nil
+		})
+		if werr != nil {
+			return fmt.Errorf("journal: %w", werr)
+		}
+	}
+	for name, l := range snap.leases {
+		buf = appendLease(buf, name, l.holder, l.expires)
+	}
+	buf = appendCount(buf, opNextSeq, snap.nextSeq)
+	if err := flush(); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	buf = appendCount(buf, opEnd, records)
+	if err := flush(); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		f = nil
+		_ = os.Remove(path + tmpSuffix)
+		return fmt.Errorf("journal: %w", err)
+	}
+	f = nil
+	if err := os.Rename(path+tmpSuffix, path); err != nil {
+		_ = os.Remove(path + tmpSuffix)
+		return fmt.Errorf("journal: %w", err)
+	}
+	return syncDir(s.dir)
+}
+
+// loadSnapshot reads snapshot-g into the (empty) working state. A snapshot
+// counts only when it is whole: every entry intact and the closing count
+// matching the records read.
+func (s *Store) loadSnapshot(g uint64) error {
+	path := filepath.Join(s.dir, fileName(snapshotPrefix, g))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if !bytes.HasPrefix(data, snapshotMagic) {
+		return errors.New("not a Hoist snapshot file")
+	}
+	rest, records := data[len(snapshotMagic):], int64(0)
+	for len(rest) > 0 {
+		payload, next, ok := readEntry(rest)
+		if !ok {
+			return fmt.Errorf("damaged entry at offset %d", len(data)-len(rest))
+		}
+		d := decoder{b: payload}
+		for {
+			o, ok := d.next()
+			if !ok {
+				break
+			}
+			if o.code == opEnd {
+				if o.n != records || len(next) != 0 || len(d.b) != 0 {
+					return fmt.Errorf("snapshot closes with %d records after %d", o.n, records)
+				}
+				s.log.Info("journal: loaded snapshot", "file", filepath.Base(path), "records", records)
+				return nil
+			}
+			if o.code == opPut {
+				records++
+			}
+			s.apply(&o)
+		}
+		if d.err != nil {
+			return d.err
+		}
+		rest = next
+	}
+	return errors.New("snapshot is unfinished")
+}

@@ -1,0 +1,421 @@
+package journal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/store/filelock"
+)
+
+// ErrLocked is returned by Open when another process (or another Store in
+// this process) has the directory open.
+var ErrLocked = filelock.ErrLocked
+
+// Options configure Open. The zero value is usable.
+type Options struct {
+	// Logger receives recovery, snapshots and write failures. Default: discard.
+	Logger *slog.Logger
+	// SnapshotBytes: when the journal file being written grows past this
+	// size, the store writes a snapshot of its state and starts a new file;
+	// the snapshot replaces the older files. Default 64 MiB.
+	SnapshotBytes int64
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.SnapshotBytes <= 0 {
+		o.SnapshotBytes = 64 << 20
+	}
+	return o
+}
+
+// lease is the holder of a named lease and when it expires (Unix nanoseconds).
+type lease struct {
+	holder  string
+	expires int64
+}
+
+// snapshot is the state as of one point of the journal. Its tables are never
+// written again (the working state copies a node before writing it), so
+// Views read it without locks.
+type snapshot struct {
+	tables  map[store.Kind]*table
+	leases  map[string]lease
+	nextSeq int64
+}
+
+// batch is the set of entries one write and fsync of the journal carries.
+type batch struct {
+	done chan struct{} // closed when the batch is durable, or failed
+	err  error         // set before done is closed
+}
+
+func newBatch() *batch { return &batch{done: make(chan struct{})} }
+
+// Store is the journal store.Store. See the package documentation.
+type Store struct {
+	dir  string
+	opts Options
+	log  *slog.Logger
+	lock *os.File
+
+	// turn is held by the Update whose function runs and by the syncer
+	// while it takes the entries to write: a channel, so that waiting for it
+	// can be canceled.
+	turn chan struct{}
+
+	// Guarded by turn.
+	tables      map[store.Kind]*table // the working state: every applied Update
+	dirty       map[store.Kind]bool   // tables written since the last cut
+	leases      map[string]lease
+	leasesDirty bool
+	nextSeq     int64
+	buf         []byte    // entries not yet taken by the syncer
+	open        *batch    // the batch the entries in buf will be part of
+	last        *batch    // the batch of the newest entry, nil before the first
+	cutSnap     *snapshot // the state as of the end of the last batch taken
+	failed      error     // a journal write failed: the store takes no more writes
+
+	durable atomic.Pointer[snapshot] // what Views read: the state as of the last durable batch
+	kick    chan struct{}            // an entry is waiting for the syncer
+
+	// Owned by the syncer goroutine.
+	file     *os.File
+	gen      uint64 // generation of file
+	size     int64  // bytes of file written: header and entries
+	alloc    int64  // bytes of file allocated: size and the zeros after it
+	spare    []byte
+	snapping sync.WaitGroup // a snapshot being written
+	snapBusy atomic.Bool
+
+	mu     sync.RWMutex
+	closed bool
+	active sync.WaitGroup // Updates, Views and Leases in progress
+	stop   chan struct{}  // closed by Close once active is done
+	exited chan struct{}  // closed when the syncer has flushed and stopped
+	shut   chan struct{}  // closed when Close has finished
+	err    error          // Close's result, set before shut is closed
+
+	stats struct{ batches, updates atomic.Int64 }
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating it if needed) the journal store in directory dir:
+// it takes the lock file, loads the newest snapshot and replays the journal
+// files after it. A second Open of the same directory, from any process,
+// fails with ErrLocked until Close.
+func Open(dir string, opts Options) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("journal: empty directory")
+	}
+	opts = opts.withDefaults()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	if err := os.MkdirAll(abs, 0o750); err != nil {
+		return nil, fmt.Errorf("journal: directory: %w", err)
+	}
+	lock, err := filelock.Lock(filepath.Join(abs, "LOCK"))
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		dir: abs, opts: opts, log: opts.Logger, lock: lock,
+		turn:   make(chan struct{}, 1),
+		tables: map[store.Kind]*table{}, dirty: map[store.Kind]bool{}, leases: map[string]lease{},
+		nextSeq: 1, open: newBatch(),
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), exited: make(chan struct{}),
+		shut: make(chan struct{}),
+	}
+	start := time.Now()
+	if err := s.recover(); err != nil {
+		if s.file != nil {
+			_ = s.file.Close()
+		}
+		_ = lock.Close()
+		return nil, err
+	}
+	s.cutSnap = &snapshot{tables: map[store.Kind]*table{}, leases: map[string]lease{}}
+	for kind := range s.tables {
+		s.dirty[kind] = true // replayed: the first cut must take every table
+	}
+	s.leasesDirty = true
+	s.durable.Store(s.cut())
+	go s.run()
+	s.log.Info("journal: store opened", "dir", abs, "generation", s.gen, "kinds", len(s.tables),
+		"took", time.Since(start).Round(time.Millisecond))
+	return s, nil
+}
+
+// enter registers an operation; it fails once Close has begun.
+func (s *Store) enter() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return false
+	}
+	s.active.Add(1)
+	return true
+}
+
+// Close waits for the Updates, Views and Leases in progress, writes what is
+// left and closes the journal. Later calls wait for the first to finish and
+// return its result.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		<-s.shut
+		return s.err
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.active.Wait()
+	close(s.stop)
+	<-s.exited
+	s.snapping.Wait()
+	var errs []error
+	if s.failed != nil {
+		errs = append(errs, s.failed)
+	}
+	errs = append(errs, s.file.Close(), s.lock.Close())
+	s.err = errors.Join(errs...)
+	close(s.shut)
+	s.log.Info("journal: store closed", "dir", s.dir, "err", s.err)
+	return s.err
+}
+
+// Update runs fn in the calling goroutine while it holds the store's turn,
+// on the working state; fn's writes are applied in place and encoded as one
+// journal entry. If fn fails (or panics) its writes are undone. Update
+// returns once the entry is durable: written and fsynced by the syncer,
+// which carries every entry appended while the previous fsync ran in one
+// write (group commit). fn must not call Update or Lease (it would wait for
+// itself).
+func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !s.enter() {
+		return store.ErrClosed
+	}
+	defer s.active.Done()
+	return s.update(ctx, func(tx *writeTx) error { return fn(tx) })
+}
+
+func (s *Store) update(ctx context.Context, fn func(tx *writeTx) error) error {
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if s.failed != nil {
+		err := s.failed
+		<-s.turn
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		<-s.turn
+		return err
+	}
+	var start int
+	s.buf, start = beginEntry(s.buf)
+	tx := &writeTx{reader: reader{tables: s.tables}, s: s}
+	returned := false
+	defer func() {
+		if !returned {
+			// fn panicked (the panic goes on up) or ended its goroutine
+			// (runtime.Goexit, as t.FailNow does): undo its writes and give
+			// the turn back.
+			tx.done = true
+			tx.rollback()
+			s.buf = s.buf[:start]
+			<-s.turn
+		}
+	}()
+	err := fn(tx)
+	returned = true
+	tx.done = true
+	if err != nil || tx.ops == 0 {
+		if err != nil {
+			tx.rollback()
+		}
+		s.buf = s.buf[:start]
+		seen := s.last
+		<-s.turn
+		// fn decided on what it read, which may be writes not durable yet:
+		// answer only once they are, so that no one acts on a state that a
+		// crash could take back.
+		if seen != nil {
+			<-seen.done
+			if seen.err != nil {
+				return seen.err
+			}
+		}
+		return err
+	}
+	s.buf = finishEntry(s.buf, start)
+	b := s.open
+	s.last = b
+	<-s.turn
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	<-b.done
+	return b.err
+}
+
+// View runs fn on the state as of the last durable batch: a snapshot that
+// writes made meanwhile do not change. It never waits for an Update.
+func (s *Store) View(ctx context.Context, fn func(tx store.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !s.enter() {
+		return store.ErrClosed
+	}
+	defer s.active.Done()
+	tx := &readTx{reader{tables: s.durable.Load().tables}}
+	defer func() { tx.done = true }()
+	return fn(tx)
+}
+
+// Lease takes or renews the lease name for holder until now+ttl when it is
+// free, expired (its expiry is not after now) or already holder's. It is a
+// durable write like an Update. A ttl <= 0 gives a holder's lease up.
+func (s *Store) Lease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if !s.enter() {
+		return false, store.ErrClosed
+	}
+	defer s.active.Done()
+	at := unixNanos(now)
+	var got bool
+	err := s.update(ctx, func(tx *writeTx) error {
+		got = tx.lease(name, holder, at, addNanos(at, ttl))
+		return nil
+	})
+	return got && ttl > 0, err
+}
+
+// cut returns the working state as a snapshot, sharing the tables no write
+// touched since the last cut. The caller holds the turn.
+func (s *Store) cut() *snapshot {
+	prev := s.cutSnap
+	if len(s.dirty) == 0 && !s.leasesDirty && s.nextSeq == prev.nextSeq {
+		return prev
+	}
+	ns := &snapshot{tables: maps.Clone(prev.tables), leases: prev.leases, nextSeq: s.nextSeq}
+	for kind := range s.dirty {
+		ns.tables[kind] = s.tables[kind].clone()
+	}
+	clear(s.dirty)
+	if s.leasesDirty {
+		ns.leases = maps.Clone(s.leases)
+		s.leasesDirty = false
+	}
+	s.cutSnap = ns
+	return ns
+}
+
+// run is the syncer: it writes the waiting entries, fsyncs, publishes the
+// state they lead to for Views and wakes their Updates.
+func (s *Store) run() {
+	defer close(s.exited)
+	for {
+		select {
+		case <-s.kick:
+			s.flush()
+		case <-s.stop:
+			s.flush()
+			return
+		}
+	}
+}
+
+// flush writes and fsyncs the entries in buf as one batch.
+func (s *Store) flush() {
+	s.turn <- struct{}{}
+	if len(s.buf) == 0 {
+		<-s.turn
+		return
+	}
+	b, data := s.open, s.buf
+	s.buf, s.open = s.spare[:0], newBatch()
+	snap := s.cut()
+	failed := s.failed
+	<-s.turn
+	err := failed
+	if err == nil {
+		err = s.append(data)
+		if err != nil {
+			s.log.Error("journal: write failed; the store takes no more writes until Hoist restarts", "err", err)
+			err = fmt.Errorf("journal: write failed, the store takes no more writes until restarted: %w", err)
+			s.turn <- struct{}{}
+			s.failed = err
+			<-s.turn
+		}
+	}
+	s.spare = data
+	if err == nil {
+		s.durable.Store(snap)
+		s.stats.batches.Add(1)
+	}
+	b.err = err
+	close(b.done)
+	if err == nil && s.size >= s.opts.SnapshotBytes && !s.snapBusy.Load() {
+		s.rotate(snap)
+	}
+}
+
+// Stats are counters since Open.
+type Stats struct {
+	// Batches is the number of journal writes (each one fsync).
+	Batches int64
+}
+
+// Stats returns the store's counters.
+func (s *Store) Stats() Stats {
+	return Stats{Batches: s.stats.batches.Load()}
+}
+
+// unixNanos is t in Unix nanoseconds, saturated to the int64 range.
+func unixNanos(t time.Time) int64 {
+	const maxSec = math.MaxInt64/int64(time.Second) - 1
+	switch s := t.Unix(); {
+	case s > maxSec:
+		return math.MaxInt64
+	case s < -maxSec:
+		return math.MinInt64
+	}
+	return t.UnixNano()
+}
+
+// addNanos is a+d, saturated to the int64 range.
+func addNanos(a int64, d time.Duration) int64 {
+	sum := a + int64(d)
+	switch {
+	case d > 0 && sum < a:
+		return math.MaxInt64
+	case d < 0 && sum > a:
+		return math.MinInt64
+	}
+	return sum
+}

@@ -1,0 +1,359 @@
+package journal
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s, err := Open(t.TempDir(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// TestConformanceSnapshotting runs the suite with a snapshot every few
+// kilobytes, so that rotations happen while it runs.
+func TestConformanceSnapshotting(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s, err := Open(t.TempDir(), Options{SnapshotBytes: 4 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+func openDir(t *testing.T, dir string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func put(t *testing.T, s store.Store, id string, data string) {
+	t.Helper()
+	err := s.Update(context.Background(), func(tx store.Tx) error {
+		return tx.Put(context.Background(), store.Record{Kind: "K", ID: id, Key: "k", Data: []byte(data)})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// contents reads every record of kind K as ID -> Data.
+func contents(t *testing.T, s store.Store) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := s.View(context.Background(), func(tx store.Tx) error {
+		recs, _, err := tx.List(context.Background(), store.Query{Kind: "K"})
+		for _, r := range recs {
+			out[r.ID] = string(r.Data)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestOpenLocked(t *testing.T) {
+	dir := t.TempDir()
+	openDir(t, dir, Options{})
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second Open: %v, want ErrLocked", err)
+	}
+}
+
+// TestReopen: records, Seq and leases survive Close and Open, and Seq keeps
+// growing even when the newest record was deleted.
+func TestReopen(t *testing.T) {
+	dir := t.TempDir()
+	s := openDir(t, dir, Options{})
+	put(t, s, "a", "1")
+	put(t, s, "b", "2")
+	var seqB int64
+	err := s.Update(context.Background(), func(tx store.Tx) error {
+		rec, err := tx.Get(context.Background(), "K", "b")
+		seqB = rec.Seq
+		if err != nil {
+			return err
+		}
+		return tx.Delete(context.Background(), "K", "b")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1000, 0)
+	if ok, err := s.Lease(context.Background(), "loop", "me", now, time.Minute); !ok || err != nil {
+		t.Fatalf("Lease: %v %v", ok, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openDir(t, dir, Options{})
+	if got := contents(t, s); !maps.Equal(got, map[string]string{"a": "1"}) {
+		t.Fatalf("after reopen: %v", got)
+	}
+	if ok, _ := s.Lease(context.Background(), "loop", "other", now.Add(time.Second), time.Minute); ok {
+		t.Error("lease lost across reopen")
+	}
+	put(t, s, "c", "3")
+	var seqC int64
+	_ = s.View(context.Background(), func(tx store.Tx) error {
+		rec, err := tx.Get(context.Background(), "K", "c")
+		seqC = rec.Seq
+		return err
+	})
+	if seqC <= seqB {
+		t.Errorf("Seq after reopen = %d, want > %d", seqC, seqB)
+	}
+}
+
+// TestSnapshots: with small journal files, random writes roll over many
+// generations; after reopening, the state is exactly what was written and
+// only the newest generation's files are left.
+func TestSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	s := openDir(t, dir, Options{SnapshotBytes: 8 << 10})
+	model := map[string]string{}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 3000 {
+		id := "r" + strconv.Itoa(rng.IntN(300))
+		if _, ok := model[id]; ok && rng.IntN(4) == 0 {
+			err := s.Update(context.Background(), func(tx store.Tx) error { return tx.Delete(context.Background(), "K", id) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			delete(model, id)
+			continue
+		}
+		data := fmt.Sprintf("%d-%s", i, bytes.Repeat([]byte("x"), rng.IntN(200)))
+		put(t, s, id, data)
+		model[id] = data
+	}
+	if got := contents(t, s); !maps.Equal(got, model) {
+		t.Fatal("live state differs from the model")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gen := s.gen
+	if gen < 10 {
+		t.Fatalf("only %d generations: no rotation to test", gen)
+	}
+	s = openDir(t, dir, Options{SnapshotBytes: 8 << 10})
+	if got := contents(t, s); !maps.Equal(got, model) {
+		t.Fatalf("after reopen: %d records, want %d", len(got), len(model))
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "*-*"))
+	if len(names) > 3 {
+		t.Errorf("old generations left behind: %v", names)
+	}
+}
+
+// TestTornTail: bytes of a batch whose write a crash interrupted follow the
+// last entry. Open keeps every whole entry, clears the rest, and later
+// writes and reopens work.
+func TestTornTail(t *testing.T) {
+	dir := t.TempDir()
+	s := openDir(t, dir, Options{})
+	put(t, s, "a", "1")
+	put(t, s, "b", "2")
+	end := s.size
+	path := filepath.Join(dir, fileName(journalPrefix, s.gen))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A torn entry: a header claiming more than follows, then garbage, then
+	// a whole entry that must not come back to life either.
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ghost, start := beginEntry(nil)
+	ghost = appendPut(ghost, "K", &rec{id: "ghost", seq: 99, data: []byte("boo")})
+	ghost = finishEntry(ghost, start)
+	torn := append([]byte{200, 0, 0, 0, 1, 2, 3, 4, 5, 6}, ghost...)
+	if _, err := f.WriteAt(torn, end); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	s = openDir(t, dir, Options{})
+	if got := contents(t, s); !maps.Equal(got, map[string]string{"a": "1", "b": "2"}) {
+		t.Fatalf("after a torn tail: %v", got)
+	}
+	put(t, s, "c", "3")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openDir(t, dir, Options{})
+	if got := contents(t, s); !maps.Equal(got, map[string]string{"a": "1", "b": "2", "c": "3"}) {
+		t.Fatalf("after writing over the torn tail: %v", got)
+	}
+}
+
+// TestDamageBeforeTheEnd: damage in a journal file that newer files follow
+// is not a torn write: Open refuses rather than lose what follows.
+func TestDamageBeforeTheEnd(t *testing.T) {
+	dir := t.TempDir()
+	s := openDir(t, dir, Options{})
+	for i := range 5 {
+		put(t, s, strconv.Itoa(i), "y")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A newer generation after journal-1, as a rotation leaves it until its
+	// snapshot is written.
+	e, start := beginEntry(append([]byte(nil), journalMagic...))
+	e = appendPut(e, "K", &rec{id: "later", seq: 100, data: []byte("z")})
+	e = finishEntry(e, start)
+	if err := os.WriteFile(filepath.Join(dir, fileName(journalPrefix, 2)), e, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = openDir(t, dir, Options{})
+	if got := contents(t, s); len(got) != 6 || got["later"] != "z" {
+		t.Fatalf("two generations replayed: %v", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	first := filepath.Join(dir, fileName(journalPrefix, 1))
+	data, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(journalMagic)+entryHeader+3] ^= 0xff
+	if err := os.WriteFile(first, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, Options{}); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Fatalf("Open over a damaged older journal: %v, want an error", err)
+	}
+}
+
+// TestWriteFailure: once a journal write fails, the Update gets the error,
+// later writes are refused, and Views still see the last durable state.
+func TestWriteFailure(t *testing.T) {
+	s := openDir(t, t.TempDir(), Options{})
+	put(t, s, "kept", "1")
+	_ = s.file.Close() // every later write fails
+	err := s.Update(context.Background(), func(tx store.Tx) error {
+		return tx.Put(context.Background(), store.Record{Kind: "K", ID: "lost"})
+	})
+	if err == nil {
+		t.Fatal("Update after a failed write returned nil")
+	}
+	if err2 := s.Update(context.Background(), func(tx store.Tx) error { return nil }); err2 == nil {
+		t.Error("store took a write after a failure")
+	}
+	if got := contents(t, s); !maps.Equal(got, map[string]string{"kept": "1"}) {
+		t.Errorf("View after the failure: %v", got)
+	}
+}
+
+// TestGoexitInUpdate: a function that exits its goroutine (t.FailNow does)
+// is rolled back and the store goes on.
+func TestGoexitInUpdate(t *testing.T) {
+	s := openDir(t, t.TempDir(), Options{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s.Update(context.Background(), func(tx store.Tx) error {
+			_ = tx.Put(context.Background(), store.Record{Kind: "K", ID: "ghost"})
+			runtime.Goexit()
+			return nil
+		})
+	}()
+	<-done
+	put(t, s, "after", "")
+	if got := contents(t, s); !maps.Equal(got, map[string]string{"after": ""}) {
+		t.Errorf("after Goexit: %v", got)
+	}
+}
+
+// TestInSynctestBubble: domain tests run their loops in testing/synctest
+// bubbles with a real store; Open, Update, View, Lease and Close work
+// inside one and leave no goroutine behind.
+func TestInSynctestBubble(t *testing.T) {
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		s, err := Open(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		put(t, s, "a", "x")
+		time.Sleep(time.Hour) // fake time: the store has no timers to fire
+		if got := contents(t, s); got["a"] != "x" {
+			t.Error("record missing")
+		}
+		ok, err := s.Lease(t.Context(), "loop", "me", time.Now(), time.Minute)
+		if err != nil || !ok {
+			t.Errorf("Lease: %v %v", ok, err)
+		}
+		synctest.Wait()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzOpen: whatever bytes a journal file holds, Open fails cleanly or
+// opens, and a store it opens takes a write and opens again with it.
+func FuzzOpen(f *testing.F) {
+	e, start := beginEntry(nil)
+	e = appendPut(e, "K", &rec{id: "a", parent: "p", key: "k", rank: 3, seq: 1, data: []byte("d")})
+	e = appendLease(e, "l", "h", 5)
+	e = finishEntry(e, start)
+	f.Add(append(append([]byte(nil), journalMagic...), e...))
+	f.Add(append(append(append([]byte(nil), journalMagic...), e...), 9, 0, 0, 0, 1))
+	f.Add([]byte("HOISTJ"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, fileName(journalPrefix, 1)), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(dir, Options{})
+		if err != nil {
+			return
+		}
+		before := contents(t, s)
+		put(t, s, "fuzz-new", "n")
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s2, err := Open(dir, Options{})
+		if err != nil {
+			t.Fatalf("reopen: %v", err)
+		}
+		defer s2.Close()
+		before["fuzz-new"] = "n"
+		if got := contents(t, s2); !maps.Equal(got, before) {
+			t.Fatalf("reopen: %v, want %v", got, before)
+		}
+	})
+}
