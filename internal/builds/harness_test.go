@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/clocktest"
-	"github.com/hoistgg/hoist/internal/store/sqlite"
+	"github.com/hoistgg/hoist/internal/store/journal"
 )
 
 // harness is a Service over a fresh SQLite store in a temporary data
@@ -24,7 +24,7 @@ type harness struct {
 func newHarness(t testing.TB, mod ...func(*Config)) *harness {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := sqlite.Open(filepath.Join(dir, "hoist.db"), sqlite.Options{})
+	st, err := journal.Open(filepath.Join(dir, "store"), journal.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

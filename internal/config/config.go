@@ -18,9 +18,12 @@ import (
 
 // Config is everything `hoist serve` needs.
 type Config struct {
-	Addr            string
-	TLSAddr         string
-	DataDir         string
+	Addr    string
+	TLSAddr string
+	DataDir string
+	// Store is the embedded store backend: StoreJournal, StoreSQLite, or
+	// "" to choose by what the data directory holds (see Server).
+	Store           string
 	Region          string
 	Account         string
 	InstanceIP      string
@@ -79,6 +82,11 @@ const (
 	DefaultRegion       = "us-west-2"
 	DefaultAccount      = "123456789012"
 	DefaultHealthExpiry = 5 * time.Minute
+
+	// StoreJournal is the default store: in memory, with a journal on disk.
+	StoreJournal = "journal"
+	// StoreSQLite is the SQLite store.
+	StoreSQLite = "sqlite"
 )
 
 // Parse reads flags (args, without the program and subcommand names) and the
@@ -96,6 +104,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (*Config
 	fs.StringVar(&c.Addr, "addr", env("HOIST_ADDR", DefaultAddr), "API, S3 upload and SDK WebSocket listen address ($HOIST_ADDR)")
 	fs.StringVar(&c.TLSAddr, "tls-addr", env("HOIST_TLS_ADDR", DefaultTLSAddr), "the same routes over TLS (wss for the SDK); empty disables ($HOIST_TLS_ADDR)")
 	fs.StringVar(&c.DataDir, "data-dir", env("HOIST_DATA_DIR", DefaultDataDir), "where Hoist keeps its store, builds, instances and CA ($HOIST_DATA_DIR)")
+	fs.StringVar(&c.Store, "store", env("HOIST_STORE", ""), "embedded store: journal (the default for a new data directory) or sqlite ($HOIST_STORE; see docs/configuration.md)")
 	fs.StringVar(&c.Region, "region", env("HOIST_REGION", DefaultRegion), "the region in ARNs and the fleets' home location ($HOIST_REGION)")
 	fs.StringVar(&c.Account, "account", env("HOIST_ACCOUNT", DefaultAccount), "the account ID in ARNs ($HOIST_ACCOUNT)")
 	fs.StringVar(&c.InstanceIP, "instance-ip", env("HOIST_INSTANCE_IP", "127.0.0.1"), "IP address reported for instances and game sessions ($HOIST_INSTANCE_IP)")
@@ -146,6 +155,11 @@ func durationEnv(getenv func(string) string, name string, def time.Duration) (ti
 func (c *Config) check() error {
 	if c.Region == "" || c.Account == "" {
 		return errors.New("region and account must not be empty")
+	}
+	switch c.Store {
+	case "", StoreJournal, StoreSQLite:
+	default:
+		return fmt.Errorf("--store %q: want %s or %s", c.Store, StoreJournal, StoreSQLite)
 	}
 	if c.PprofAddr != "" && !IsLoopback(c.PprofAddr) {
 		return fmt.Errorf("--pprof-addr %s: the profiling endpoint listens on loopback addresses only", c.PprofAddr)

@@ -52,6 +52,12 @@ func TestParse(t *testing.T) {
 				t.Errorf("%+v", c)
 			}
 		}},
+		"store from env": {env: map[string]string{"HOIST_STORE": "sqlite"}, check: func(t *testing.T, c *Config) {
+			if c.Store != StoreSQLite {
+				t.Errorf("Store = %q", c.Store)
+			}
+		}},
+		"unknown store refused": {args: []string{"--store", "mongo"}, wantErr: `--store "mongo"`},
 		"pprof elsewhere refused": {env: map[string]string{"HOIST_PPROF_ADDR": "0.0.0.0:6060", "HOIST_CREDENTIALS": "AK:x"}, wantErr: "loopback addresses only"},
 	}
 	for name, tc := range tests {

@@ -12,7 +12,7 @@ import (
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/arn"
 	"github.com/hoistgg/hoist/internal/store"
-	"github.com/hoistgg/hoist/internal/store/sqlite"
+	"github.com/hoistgg/hoist/internal/store/journal"
 	"github.com/hoistgg/hoist/internal/tags"
 )
 
@@ -57,7 +57,7 @@ type harness struct {
 // newHarness returns a harness; edit adjusts the Config before New.
 func newHarness(t testing.TB, edit func(*Config)) *harness {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "hoist.db"), sqlite.Options{})
+	st, err := journal.Open(filepath.Join(t.TempDir(), "store"), journal.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

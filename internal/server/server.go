@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/hoistgg/hoist/internal/sessions"
 	"github.com/hoistgg/hoist/internal/sigv4"
 	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/store/journal"
 	"github.com/hoistgg/hoist/internal/store/sqlite"
 	"github.com/hoistgg/hoist/internal/tags"
 )
@@ -49,7 +51,7 @@ type Server struct {
 	replica string
 	baseURL string
 
-	store    *sqlite.Store
+	store    store.Store
 	ca       *pki.CA
 	fleetiq  *fleetiq.Service
 	tags     *tags.Service
@@ -109,7 +111,7 @@ func New(opts Options) (_ *Server, err error) {
 		return nil, err
 	}
 	s.baseURL = "http://" + publicAddr(opts.Addr, cfg.InstanceIP)
-	st, err := sqlite.Open(filepath.Join(cfg.DataDir, "hoist.db"), sqlite.Options{Logger: s.log})
+	st, err := openStore(cfg, s.log)
 	if err != nil {
 		return nil, err
 	}
@@ -335,4 +337,30 @@ func (t timingMap) get(name string, def time.Duration) time.Duration {
 		return d
 	}
 	return def
+}
+
+// openStore opens the embedded store cfg.Store names. Without a choice it
+// is the journal store, unless the data directory holds a SQLite store and
+// no journal store (a data directory from a Hoist before the journal
+// store): that one is opened, so that no data is left behind.
+func openStore(cfg *config.Config, log *slog.Logger) (store.Store, error) {
+	journalDir := filepath.Join(cfg.DataDir, "store")
+	sqlitePath := filepath.Join(cfg.DataDir, "hoist.db")
+	kind := cfg.Store
+	if kind == "" {
+		kind = config.StoreJournal
+		if exists(sqlitePath) && !exists(journalDir) {
+			kind = config.StoreSQLite
+			log.Info("store: this data directory holds a SQLite store; opening it (--store selects explicitly)")
+		}
+	}
+	if kind == config.StoreSQLite {
+		return sqlite.Open(sqlitePath, sqlite.Options{Logger: log})
+	}
+	return journal.Open(journalDir, journal.Options{Logger: log})
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

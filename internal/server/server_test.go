@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +28,9 @@ import (
 
 	"github.com/hoistgg/hoist/internal/clocktest"
 	"github.com/hoistgg/hoist/internal/config"
+	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/store/journal"
+	"github.com/hoistgg/hoist/internal/store/sqlite"
 )
 
 const (
@@ -232,5 +237,38 @@ func TestSharedKeyIsStored(t *testing.T) {
 	k, err := sharedKey(context.Background(), srv.Store(), "log-urls", time.Now)
 	if err != nil || !bytes.Equal(k, srv.logKey) {
 		t.Errorf("sharedKey = %x, %v; want the key the server loaded", k, err)
+	}
+}
+
+// TestOpenStoreChoice: a new data directory gets the journal store; one that
+// holds only a SQLite store (from a Hoist before the journal store) keeps
+// it; --store picks explicitly.
+func TestOpenStoreChoice(t *testing.T) {
+	open := func(dir, choice string) store.Store {
+		t.Helper()
+		st, err := openStore(&config.Config{DataDir: dir, Store: choice}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := open(t.TempDir(), ""); reflect.TypeOf(st) != reflect.TypeFor[*journal.Store]() {
+		t.Errorf("new data directory: %T, want the journal store", st)
+	}
+	old := t.TempDir()
+	if st := open(old, config.StoreSQLite); reflect.TypeOf(st) != reflect.TypeFor[*sqlite.Store]() {
+		t.Errorf("--store sqlite: %T", st)
+	}
+	if st := open(old, ""); reflect.TypeOf(st) != reflect.TypeFor[*sqlite.Store]() {
+		t.Errorf("data directory with a SQLite store: %T, want it kept", st)
+	}
+	if st := open(old, config.StoreJournal); reflect.TypeOf(st) != reflect.TypeFor[*journal.Store]() {
+		t.Errorf("--store journal: %T", st)
+	}
+	if st := open(old, ""); reflect.TypeOf(st) != reflect.TypeFor[*journal.Store]() {
+		t.Errorf("data directory with both stores: %T, want the journal store", st)
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/hoistgg/hoist/internal/clocktest"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/store"
-	"github.com/hoistgg/hoist/internal/store/sqlite"
+	"github.com/hoistgg/hoist/internal/store/journal"
 )
 
 // sent is one message delivered by fakeMessenger.
@@ -100,7 +100,7 @@ var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func newHarness(t testing.TB, mod ...func(*Config)) *harness {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "hoist.db"), sqlite.Options{})
+	st, err := journal.Open(filepath.Join(t.TempDir(), "store"), journal.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,12 @@ import (
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/store"
-	"github.com/hoistgg/hoist/internal/store/sqlite"
+	"github.com/hoistgg/hoist/internal/store/journal"
 )
 
 func openStore(t *testing.T) store.Store {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "hoist.db"), sqlite.Options{})
+	st, err := journal.Open(filepath.Join(t.TempDir(), "store"), journal.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
