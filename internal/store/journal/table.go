@@ -120,8 +120,11 @@ func (t *table) get(id string) *rec {
 	return r
 }
 
-// set replaces old (nil: none) with r (nil: delete). Indexes whose key does
-// not change get the new pointer in place.
+// set replaces old (nil: none) with r (nil: delete). byID always holds the
+// current rec; every other index is written only when the fields it orders
+// by change, so its entry may be an older rec of the same record whose
+// fields for that index are still right. Readers of those indexes take the
+// record itself from byID (current).
 func (t *table) set(old, r *rec) {
 	switch {
 	case old == nil && r == nil:
@@ -134,23 +137,30 @@ func (t *table) set(old, r *rec) {
 			tr.Delete(old)
 		}
 	default:
-		t.byID.ReplaceOrInsert(r)
-		t.bySeq.ReplaceOrInsert(r)
+		t.byID.ReplaceOrInsert(r) // bySeq: a record keeps its Seq
 		if old.parent != r.parent {
 			t.byParentID.Delete(old)
 			t.byParentSeq.Delete(old)
+			t.byParentID.ReplaceOrInsert(r)
+			t.byParentSeq.ReplaceOrInsert(r)
 		}
-		t.byParentID.ReplaceOrInsert(r)
-		t.byParentSeq.ReplaceOrInsert(r)
 		if old.parent != r.parent || old.key != r.key || old.rank != r.rank {
 			t.byParentKeyRank.Delete(old)
+			t.byParentKeyRank.ReplaceOrInsert(r)
 		}
-		t.byParentKeyRank.ReplaceOrInsert(r)
 		if old.key != r.key || old.rank != r.rank {
 			t.byKeyRank.Delete(old)
+			t.byKeyRank.ReplaceOrInsert(r)
 		}
-		t.byKeyRank.ReplaceOrInsert(r)
 	}
+}
+
+// current returns the record an entry of tree stands for, as it is now.
+func (t *table) current(tree *btree.BTreeG[*rec], r *rec) *rec {
+	if tree == t.byID {
+		return r
+	}
+	return t.get(r.id)
 }
 
 func (t *table) trees() [6]*btree.BTreeG[*rec] {
@@ -201,10 +211,11 @@ func (t *table) scan(q store.Query, c *store.Cursor, emit func(*rec) bool) {
 			t.scanSorted(&f, q.Order, c, emit)
 			return
 		}
+		emitCurrent := func(r *rec) bool { return emit(t.get(r.id)) }
 		if q.Order == store.OrderRankAsc {
-			scanRankAsc(tree, &f, c, emit)
+			scanRankAsc(tree, &f, c, emitCurrent)
 		} else {
-			scanRankDesc(tree, &f, c, emit)
+			scanRankDesc(tree, &f, c, emitCurrent)
 		}
 	default:
 		t.scanID(&f, q.Desc, c, emit)
@@ -231,7 +242,8 @@ func (t *table) scanID(f *filter, desc bool, c *store.Cursor, emit func(*rec) bo
 		if hasAfter && r.id == after {
 			return true
 		}
-		return !f.keep(r) || emit(r)
+		cur := t.current(tree, r)
+		return !f.keep(cur) || emit(cur)
 	}
 	if desc {
 		tree.DescendLessOrEqual(pivot, visit)
@@ -260,7 +272,8 @@ func (t *table) scanSeq(f *filter, desc bool, c *store.Cursor, emit func(*rec) b
 		if hasAfter && r.seq == pivot.seq {
 			return true
 		}
-		return !f.keep(r) || emit(r)
+		cur := t.current(tree, r)
+		return !f.keep(cur) || emit(cur)
 	}
 	if desc {
 		tree.DescendLessOrEqual(pivot, visit)
@@ -269,7 +282,9 @@ func (t *table) scanSeq(f *filter, desc bool, c *store.Cursor, emit func(*rec) b
 	}
 }
 
-// scanRankAsc scans an index ordered by (prefix, rank, id) upwards.
+// scanRankAsc scans an index ordered by (prefix, rank, id) upwards. Its
+// prefix holds every filter but RankMax (checked here), so the entries'
+// own fields decide; emit gets the entries.
 func scanRankAsc(tree *btree.BTreeG[*rec], f *filter, c *store.Cursor, emit func(*rec) bool) {
 	pivot := &rec{parent: f.parent, key: f.key, rank: math.MinInt64}
 	hasAfter := c != nil
@@ -288,7 +303,8 @@ func scanRankAsc(tree *btree.BTreeG[*rec], f *filter, c *store.Cursor, emit func
 }
 
 // scanRankDesc scans an index ordered by (prefix, rank, id) by rank
-// downwards but by ID upwards among equal ranks: it finds the highest rank
+// downwards but by ID upwards among equal ranks (its prefix holds every
+// filter but RankMax, as for scanRankAsc): it finds the highest rank
 // left, walks that group upwards, and steps below it, so no group is sorted.
 func scanRankDesc(tree *btree.BTreeG[*rec], f *filter, c *store.Cursor, emit func(*rec) bool) {
 	hi := int64(math.MaxInt64)
