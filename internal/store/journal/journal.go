@@ -89,18 +89,28 @@ type Store struct {
 	failed      error     // a journal write failed: the store takes no more writes
 
 	durable atomic.Pointer[snapshot] // what Views read: the state as of the last durable batch
-	kick    chan struct{}            // an entry is waiting for the syncer
+
+	// Handing batches to the syncer. The holder of the turn takes the
+	// waiting entries (and cuts the snapshot they lead to) when the syncer
+	// is idle, so that the syncer does not queue for the turn behind the
+	// Updates; the syncer takes them itself only when no Update is there
+	// to do it.
+	mu      sync.Mutex
+	idle    bool      // the syncer waits for a job
+	pending bool      // buf holds entries no job has taken
+	inTurn  int       // Updates waiting for or holding the turn
+	spare   []byte    // a written batch's buffer, for reuse
+	jobs    chan *job // to the syncer; nil: take the entries yourself
 
 	// Owned by the syncer goroutine.
 	file     *os.File
-	gen      uint64 // generation of file
-	size     int64  // bytes of file written: header and entries
-	alloc    int64  // bytes of file allocated: size and the zeros after it
-	spare    []byte
+	gen      uint64         // generation of file
+	size     int64          // bytes of file written: header and entries
+	alloc    int64          // bytes of file allocated: size and the zeros after it
 	snapping sync.WaitGroup // a snapshot being written
 	snapBusy atomic.Bool
 
-	mu     sync.RWMutex
+	life   sync.RWMutex // guards closed
 	closed bool
 	active sync.WaitGroup // Updates, Views and Leases in progress
 	stop   chan struct{}  // closed by Close once active is done
@@ -138,7 +148,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		turn:   make(chan struct{}, 1),
 		tables: map[store.Kind]*table{}, dirty: map[store.Kind]bool{}, leases: map[string]lease{},
 		nextSeq: 1, open: newBatch(),
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), exited: make(chan struct{}),
+		idle: true, jobs: make(chan *job, 1), stop: make(chan struct{}), exited: make(chan struct{}),
 		shut: make(chan struct{}),
 	}
 	start := time.Now()
@@ -163,8 +173,8 @@ func Open(dir string, opts Options) (*Store, error) {
 
 // enter registers an operation; it fails once Close has begun.
 func (s *Store) enter() bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.life.RLock()
+	defer s.life.RUnlock()
 	if s.closed {
 		return false
 	}
@@ -176,14 +186,14 @@ func (s *Store) enter() bool {
 // left and closes the journal. Later calls wait for the first to finish and
 // return its result.
 func (s *Store) Close() error {
-	s.mu.Lock()
+	s.life.Lock()
 	if s.closed {
-		s.mu.Unlock()
+		s.life.Unlock()
 		<-s.shut
 		return s.err
 	}
 	s.closed = true
-	s.mu.Unlock()
+	s.life.Unlock()
 	s.active.Wait()
 	close(s.stop)
 	<-s.exited
@@ -218,18 +228,22 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 }
 
 func (s *Store) update(ctx context.Context, fn func(tx *writeTx) error) error {
+	s.mu.Lock()
+	s.inTurn++
+	s.mu.Unlock()
 	select {
 	case s.turn <- struct{}{}:
 	case <-ctx.Done():
+		s.leaveWithoutTurn()
 		return ctx.Err()
 	}
 	if s.failed != nil {
 		err := s.failed
-		<-s.turn
+		s.release(false)
 		return err
 	}
 	if err := ctx.Err(); err != nil {
-		<-s.turn
+		s.release(false)
 		return err
 	}
 	var start int
@@ -244,7 +258,7 @@ func (s *Store) update(ctx context.Context, fn func(tx *writeTx) error) error {
 			tx.done = true
 			tx.rollback()
 			s.buf = s.buf[:start]
-			<-s.turn
+			s.release(false)
 		}
 	}()
 	err := fn(tx)
@@ -256,7 +270,7 @@ func (s *Store) update(ctx context.Context, fn func(tx *writeTx) error) error {
 		}
 		s.buf = s.buf[:start]
 		seen := s.last
-		<-s.turn
+		s.release(false)
 		// fn decided on what it read, which may be writes not durable yet:
 		// answer only once they are, so that no one acts on a state that a
 		// crash could take back.
@@ -271,13 +285,60 @@ func (s *Store) update(ctx context.Context, fn func(tx *writeTx) error) error {
 	s.buf = finishEntry(s.buf, start)
 	b := s.open
 	s.last = b
-	<-s.turn
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
+	s.release(true)
 	<-b.done
 	return b.err
+}
+
+// release gives the turn back; appended says the holder appended an entry.
+// When the syncer is idle and entries wait, the holder hands them over.
+func (s *Store) release(appended bool) {
+	s.mu.Lock()
+	s.inTurn--
+	if appended {
+		s.pending = true
+	}
+	var j *job
+	if s.idle && s.pending {
+		s.idle = false
+		j = s.take()
+	}
+	s.mu.Unlock()
+	<-s.turn
+	if j != nil {
+		s.jobs <- j
+	}
+}
+
+// leaveWithoutTurn is release for an Update that gave up waiting for the
+// turn: if the syncer went idle counting on it, the syncer is woken.
+func (s *Store) leaveWithoutTurn() {
+	s.mu.Lock()
+	s.inTurn--
+	wake := s.idle && s.pending && s.inTurn == 0
+	if wake {
+		s.idle = false
+	}
+	s.mu.Unlock()
+	if wake {
+		s.jobs <- nil
+	}
+}
+
+// job is a batch taken for the syncer: its entries, the state they lead
+// to, and the batch to complete.
+type job struct {
+	b      *batch
+	data   []byte
+	snap   *snapshot
+	failed error
+}
+
+// take takes the waiting entries as a job. The caller holds the turn and mu.
+func (s *Store) take() *job {
+	j := &job{b: s.open, data: s.buf, snap: s.cut(), failed: s.failed}
+	s.buf, s.spare, s.open, s.pending = s.spare[:0], nil, newBatch(), false
+	return j
 }
 
 // View runs fn on the state as of the last durable batch: a snapshot that
@@ -335,37 +396,72 @@ func (s *Store) cut() *snapshot {
 	return ns
 }
 
-// run is the syncer: it writes the waiting entries, fsyncs, publishes the
+// run is the syncer: it writes the jobs' entries, fsyncs, publishes the
 // state they lead to for Views and wakes their Updates.
 func (s *Store) run() {
 	defer close(s.exited)
 	for {
+		var j *job
 		select {
-		case <-s.kick:
-			s.flush()
+		case j = <-s.jobs:
+			if j == nil {
+				j = s.takeWithTurn()
+			}
 		case <-s.stop:
-			s.flush()
+			// Close: no Update runs any more; write what is left.
+			select {
+			case j = <-s.jobs:
+				if j == nil {
+					j = s.takeWithTurn()
+				}
+			default:
+				j = s.takeWithTurn()
+			}
+			if j != nil {
+				s.sync(j)
+			}
 			return
+		}
+		for j != nil {
+			s.sync(j)
+			j = s.next()
 		}
 	}
 }
 
-// flush writes and fsyncs the entries in buf as one batch.
-func (s *Store) flush() {
-	s.turn <- struct{}{}
-	if len(s.buf) == 0 {
-		<-s.turn
-		return
+// next returns the job to write after one was written: the entries that
+// came meanwhile, when no Update is there to hand them over.
+func (s *Store) next() *job {
+	s.mu.Lock()
+	if !s.pending || s.inTurn > 0 {
+		s.idle = true
+		s.mu.Unlock()
+		return nil
 	}
-	b, data := s.open, s.buf
-	s.buf, s.open = s.spare[:0], newBatch()
-	snap := s.cut()
-	failed := s.failed
+	s.mu.Unlock()
+	return s.takeWithTurn()
+}
+
+// takeWithTurn takes the waiting entries, if any, holding the turn.
+func (s *Store) takeWithTurn() *job {
+	s.turn <- struct{}{}
+	s.mu.Lock()
+	var j *job
+	if s.pending {
+		j = s.take()
+	} else {
+		s.idle = true
+	}
+	s.mu.Unlock()
 	<-s.turn
-	err := failed
+	return j
+}
+
+// sync writes and fsyncs a job's entries as one batch.
+func (s *Store) sync(j *job) {
+	err := j.failed
 	if err == nil {
-		err = s.append(data)
-		if err != nil {
+		if err = s.append(j.data); err != nil {
 			s.log.Error("journal: write failed; the store takes no more writes until Hoist restarts", "err", err)
 			err = fmt.Errorf("journal: write failed, the store takes no more writes until restarted: %w", err)
 			s.turn <- struct{}{}
@@ -373,15 +469,17 @@ func (s *Store) flush() {
 			<-s.turn
 		}
 	}
-	s.spare = data
 	if err == nil {
-		s.durable.Store(snap)
+		s.durable.Store(j.snap)
 		s.stats.batches.Add(1)
 	}
-	b.err = err
-	close(b.done)
+	j.b.err = err
+	close(j.b.done)
+	s.mu.Lock()
+	s.spare = j.data[:0]
+	s.mu.Unlock()
 	if err == nil && s.size >= s.opts.SnapshotBytes && !s.snapBusy.Load() {
-		s.rotate(snap)
+		s.rotate(j.snap)
 	}
 }
 
