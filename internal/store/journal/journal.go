@@ -297,6 +297,7 @@ func (s *Store) release(appended bool) {
 	s.inTurn--
 	if appended {
 		s.pending = true
+		s.stats.updates.Add(1)
 	}
 	var j *job
 	if s.idle && s.pending {
@@ -487,11 +488,14 @@ func (s *Store) sync(j *job) {
 type Stats struct {
 	// Batches is the number of journal writes (each one fsync).
 	Batches int64
+	// Updates is the number of Updates (and Leases) that wrote an entry;
+	// Updates/Batches is the mean group commit size.
+	Updates int64
 }
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
-	return Stats{Batches: s.stats.batches.Load()}
+	return Stats{Batches: s.stats.batches.Load(), Updates: s.stats.updates.Load()}
 }
 
 // unixNanos is t in Unix nanoseconds, saturated to the int64 range.
