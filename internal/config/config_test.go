@@ -57,7 +57,7 @@ func TestParse(t *testing.T) {
 				t.Errorf("Store = %q", c.Store)
 			}
 		}},
-		"unknown store refused": {args: []string{"--store", "mongo"}, wantErr: `--store "mongo"`},
+		"unknown store refused":   {args: []string{"--store", "mongo"}, wantErr: `--store "mongo"`},
 		"pprof elsewhere refused": {env: map[string]string{"HOIST_PPROF_ADDR": "0.0.0.0:6060", "HOIST_CREDENTIALS": "AK:x"}, wantErr: "loopback addresses only"},
 	}
 	for name, tc := range tests {
