@@ -32,6 +32,7 @@ package store
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 )
 
@@ -137,4 +138,26 @@ type Store interface {
 	Lease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (bool, error)
 	// Close releases the store. Pending Updates finish first.
 	Close() error
+}
+
+// LeaseTimes returns now and now+ttl in Unix nanoseconds, saturated to the
+// int64 range: how backends store a lease's expiry and compare it.
+func LeaseTimes(now time.Time, ttl time.Duration) (at, expires int64) {
+	const maxSec = math.MaxInt64/int64(time.Second) - 1
+	switch s := now.Unix(); {
+	case s > maxSec:
+		at = math.MaxInt64
+	case s < -maxSec:
+		at = math.MinInt64
+	default:
+		at = now.UnixNano()
+	}
+	expires = at + int64(ttl)
+	switch {
+	case ttl > 0 && expires < at:
+		expires = math.MaxInt64
+	case ttl < 0 && expires > at:
+		expires = math.MinInt64
+	}
+	return at, expires
 }

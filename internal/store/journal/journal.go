@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -368,10 +367,10 @@ func (s *Store) Lease(ctx context.Context, name, holder string, now time.Time, t
 		return false, store.ErrClosed
 	}
 	defer s.active.Done()
-	at := unixNanos(now)
+	at, expires := store.LeaseTimes(now, ttl)
 	var got bool
 	err := s.update(ctx, func(tx *writeTx) error {
-		got = tx.lease(name, holder, at, addNanos(at, ttl))
+		got = tx.lease(name, holder, at, expires)
 		return nil
 	})
 	return got && ttl > 0, err
@@ -496,28 +495,4 @@ type Stats struct {
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
 	return Stats{Batches: s.stats.batches.Load(), Updates: s.stats.updates.Load()}
-}
-
-// unixNanos is t in Unix nanoseconds, saturated to the int64 range.
-func unixNanos(t time.Time) int64 {
-	const maxSec = math.MaxInt64/int64(time.Second) - 1
-	switch s := t.Unix(); {
-	case s > maxSec:
-		return math.MaxInt64
-	case s < -maxSec:
-		return math.MinInt64
-	}
-	return t.UnixNano()
-}
-
-// addNanos is a+d, saturated to the int64 range.
-func addNanos(a int64, d time.Duration) int64 {
-	sum := a + int64(d)
-	switch {
-	case d > 0 && sum < a:
-		return math.MaxInt64
-	case d < 0 && sum > a:
-		return math.MinInt64
-	}
-	return sum
 }

@@ -1,124 +1,30 @@
 package sqlite
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/store/storetest"
 )
 
 // crashEnv, when set, makes TestCrashChild the writing child process of
 // TestCrashDurability; its value is the data directory.
 const crashEnv = "HOIST_SQLITE_CRASH_CHILD_DIR"
 
-// TestCrashDurability runs a child process that writes through Updates and
-// prints every ID right after its Update returned nil, kills it with SIGKILL
-// in mid-flight, reopens the store and checks that every acknowledged write
-// is there. (A kill loses what is only in the process, not what the kernel
-// holds; power loss is SQLite's fsync guarantee, not tested here.)
+func openCrash(dir string) (store.Store, error) {
+	return Open(filepath.Join(dir, "hoist.db"), Options{})
+}
+
+// TestCrashDurability: every write acknowledged before a SIGKILL is there
+// after reopening (storetest.CrashDurability).
 func TestCrashDurability(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
-	const killAfter = 1500 // acknowledgements
-	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashEnv+"="+dir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	acked := map[string]bool{}
-	sc := bufio.NewScanner(stdout)
-	killed := false
-	for sc.Scan() {
-		id, ok := strings.CutPrefix(sc.Text(), "ack ")
-		if !ok {
-			continue
-		}
-		acked[id] = true
-		if len(acked) == killAfter && !killed {
-			if err := cmd.Process.Kill(); err != nil {
-				t.Fatal(err)
-			}
-			killed = true // keep reading: lines already in the pipe were acknowledged too
-		}
-	}
-	_ = cmd.Wait()
-	if !killed {
-		t.Fatalf("child ended after %d acknowledgements; stderr:\n%s", len(acked), stderr.String())
-	}
-
-	s, err := Open(filepath.Join(dir, "hoist.db"), Options{})
-	if err != nil {
-		t.Fatalf("reopen after kill: %v", err)
-	}
-	defer s.Close()
-	var missing []string
-	err = s.View(context.Background(), func(tx store.Tx) error {
-		for id := range acked {
-			if _, err := tx.Get(context.Background(), "Crash", id); err != nil {
-				missing = append(missing, id)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(missing) > 0 {
-		t.Errorf("%d of %d acknowledged writes lost, e.g. %q", len(missing), len(acked), missing[0])
-	}
-	t.Logf("%d acknowledged writes, all present after SIGKILL", len(acked))
+	storetest.CrashDurability(t, crashEnv, "TestCrashChild", openCrash)
 }
 
 // TestCrashChild is the child process of TestCrashDurability; it is skipped
 // in a normal run.
-func TestCrashChild(t *testing.T) {
-	dir := os.Getenv(crashEnv)
-	if dir == "" {
-		t.Skip("child process of TestCrashDurability")
-	}
-	// Never outlive a parent that failed to kill us.
-	time.AfterFunc(time.Minute, func() { os.Exit(3) })
-	s, err := Open(filepath.Join(dir, "hoist.db"), Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "open:", err)
-		os.Exit(2)
-	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for w := range 8 {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				id := fmt.Sprintf("w%d-%d", w, i)
-				err := s.Update(context.Background(), func(tx store.Tx) error {
-					return tx.Insert(context.Background(), store.Record{Kind: "Crash", ID: id,
-						Data: bytes.Repeat([]byte{'x'}, 200)})
-				})
-				if err != nil {
-					fmt.Fprintln(os.Stderr, "update:", err)
-					os.Exit(2)
-				}
-				mu.Lock()
-				fmt.Fprintf(os.Stdout, "ack %s\n", id) // unbuffered: one write(2) per line
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-}
+func TestCrashChild(t *testing.T) { storetest.CrashChild(t, crashEnv, openCrash) }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -298,8 +297,7 @@ func (s *Store) View(ctx context.Context, fn func(tx store.Tx) error) error {
 // free, expired (its expiry is not after now) or already holder's. It is a
 // durable write like an Update. A ttl <= 0 gives a holder's lease up.
 func (s *Store) Lease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (bool, error) {
-	at := unixNanos(now)
-	expires := addNanos(at, ttl)
+	at, expires := store.LeaseTimes(now, ttl)
 	var got bool
 	err := s.Update(ctx, func(tx store.Tx) error {
 		var err error
@@ -328,30 +326,6 @@ func (s *Store) Stats() Stats {
 		Updates: s.w.stats.updates.Load(),
 		Aborted: s.w.stats.aborted.Load(),
 	}
-}
-
-// unixNanos is t in Unix nanoseconds, saturated to the int64 range.
-func unixNanos(t time.Time) int64 {
-	const maxSec = math.MaxInt64/int64(time.Second) - 1
-	switch s := t.Unix(); {
-	case s > maxSec:
-		return math.MaxInt64
-	case s < -maxSec:
-		return math.MinInt64
-	}
-	return t.UnixNano()
-}
-
-// addNanos is a+d, saturated to the int64 range.
-func addNanos(a int64, d time.Duration) int64 {
-	s := a + int64(d)
-	switch {
-	case d > 0 && s < a:
-		return math.MaxInt64
-	case d < 0 && s > a:
-		return math.MinInt64
-	}
-	return s
 }
 
 // readTx is the store.Tx of a View.
