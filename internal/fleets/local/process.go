@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/fleets"
@@ -67,15 +68,30 @@ func (in *instance) start(id string, s slot) (*process, error) {
 		return nil, err
 	}
 	defer out.Close() // the child has its own descriptor
-	cmd := exec.Command(path, splitParameters(s.Parameters)...)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = in.layout.GameRoot, out, out
-	cmd.Env = processEnv(in.p.base, in.spec.Env, id)
-	setProcAttr(cmd)
-	if err := cmd.Start(); err != nil {
-		return nil, err
+	for attempt := 1; ; attempt++ {
+		cmd := exec.Command(path, splitParameters(s.Parameters)...)
+		cmd.Dir, cmd.Stdout, cmd.Stderr = in.layout.GameRoot, out, out
+		cmd.Env = processEnv(in.p.base, in.spec.Env, id)
+		setProcAttr(cmd)
+		err := cmd.Start()
+		if err == nil {
+			return &process{id: id, slot: s, cmd: cmd, started: time.Now(), exited: make(chan struct{})}, nil
+		}
+		// ETXTBSY: a process forked elsewhere in Hoist (another instance's
+		// launch) while the build's files were being written still holds a
+		// copy of a write descriptor of this executable until it execs;
+		// the Go runtime cannot prevent it (golang/go#22315). It clears in
+		// milliseconds.
+		if !errors.Is(err, syscall.ETXTBSY) || attempt == textBusyAttempts {
+			return nil, err
+		}
+		time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
 	}
-	return &process{id: id, slot: s, cmd: cmd, started: time.Now(), exited: make(chan struct{})}, nil
 }
+
+// textBusyAttempts bounds the launches tried while the executable is busy
+// (about a quarter of a second in all).
+const textBusyAttempts = 10
 
 // wait waits for a process to end, kills whatever it left in its process
 // group, and reports the exit.
