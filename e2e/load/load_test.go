@@ -60,7 +60,9 @@ func tinyRun(t *testing.T, transport string) {
 	}
 	for _, p := range []*Phase{rep.Runs[0].Hoist, rep.Runs[0].Ceiling} {
 		claim := p.Ops[opClaim]
-		if p.Claims == 0 || p.Requests < 3*p.Claims-4 || claim.Count != p.Claims || claim.P50 <= 0 || claim.P99 < claim.P50 {
+		// A claim counts when it starts in the window; the two updates of
+		// its cycle may start after it: up to 2 short per connection (4).
+		if p.Claims == 0 || p.Requests < 3*p.Claims-2*4 || claim.Count != p.Claims || claim.P50 <= 0 || claim.P99 < claim.P50 {
 			t.Errorf("%s: %d requests, %d claims, claim latency %+v", p.Server, p.Requests, p.Claims, claim)
 		}
 		if len(p.Errors) != 0 {
