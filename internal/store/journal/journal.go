@@ -109,13 +109,9 @@ type Store struct {
 	snapping sync.WaitGroup // a snapshot being written
 	snapBusy atomic.Bool
 
-	life   sync.RWMutex // guards closed
-	closed bool
-	active sync.WaitGroup // Updates, Views and Leases in progress
-	stop   chan struct{}  // closed by Close once active is done
-	exited chan struct{}  // closed when the syncer has flushed and stopped
-	shut   chan struct{}  // closed when Close has finished
-	err    error          // Close's result, set before shut is closed
+	gate   store.Gate    // Updates, Views and Leases in progress
+	stop   chan struct{} // closed by Close once the gate is empty
+	exited chan struct{} // closed when the syncer has flushed and stopped
 
 	stats struct{ batches, updates atomic.Int64 }
 }
@@ -148,7 +144,6 @@ func Open(dir string, opts Options) (*Store, error) {
 		tables: map[store.Kind]*table{}, dirty: map[store.Kind]bool{}, leases: map[string]lease{},
 		nextSeq: 1, open: newBatch(),
 		idle: true, jobs: make(chan *job, 1), stop: make(chan struct{}), exited: make(chan struct{}),
-		shut: make(chan struct{}),
 	}
 	start := time.Now()
 	if err := s.recover(); err != nil {
@@ -170,42 +165,23 @@ func Open(dir string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// enter registers an operation; it fails once Close has begun.
-func (s *Store) enter() bool {
-	s.life.RLock()
-	defer s.life.RUnlock()
-	if s.closed {
-		return false
-	}
-	s.active.Add(1)
-	return true
-}
-
 // Close waits for the Updates, Views and Leases in progress, writes what is
 // left and closes the journal. Later calls wait for the first to finish and
 // return its result.
 func (s *Store) Close() error {
-	s.life.Lock()
-	if s.closed {
-		s.life.Unlock()
-		<-s.shut
-		return s.err
-	}
-	s.closed = true
-	s.life.Unlock()
-	s.active.Wait()
-	close(s.stop)
-	<-s.exited
-	s.snapping.Wait()
-	var errs []error
-	if s.failed != nil {
-		errs = append(errs, s.failed)
-	}
-	errs = append(errs, s.file.Close(), s.lock.Close())
-	s.err = errors.Join(errs...)
-	close(s.shut)
-	s.log.Info("journal: store closed", "dir", s.dir, "err", s.err)
-	return s.err
+	return s.gate.Close(func() error {
+		close(s.stop)
+		<-s.exited
+		s.snapping.Wait()
+		var errs []error
+		if s.failed != nil {
+			errs = append(errs, s.failed)
+		}
+		errs = append(errs, s.file.Close(), s.lock.Close())
+		err := errors.Join(errs...)
+		s.log.Info("journal: store closed", "dir", s.dir, "err", err)
+		return err
+	})
 }
 
 // Update runs fn in the calling goroutine while it holds the store's turn,
@@ -219,10 +195,10 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !s.enter() {
+	if !s.gate.Enter() {
 		return store.ErrClosed
 	}
-	defer s.active.Done()
+	defer s.gate.Leave()
 	return s.update(ctx, func(tx *writeTx) error { return fn(tx) })
 }
 
@@ -347,10 +323,10 @@ func (s *Store) View(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !s.enter() {
+	if !s.gate.Enter() {
 		return store.ErrClosed
 	}
-	defer s.active.Done()
+	defer s.gate.Leave()
 	tx := &readTx{reader{tables: s.durable.Load().tables}}
 	defer func() { tx.done = true }()
 	return fn(tx)
@@ -363,10 +339,10 @@ func (s *Store) Lease(ctx context.Context, name, holder string, now time.Time, t
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	if !s.enter() {
+	if !s.gate.Enter() {
 		return false, store.ErrClosed
 	}
-	defer s.active.Done()
+	defer s.gate.Leave()
 	at, expires := store.LeaseTimes(now, ttl)
 	var got bool
 	err := s.update(ctx, func(tx *writeTx) error {

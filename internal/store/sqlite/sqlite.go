@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -60,11 +59,7 @@ type Store struct {
 	rdb     *sql.DB    // the read connections
 	readers chan *conn // idle read connections
 
-	mu     sync.RWMutex
-	closed bool
-	active sync.WaitGroup // Updates, Views and Leases in progress
-	shut   chan struct{}  // closed when Close has finished
-	err    error          // Close's result, set before shut is closed
+	gate store.Gate // Updates, Views and Leases in progress
 }
 
 var _ store.Store = (*Store)(nil)
@@ -88,7 +83,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{path: abs, log: opts.Logger, lock: lock, shut: make(chan struct{})}
+	s := &Store{path: abs, log: opts.Logger, lock: lock}
 	if err := s.open(opts); err != nil {
 		_ = s.release()
 		return nil, err
@@ -192,36 +187,17 @@ func (s *Store) release() error {
 	return errors.Join(errs...)
 }
 
-// enter registers an operation; it fails once Close has begun.
-func (s *Store) enter() bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return false
-	}
-	s.active.Add(1)
-	return true
-}
-
 // Close waits for the Updates, Views and Leases in progress, stops the
 // writer and closes the database, which checkpoints the WAL into it. Later
 // calls wait for the first to finish and return its result.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		<-s.shut
-		return s.err
-	}
-	s.closed = true
-	s.mu.Unlock()
-	s.active.Wait()
-	close(s.w.reqs)
-	<-s.w.exited
-	s.err = s.release()
-	close(s.shut)
-	s.log.Info("sqlite: store closed", "path", s.path, "err", s.err)
-	return s.err
+	return s.gate.Close(func() error {
+		close(s.w.reqs)
+		<-s.w.exited
+		err := s.release()
+		s.log.Info("sqlite: store closed", "path", s.path, "err", err)
+		return err
+	})
 }
 
 // Update queues fn for the writer and, when its turn comes, runs it in the
@@ -232,10 +208,10 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !s.enter() {
+	if !s.gate.Enter() {
 		return store.ErrClosed
 	}
-	defer s.active.Done()
+	defer s.gate.Leave()
 	req := &request{msgs: make(chan message, 1)}
 	select {
 	case s.w.reqs <- req:
@@ -269,10 +245,10 @@ func (s *Store) View(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !s.enter() {
+	if !s.gate.Enter() {
 		return store.ErrClosed
 	}
-	defer s.active.Done()
+	defer s.gate.Leave()
 	var c *conn
 	select {
 	case c = <-s.readers:
