@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -273,26 +272,6 @@ func TestWriteFailure(t *testing.T) {
 	}
 	if got := contents(t, s); !maps.Equal(got, map[string]string{"kept": "1"}) {
 		t.Errorf("View after the failure: %v", got)
-	}
-}
-
-// TestGoexitInUpdate: a function that exits its goroutine (t.FailNow does)
-// is rolled back and the store goes on.
-func TestGoexitInUpdate(t *testing.T) {
-	s := openDir(t, t.TempDir(), Options{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = s.Update(context.Background(), func(tx store.Tx) error {
-			_ = tx.Put(context.Background(), store.Record{Kind: "K", ID: "ghost"})
-			runtime.Goexit()
-			return nil
-		})
-	}()
-	<-done
-	put(t, s, "after", "")
-	if got := contents(t, s); !maps.Equal(got, map[string]string{"after": ""}) {
-		t.Errorf("after Goexit: %v", got)
 	}
 }
 

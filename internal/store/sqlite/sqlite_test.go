@@ -269,26 +269,6 @@ func TestGroupCommit(t *testing.T) {
 
 var errBoom = errors.New("boom")
 
-// TestGoexitInUpdate: a function that exits its goroutine (t.FailNow does)
-// is rolled back and the writer goes on.
-func TestGoexitInUpdate(t *testing.T) {
-	s := openTemp(t)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = s.Update(context.Background(), func(tx store.Tx) error {
-			_ = tx.Put(context.Background(), store.Record{Kind: "K", ID: "ghost"})
-			runtime.Goexit()
-			return nil
-		})
-	}()
-	<-done
-	put(t, s, "after")
-	if has(t, s, "ghost") || !has(t, s, "after") {
-		t.Error("Goexit: ghost write kept or writer stuck")
-	}
-}
-
 // TestFailedStatementReruns: when a statement fails inside a batch, the batch
 // is rolled back, the failing Update gets the error, and the other Updates of
 // the batch run again and commit.

@@ -25,7 +25,8 @@
 //     different Order, fails with store.ErrInvalidCursor;
 //   - Tx methods called after the transaction's function returned fail;
 //   - a panic in an Update or View function reaches the caller, nothing the
-//     function wrote is kept, and the store keeps working.
+//     function wrote is kept, and the store keeps working; the same when an
+//     Update function ends its goroutine (runtime.Goexit, as t.FailNow does).
 //
 // A PostgreSQL backend passes it with SERIALIZABLE Update transactions that
 // rerun the function on serialization failures (40001, 40P01) before giving

@@ -3,9 +3,11 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hoistgg/hoist/internal/store"
 )
@@ -13,6 +15,7 @@ import (
 var txnTests = []test{
 	{"RollbackOnError", testRollbackOnError},
 	{"RollbackOnPanic", testRollbackOnPanic},
+	{"RollbackOnGoexit", testRollbackOnGoexit},
 	{"ViewPanic", testViewPanic},
 	{"ViewSnapshot", testViewSnapshot},
 	{"FailuresAmongConcurrentUpdates", testFailuresAmongConcurrent},
@@ -42,6 +45,28 @@ func testRollbackOnError(t *testing.T, s store.Store) {
 		t.Errorf("y = %+v, want unchanged", got)
 	}
 	mustGet(t, s, kindItem, "z")
+}
+
+// testRollbackOnGoexit: a function that ends its goroutine (t.FailNow
+// does) is rolled back and the store goes on.
+func testRollbackOnGoexit(t *testing.T, s store.Store) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s.Update(t.Context(), func(tx store.Tx) error {
+			_ = tx.Insert(t.Context(), store.Record{Kind: kindItem, ID: "ghost"})
+			runtime.Goexit()
+			return nil
+		})
+	}()
+	select {
+	case <-done:
+	case <-time.After(watchdog):
+		t.Fatalf("an Update whose function called Goexit did not return within %v", watchdog)
+	}
+	insert(t, s, store.Record{Kind: kindItem, ID: "after"})
+	mustNotExist(t, s, kindItem, "ghost")
+	mustGet(t, s, kindItem, "after")
 }
 
 func testRollbackOnPanic(t *testing.T, s store.Store) {
