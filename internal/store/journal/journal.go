@@ -71,9 +71,8 @@ type Store struct {
 	lock *os.File
 
 	// turn is held by the Update whose function runs and by the syncer
-	// while it takes the entries to write: a channel, so that waiting for it
-	// can be canceled.
-	turn chan struct{}
+	// while it takes the entries to write.
+	turn turnLock
 
 	// Guarded by turn.
 	tables      map[store.Kind]*table // the working state: every applied Update
@@ -140,7 +139,6 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s := &Store{
 		dir: abs, opts: opts, log: opts.Logger, lock: lock,
-		turn:   make(chan struct{}, 1),
 		tables: map[store.Kind]*table{}, dirty: map[store.Kind]bool{}, leases: map[string]lease{},
 		nextSeq: 1, open: newBatch(),
 		idle: true, jobs: make(chan *job, 1), stop: make(chan struct{}), exited: make(chan struct{}),
@@ -206,11 +204,9 @@ func (s *Store) update(ctx context.Context, fn func(tx *writeTx) error) error {
 	s.mu.Lock()
 	s.inTurn++
 	s.mu.Unlock()
-	select {
-	case s.turn <- struct{}{}:
-	case <-ctx.Done():
+	if err := s.turn.lock(ctx); err != nil {
 		s.leaveWithoutTurn()
-		return ctx.Err()
+		return err
 	}
 	if s.failed != nil {
 		err := s.failed
@@ -280,7 +276,7 @@ func (s *Store) release(appended bool) {
 		j = s.take()
 	}
 	s.mu.Unlock()
-	<-s.turn
+	s.turn.unlock()
 	if j != nil {
 		s.jobs <- j
 	}
@@ -420,7 +416,7 @@ func (s *Store) next() *job {
 
 // takeWithTurn takes the waiting entries, if any, holding the turn.
 func (s *Store) takeWithTurn() *job {
-	s.turn <- struct{}{}
+	s.turn.lock(context.Background())
 	s.mu.Lock()
 	var j *job
 	if s.pending {
@@ -429,7 +425,7 @@ func (s *Store) takeWithTurn() *job {
 		s.idle = true
 	}
 	s.mu.Unlock()
-	<-s.turn
+	s.turn.unlock()
 	return j
 }
 
@@ -440,9 +436,9 @@ func (s *Store) sync(j *job) {
 		if err = s.append(j.data); err != nil {
 			s.log.Error("journal: write failed; the store takes no more writes until Hoist restarts", "err", err)
 			err = fmt.Errorf("journal: write failed, the store takes no more writes until restarted: %w", err)
-			s.turn <- struct{}{}
+			s.turn.lock(context.Background())
 			s.failed = err
-			<-s.turn
+			s.turn.unlock()
 		}
 	}
 	if err == nil {
