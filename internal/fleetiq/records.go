@@ -97,9 +97,8 @@ func (g *serverRec) record() (store.Record, error) {
 	default:
 		rec.Key, rec.Rank = availableKey(g.Instance), g.Registered
 	}
-	var err error
-	rec.Data, err = json.Marshal(g)
-	return rec, err
+	rec.Data = g.appendJSON(make([]byte, 0, 160))
+	return rec, nil
 }
 
 // instanceRec is an instance of a group: the instance ID its game servers
@@ -140,14 +139,19 @@ func (i *instanceRec) count(wasBusy, isBusy bool) {
 }
 
 func (i *instanceRec) record() (store.Record, error) {
-	data, err := json.Marshal(i)
 	return store.Record{Kind: kindInstance, ID: instanceID(i.Group, i.ID), Parent: i.Group,
-		Key: instanceKey(i.Status, i.Available > 0), Rank: int64(i.Busy), Data: data}, err
+		Key: instanceKey(i.Status, i.Available > 0), Rank: int64(i.Busy), Data: i.appendJSON(make([]byte, 0, 96))}, nil
 }
 
 // decode unmarshals a record's Data into a new T.
 func decode[T any](rec store.Record) (*T, error) {
 	v := new(T)
+	if d, ok := any(v).(recordDecoder); ok {
+		if err := d.decodeJSON(rec.Data); err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
 	if err := json.Unmarshal(rec.Data, v); err != nil {
 		return nil, err
 	}
