@@ -30,6 +30,7 @@ func Generate(m *Model) (map[string][]byte, error) {
 		"errors_gen.go":   g.errors,
 		"service_gen.go":  g.service,
 		"validate_gen.go": g.validation,
+		"json_gen.go":     g.jsonEncoders,
 	}
 	out := map[string][]byte{}
 	for name, fn := range files {

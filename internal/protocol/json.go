@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+
+	"github.com/hoistgg/hoist/internal/api"
 )
 
 // AWS JSON 1.1.
@@ -72,8 +74,17 @@ func jsonDecodeError(err error) error {
 }
 
 // encode writes out as JSON. Absent members are omitted (every member is
-// omitempty); HTML characters are not escaped.
+// omitzero); HTML characters are not escaped. Shapes encode themselves
+// (api.JSONAppender, generated to write what encoding/json writes).
 func (jsonCodec) encode(buf *bytes.Buffer, out any) error {
+	if a, ok := out.(api.JSONAppender); ok {
+		b, err := a.AppendJSON(buf.AvailableBuffer())
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+		return nil
+	}
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(out); err != nil {
