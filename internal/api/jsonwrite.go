@@ -25,6 +25,15 @@ type JSONAppender interface {
 	AppendJSON(b []byte) ([]byte, error)
 }
 
+// JSONFastDecoder is implemented by every operation's input shape
+// (jsondec_gen.go): DecodeJSONFast decodes the common flat inputs without
+// reflection, exactly as encoding/json would, and reports false (leaving
+// the shape empty) for anything else, which the caller then decodes with
+// encoding/json. TestDecodeJSONFastMatches and FuzzDecodeJSONFast check it.
+type JSONFastDecoder interface {
+	DecodeJSONFast(data []byte) bool
+}
+
 // jsonWriter is the state of one AppendJSON.
 type jsonWriter struct {
 	b     []byte

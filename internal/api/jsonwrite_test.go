@@ -150,3 +150,71 @@ func TestAppendJSONNaN(t *testing.T) {
 		t.Fatal("AppendJSON of a NaN member succeeded")
 	}
 }
+
+// TestDecodeJSONFastMatches: for every input shape and random values, a
+// fast decoding that succeeds gives what encoding/json gives, and the
+// fast path takes the flat inputs the load generator sends.
+func TestDecodeJSONFastMatches(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	fast := 0
+	for _, op := range Operations() {
+		for i := range 40 {
+			in := op.NewInput()
+			if i > 0 {
+				fill(r, reflect.ValueOf(in).Elem(), 0)
+			}
+			data, err := json.Marshal(in)
+			if err != nil {
+				continue // a NaN member
+			}
+			if checkFastDecode(t, reflect.TypeOf(in).Elem(), data) {
+				fast++
+			}
+		}
+	}
+	if fast == 0 {
+		t.Fatal("the fast path never decoded an input")
+	}
+	for _, body := range []string{`{"GameServerGroupName":"g"}`,
+		`{"GameServerGroupName":"g","GameServerId":"gs-1","UtilizationStatus":"UTILIZED"}`} {
+		var in UpdateGameServerInput
+		if !in.DecodeJSONFast([]byte(body)) {
+			t.Errorf("%s: not decoded by the fast path", body)
+		}
+	}
+}
+
+// checkFastDecode compares DecodeJSONFast with encoding/json on data; it
+// reports whether the fast path decoded it.
+func checkFastDecode(t *testing.T, typ reflect.Type, data []byte) bool {
+	t.Helper()
+	got := reflect.New(typ)
+	ok := got.Interface().(JSONFastDecoder).DecodeJSONFast(data)
+	if !ok {
+		if !got.Elem().IsZero() {
+			t.Fatalf("%s: DecodeJSONFast(%s) gave up but left %+v", typ, data, got.Interface())
+		}
+		return false
+	}
+	want := reflect.New(typ)
+	if err := json.Unmarshal(data, want.Interface()); err != nil {
+		t.Fatalf("%s: DecodeJSONFast(%s) succeeded, encoding/json: %v", typ, data, err)
+	}
+	if !reflect.DeepEqual(got.Interface(), want.Interface()) {
+		t.Fatalf("%s: %s\nDecodeJSONFast %+v\nencoding/json  %+v", typ, data, got.Interface(), want.Interface())
+	}
+	return true
+}
+
+func FuzzDecodeJSONFast(f *testing.F) {
+	f.Add([]byte(`{"GameServerGroupName":"g","GameServerId":"gs-1","UtilizationStatus":"UTILIZED","Limit":5}`))
+	f.Add([]byte(`{"gameservergroupname":"g","Limit":2147483648,"SortOrder":null}`))
+	f.Add([]byte(`{"GameServerData":"\u00e9","InstanceIds":["i-1"]}`))
+	types := []reflect.Type{reflect.TypeFor[UpdateGameServerInput](), reflect.TypeFor[ClaimGameServerInput](),
+		reflect.TypeFor[ListGameServersInput](), reflect.TypeFor[DescribeGameServerInstancesInput]()}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, typ := range types {
+			checkFastDecode(t, typ, data)
+		}
+	})
+}

@@ -31,6 +31,7 @@ func Generate(m *Model) (map[string][]byte, error) {
 		"service_gen.go":  g.service,
 		"validate_gen.go": g.validation,
 		"json_gen.go":     g.jsonEncoders,
+		"jsondec_gen.go":  g.jsonDecoders,
 	}
 	out := map[string][]byte{}
 	for name, fn := range files {

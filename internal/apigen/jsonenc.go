@@ -98,3 +98,57 @@ func (g *gen) jsonValue(b *bytes.Buffer, expr, shape string, depth int) error {
 	}
 	return nil
 }
+
+// jsonDecoders writes DecodeJSONFast for every operation's input: a decoder
+// without reflection for inputs whose members present are strings, enums,
+// whole numbers and booleans. Anything else (another member type, null, an
+// escape in a string, a key that is not exactly a member's name) makes it
+// give up, and the protocol decodes with encoding/json.
+func (g *gen) jsonDecoders(b *bytes.Buffer) error {
+	b.WriteString("import \"github.com/hoistgg/hoist/internal/flatjson\"\n\n")
+	inputs := map[string]bool{}
+	for _, op := range g.sortedOps() {
+		if in := g.m.Operations[op].Input; in != nil {
+			inputs[in.Shape] = true
+		}
+	}
+	for _, name := range g.sortedShapes(isStruct) {
+		if !inputs[name] {
+			continue
+		}
+		s := g.m.Shapes[name]
+		fmt.Fprintf(b, "func (v *%s) DecodeJSONFast(data []byte) bool {\n", name)
+		fmt.Fprintf(b, "\tif v.decodeJSONFast(data) {\n\t\treturn true\n\t}\n\t*v = %s{}\n\treturn false\n}\n\n", name)
+		fmt.Fprintf(b, "func (v *%s) decodeJSONFast(data []byte) bool {\n", name)
+		b.WriteString("\tsc := flatjson.NewScanner(data)\n\tfor {\n\t\tkey, kind, val, ok := sc.Next()\n\t\tif !ok {\n\t\t\treturn !sc.Failed()\n\t\t}\n")
+		var cases bytes.Buffer
+		for _, mn := range sortedMembers(s) {
+			ms := g.m.Shapes[s.Members[mn].Shape]
+			var code string
+			switch {
+			case isEnum(ms):
+				code = fmt.Sprintf("if kind != flatjson.String {\n\t\t\t\treturn false\n\t\t\t}\n\t\t\tv.%s = %s(val)", mn, s.Members[mn].Shape)
+			case ms.Type == "string":
+				code = fmt.Sprintf("if kind != flatjson.String {\n\t\t\t\treturn false\n\t\t\t}\n\t\t\tx := string(val)\n\t\t\tv.%s = &x", mn)
+			case ms.Type == "boolean":
+				code = fmt.Sprintf("if kind != flatjson.True && kind != flatjson.False {\n\t\t\t\treturn false\n\t\t\t}\n\t\t\tx := kind == flatjson.True\n\t\t\tv.%s = &x", mn)
+			case ms.Type == "integer" || ms.Type == "long":
+				goT := "int64"
+				if ms.Type == "integer" {
+					goT = "int32"
+				}
+				code = fmt.Sprintf("if kind != flatjson.Number {\n\t\t\t\treturn false\n\t\t\t}\n\t\t\tn, ok := flatjson.Int(val)\n\t\t\tif !ok || n != int64(%s(n)) {\n\t\t\t\treturn false\n\t\t\t}\n\t\t\tx := %s(n)\n\t\t\tv.%s = &x", goT, goT, mn)
+			default:
+				continue // left to encoding/json
+			}
+			fmt.Fprintf(&cases, "\t\tcase %q:\n\t\t\t%s\n", mn, code)
+		}
+		if cases.Len() == 0 {
+			b.WriteString("\t\t_, _ = kind, val\n")
+		}
+		b.WriteString("\t\tswitch string(key) {\n")
+		b.Write(cases.Bytes())
+		b.WriteString("\t\tdefault:\n\t\t\treturn false\n\t\t}\n\t}\n}\n\n")
+	}
+	return nil
+}

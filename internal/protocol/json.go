@@ -42,6 +42,9 @@ func (jsonCodec) decode(body []byte, in any) error {
 	if body[0] != '{' {
 		return errSerialization("the request body must be a JSON object")
 	}
+	if f, ok := in.(api.JSONFastDecoder); ok && f.DecodeJSONFast(body) {
+		return nil
+	}
 	if err := json.Unmarshal(body, in); err != nil {
 		return jsonDecodeError(err)
 	}
