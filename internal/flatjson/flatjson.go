@@ -101,6 +101,22 @@ func (s *Scanner) Next() (key []byte, kind byte, value []byte, ok bool) {
 	return key, kind, value, true
 }
 
+// Each calls set for each member of the flat JSON object in data. It
+// reports false when data is outside the subset Scanner reads or set
+// returned false.
+func Each(data []byte, set func(key []byte, kind byte, value []byte) bool) bool {
+	sc := NewScanner(data)
+	for {
+		key, kind, value, ok := sc.Next()
+		if !ok {
+			return !sc.Failed()
+		}
+		if !set(key, kind, value) {
+			return false
+		}
+	}
+}
+
 // Failed reports whether the scan failed: the data is not a flat object in the
 // subset this package reads (or not JSON at all).
 func (s *Scanner) Failed() bool { return s.failed }

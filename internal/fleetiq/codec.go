@@ -53,13 +53,7 @@ func (g *serverRec) appendJSON(b []byte) []byte {
 
 func (g *serverRec) decodeJSON(data []byte) error {
 	var v serverRec
-	sc := flatjson.NewScanner(data)
-	ok := true
-	for ok {
-		key, kind, val, more := sc.Next()
-		if !more {
-			break
-		}
+	ok := flatjson.Each(data, func(key []byte, kind byte, val []byte) (ok bool) {
 		switch string(key) {
 		case "id":
 			v.ID, ok = str(kind, val)
@@ -84,8 +78,9 @@ func (g *serverRec) decodeJSON(data []byte) error {
 		default:
 			ok = false // encoding/json matches keys case-insensitively
 		}
-	}
-	if !ok || sc.Failed() {
+		return ok
+	})
+	if !ok {
 		return json.Unmarshal(data, g)
 	}
 	*g = v
@@ -108,13 +103,7 @@ func (i *instanceRec) appendJSON(b []byte) []byte {
 
 func (i *instanceRec) decodeJSON(data []byte) error {
 	var v instanceRec
-	sc := flatjson.NewScanner(data)
-	ok := true
-	for ok {
-		key, kind, val, more := sc.Next()
-		if !more {
-			break
-		}
+	ok := flatjson.Each(data, func(key []byte, kind byte, val []byte) (ok bool) {
 		var s string
 		var n int64
 		switch string(key) {
@@ -136,8 +125,9 @@ func (i *instanceRec) decodeJSON(data []byte) error {
 		default:
 			ok = false
 		}
-	}
-	if !ok || sc.Failed() {
+		return ok
+	})
+	if !ok {
 		return json.Unmarshal(data, i)
 	}
 	*i = v
