@@ -140,8 +140,8 @@ func (v *Verifier) parse(r *http.Request) (*Signed, *Error) {
 	if amzDate == "" {
 		return nil, newError(f, KindMalformed, "Authorization header requires existence of a 'X-Amz-Date' header.")
 	}
-	t, perr := time.Parse(TimeFormat, amzDate)
-	if perr != nil || len(amzDate) != len(TimeFormat) {
+	t, ok := parseAmzDate(amzDate)
+	if !ok {
 		return nil, errorf(f, KindMalformed, "X-Amz-Date must be in ISO 8601 basic format (yyyymmddThhmmssZ); got %q.", clip(amzDate))
 	}
 	s.Time, s.amzDate = t, amzDate
@@ -221,3 +221,34 @@ func (v *Verifier) checkSignature(r *http.Request, body []byte, s *Signed, secre
 // bufPool holds the buffers canonical requests and strings to sign are
 // built in.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// parseAmzDate parses an X-Amz-Date (TimeFormat, UTC). It is time.Parse
+// with that layout and an exact length, without the layout interpretation
+// on every request; FuzzParseAmzDate compares the two.
+func parseAmzDate(v string) (time.Time, bool) {
+	if len(v) != len(TimeFormat) || v[8] != 'T' || v[15] != 'Z' {
+		return time.Time{}, false
+	}
+	var n [14]int
+	for i, j := 0, 0; i < 15; i++ {
+		if i == 8 {
+			continue
+		}
+		c := v[i]
+		if c < '0' || c > '9' {
+			return time.Time{}, false
+		}
+		n[j] = int(c - '0')
+		j++
+	}
+	year := n[0]*1000 + n[1]*100 + n[2]*10 + n[3]
+	month, day := n[4]*10+n[5], n[6]*10+n[7]
+	hour, minute, sec := n[8]*10+n[9], n[10]*10+n[11], n[12]*10+n[13]
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC)
+	if month < 1 || month > 12 || hour > 23 || minute > 59 || sec > 59 || t.Day() != day {
+		// Out of range (time.Date would normalize it): let time.Parse judge.
+		pt, err := time.Parse(TimeFormat, v)
+		return pt, err == nil
+	}
+	return t, true
+}
