@@ -1,6 +1,9 @@
 package store
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // Gate admits a backend's operations until Close, and lets Close wait for
 // the ones it admitted. The zero value is open.
@@ -12,9 +15,8 @@ type Gate struct {
 	active sync.WaitGroup
 }
 
-// Enter admits an operation; it fails once Close has begun. An admitted
-// operation calls Leave when it ends.
-func (g *Gate) Enter() bool {
+// enter admits an operation; it fails once Close has begun.
+func (g *Gate) enter() bool {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	if g.closed {
@@ -24,7 +26,19 @@ func (g *Gate) Enter() bool {
 	return true
 }
 
-// Leave ends an operation Enter admitted.
+// Begin admits an operation unless ctx has ended (its error) or Close has
+// begun (ErrClosed); an admitted operation calls Leave when it ends.
+func (g *Gate) Begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !g.enter() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Leave ends an operation Begin admitted.
 func (g *Gate) Leave() { g.active.Done() }
 
 // Close shuts the gate, waits for the admitted operations, then runs

@@ -190,11 +190,8 @@ func (s *Store) Close() error {
 // write (group commit). fn must not call Update or Lease (it would wait for
 // itself).
 func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.gate.Begin(ctx); err != nil {
 		return err
-	}
-	if !s.gate.Enter() {
-		return store.ErrClosed
 	}
 	defer s.gate.Leave()
 	return s.update(ctx, func(tx *writeTx) error { return fn(tx) })
@@ -316,11 +313,8 @@ func (s *Store) take() *job {
 // View runs fn on the state as of the last durable batch: a snapshot that
 // writes made meanwhile do not change. It never waits for an Update.
 func (s *Store) View(ctx context.Context, fn func(tx store.Tx) error) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.gate.Begin(ctx); err != nil {
 		return err
-	}
-	if !s.gate.Enter() {
-		return store.ErrClosed
 	}
 	defer s.gate.Leave()
 	tx := &readTx{reader{tables: s.durable.Load().tables}}
@@ -332,11 +326,8 @@ func (s *Store) View(ctx context.Context, fn func(tx store.Tx) error) error {
 // free, expired (its expiry is not after now) or already holder's. It is a
 // durable write like an Update. A ttl <= 0 gives a holder's lease up.
 func (s *Store) Lease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (bool, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.gate.Begin(ctx); err != nil {
 		return false, err
-	}
-	if !s.gate.Enter() {
-		return false, store.ErrClosed
 	}
 	defer s.gate.Leave()
 	at, expires := store.LeaseTimes(now, ttl)

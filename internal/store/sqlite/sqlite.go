@@ -205,11 +205,8 @@ func (s *Store) Close() error {
 // the group commit. fn must not call Update or Lease (it would wait for
 // itself).
 func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.gate.Begin(ctx); err != nil {
 		return err
-	}
-	if !s.gate.Enter() {
-		return store.ErrClosed
 	}
 	defer s.gate.Leave()
 	req := &request{msgs: make(chan message, 1)}
@@ -242,11 +239,8 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 // fn must not call View itself: nested Views can take every read connection
 // and wait for one forever.
 func (s *Store) View(ctx context.Context, fn func(tx store.Tx) error) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.gate.Begin(ctx); err != nil {
 		return err
-	}
-	if !s.gate.Enter() {
-		return store.ErrClosed
 	}
 	defer s.gate.Leave()
 	var c *conn
