@@ -228,28 +228,14 @@ func (t *table) scanID(f *filter, desc bool, c *store.Cursor, emit func(*rec) bo
 		tree, f.prefixParent = t.byParentID, true
 	}
 	pivot := &rec{parent: f.parent}
-	var after string
-	hasAfter := c != nil
-	if hasAfter {
-		pivot.id, after = c.ID, c.ID
+	var isCursor func(*rec) bool
+	if c != nil {
+		pivot.id = c.ID
+		isCursor = func(r *rec) bool { return r.id == c.ID }
 	} else if desc {
 		pivot.top = true
 	}
-	visit := func(r *rec) bool {
-		if !f.inPrefix(r) {
-			return false
-		}
-		if hasAfter && r.id == after {
-			return true
-		}
-		cur := t.current(tree, r)
-		return !f.keep(cur) || emit(cur)
-	}
-	if desc {
-		tree.DescendLessOrEqual(pivot, visit)
-	} else {
-		tree.AscendGreaterOrEqual(pivot, visit)
-	}
+	t.walk(tree, pivot, desc, f, isCursor, emit)
 }
 
 func (t *table) scanSeq(f *filter, desc bool, c *store.Cursor, emit func(*rec) bool) {
@@ -261,15 +247,23 @@ func (t *table) scanSeq(f *filter, desc bool, c *store.Cursor, emit func(*rec) b
 	if desc {
 		pivot.seq = math.MaxInt64
 	}
-	hasAfter := c != nil
-	if hasAfter {
+	var isCursor func(*rec) bool
+	if c != nil {
 		pivot.seq = c.Seq
+		isCursor = func(r *rec) bool { return r.seq == c.Seq }
 	}
+	t.walk(tree, pivot, desc, f, isCursor, emit)
+}
+
+// walk visits tree from pivot, up or down, while the entries are in f's
+// prefix: it skips the cursor's own entry (isCursor, nil without a cursor)
+// and emits the current records f keeps.
+func (t *table) walk(tree *btree.BTreeG[*rec], pivot *rec, desc bool, f *filter, isCursor func(*rec) bool, emit func(*rec) bool) {
 	visit := func(r *rec) bool {
 		if !f.inPrefix(r) {
 			return false
 		}
-		if hasAfter && r.seq == pivot.seq {
+		if isCursor != nil && isCursor(r) {
 			return true
 		}
 		cur := t.current(tree, r)
