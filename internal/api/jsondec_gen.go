@@ -13,12 +13,7 @@ func (v *AcceptMatchInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *AcceptMatchInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "AcceptanceType":
 			if kind != flatjson.String {
@@ -34,7 +29,8 @@ func (v *AcceptMatchInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *ClaimGameServerInput) DecodeJSONFast(data []byte) bool {
@@ -46,12 +42,7 @@ func (v *ClaimGameServerInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *ClaimGameServerInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameServerData":
 			if kind != flatjson.String {
@@ -74,7 +65,8 @@ func (v *ClaimGameServerInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *CreateAliasInput) DecodeJSONFast(data []byte) bool {
@@ -86,12 +78,7 @@ func (v *CreateAliasInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *CreateAliasInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Description":
 			if kind != flatjson.String {
@@ -108,7 +95,8 @@ func (v *CreateAliasInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *CreateBuildInput) DecodeJSONFast(data []byte) bool {
@@ -120,12 +108,7 @@ func (v *CreateBuildInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *CreateBuildInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Name":
 			if kind != flatjson.String {
@@ -153,7 +136,8 @@ func (v *CreateBuildInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *CreateContainerFleetInput) DecodeJSONFast(data []byte) bool {
@@ -165,12 +149,7 @@ func (v *CreateContainerFleetInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *CreateContainerFleetInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "BillingType":
 			if kind != flatjson.String {
@@ -230,7 +209,8 @@ func (v *CreateContainerFleetInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *CreateContainerGroupDefinitionInput) DecodeJSONFast(data []byte) bool {
@@ -242,12 +222,7 @@ func (v *CreateContainerGroupDefinitionInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *CreateContainerGroupDefinitionInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ContainerGroupType":
 			if kind != flatjson.String {
@@ -284,7 +259,8 @@ func (v *CreateContainerGroupDefinitionInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *CreateFleetInput) DecodeJSONFast(data []byte) bool {
@@ -296,12 +272,7 @@ func (v *CreateFleetInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *CreateFleetInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "BuildId":
 			if kind != flatjson.String {
@@ -390,7 +361,8 @@ func (v *CreateFleetInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *CreateFleetLocationsInput) DecodeJSONFast(data []byte) bool {
@@ -402,12 +374,7 @@ func (v *CreateFleetLocationsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *CreateFleetLocationsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -418,7 +385,8 @@ func (v *CreateFleetLocationsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *CreateGameServerGroupInput) DecodeJSONFast(data []byte) bool {
@@ -430,12 +398,7 @@ func (v *CreateGameServerGroupInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *CreateGameServerGroupInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "BalancingStrategy":
 			if kind != flatjson.String {
@@ -482,7 +445,8 @@ func (v *CreateGameServerGroupInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *CreateGameSessionInput) DecodeJSONFast(data []byte) bool {
@@ -494,12 +458,7 @@ func (v *CreateGameSessionInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *CreateGameSessionInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "AliasId":
 			if kind != flatjson.String {
@@ -562,7 +521,8 @@ func (v *CreateGameSessionInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *CreateGameSessionQueueInput) DecodeJSONFast(data []byte) bool {
@@ -574,12 +534,7 @@ func (v *CreateGameSessionQueueInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *CreateGameSessionQueueInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "CustomEventData":
 			if kind != flatjson.String {
@@ -612,7 +567,8 @@ func (v *CreateGameSessionQueueInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *CreateLocationInput) DecodeJSONFast(data []byte) bool {
@@ -624,12 +580,7 @@ func (v *CreateLocationInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *CreateLocationInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "LocationName":
 			if kind != flatjson.String {
@@ -640,7 +591,8 @@ func (v *CreateLocationInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *CreateMatchmakingConfigurationInput) DecodeJSONFast(data []byte) bool {
@@ -652,12 +604,7 @@ func (v *CreateMatchmakingConfigurationInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *CreateMatchmakingConfigurationInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "AcceptanceRequired":
 			if kind != flatjson.True && kind != flatjson.False {
@@ -744,7 +691,8 @@ func (v *CreateMatchmakingConfigurationInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *CreateMatchmakingRuleSetInput) DecodeJSONFast(data []byte) bool {
@@ -756,12 +704,7 @@ func (v *CreateMatchmakingRuleSetInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *CreateMatchmakingRuleSetInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Name":
 			if kind != flatjson.String {
@@ -778,7 +721,8 @@ func (v *CreateMatchmakingRuleSetInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *CreatePlayerSessionInput) DecodeJSONFast(data []byte) bool {
@@ -790,12 +734,7 @@ func (v *CreatePlayerSessionInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *CreatePlayerSessionInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameSessionId":
 			if kind != flatjson.String {
@@ -818,7 +757,8 @@ func (v *CreatePlayerSessionInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *CreatePlayerSessionsInput) DecodeJSONFast(data []byte) bool {
@@ -830,12 +770,7 @@ func (v *CreatePlayerSessionsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *CreatePlayerSessionsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameSessionId":
 			if kind != flatjson.String {
@@ -846,7 +781,8 @@ func (v *CreatePlayerSessionsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *CreateScriptInput) DecodeJSONFast(data []byte) bool {
@@ -858,12 +794,7 @@ func (v *CreateScriptInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *CreateScriptInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Name":
 			if kind != flatjson.String {
@@ -886,7 +817,8 @@ func (v *CreateScriptInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *CreateVpcPeeringAuthorizationInput) DecodeJSONFast(data []byte) bool {
@@ -898,12 +830,7 @@ func (v *CreateVpcPeeringAuthorizationInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *CreateVpcPeeringAuthorizationInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameLiftAwsAccountId":
 			if kind != flatjson.String {
@@ -920,7 +847,8 @@ func (v *CreateVpcPeeringAuthorizationInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *CreateVpcPeeringConnectionInput) DecodeJSONFast(data []byte) bool {
@@ -932,12 +860,7 @@ func (v *CreateVpcPeeringConnectionInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *CreateVpcPeeringConnectionInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -960,7 +883,8 @@ func (v *CreateVpcPeeringConnectionInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DeleteAliasInput) DecodeJSONFast(data []byte) bool {
@@ -972,12 +896,7 @@ func (v *DeleteAliasInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DeleteAliasInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "AliasId":
 			if kind != flatjson.String {
@@ -988,7 +907,8 @@ func (v *DeleteAliasInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DeleteBuildInput) DecodeJSONFast(data []byte) bool {
@@ -1000,12 +920,7 @@ func (v *DeleteBuildInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DeleteBuildInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "BuildId":
 			if kind != flatjson.String {
@@ -1016,7 +931,8 @@ func (v *DeleteBuildInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DeleteContainerFleetInput) DecodeJSONFast(data []byte) bool {
@@ -1028,12 +944,7 @@ func (v *DeleteContainerFleetInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DeleteContainerFleetInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -1044,7 +955,8 @@ func (v *DeleteContainerFleetInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DeleteContainerGroupDefinitionInput) DecodeJSONFast(data []byte) bool {
@@ -1056,12 +968,7 @@ func (v *DeleteContainerGroupDefinitionInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DeleteContainerGroupDefinitionInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Name":
 			if kind != flatjson.String {
@@ -1092,7 +999,8 @@ func (v *DeleteContainerGroupDefinitionInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DeleteFleetInput) DecodeJSONFast(data []byte) bool {
@@ -1104,12 +1012,7 @@ func (v *DeleteFleetInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DeleteFleetInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -1120,7 +1023,8 @@ func (v *DeleteFleetInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DeleteFleetLocationsInput) DecodeJSONFast(data []byte) bool {
@@ -1132,12 +1036,7 @@ func (v *DeleteFleetLocationsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DeleteFleetLocationsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -1148,7 +1047,8 @@ func (v *DeleteFleetLocationsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DeleteGameServerGroupInput) DecodeJSONFast(data []byte) bool {
@@ -1160,12 +1060,7 @@ func (v *DeleteGameServerGroupInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DeleteGameServerGroupInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "DeleteOption":
 			if kind != flatjson.String {
@@ -1181,7 +1076,8 @@ func (v *DeleteGameServerGroupInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DeleteGameSessionQueueInput) DecodeJSONFast(data []byte) bool {
@@ -1193,12 +1089,7 @@ func (v *DeleteGameSessionQueueInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DeleteGameSessionQueueInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Name":
 			if kind != flatjson.String {
@@ -1209,7 +1100,8 @@ func (v *DeleteGameSessionQueueInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DeleteLocationInput) DecodeJSONFast(data []byte) bool {
@@ -1221,12 +1113,7 @@ func (v *DeleteLocationInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DeleteLocationInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "LocationName":
 			if kind != flatjson.String {
@@ -1237,7 +1124,8 @@ func (v *DeleteLocationInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DeleteMatchmakingConfigurationInput) DecodeJSONFast(data []byte) bool {
@@ -1249,12 +1137,7 @@ func (v *DeleteMatchmakingConfigurationInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DeleteMatchmakingConfigurationInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Name":
 			if kind != flatjson.String {
@@ -1265,7 +1148,8 @@ func (v *DeleteMatchmakingConfigurationInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DeleteMatchmakingRuleSetInput) DecodeJSONFast(data []byte) bool {
@@ -1277,12 +1161,7 @@ func (v *DeleteMatchmakingRuleSetInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DeleteMatchmakingRuleSetInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Name":
 			if kind != flatjson.String {
@@ -1293,7 +1172,8 @@ func (v *DeleteMatchmakingRuleSetInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DeleteScalingPolicyInput) DecodeJSONFast(data []byte) bool {
@@ -1305,12 +1185,7 @@ func (v *DeleteScalingPolicyInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DeleteScalingPolicyInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -1327,7 +1202,8 @@ func (v *DeleteScalingPolicyInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DeleteScriptInput) DecodeJSONFast(data []byte) bool {
@@ -1339,12 +1215,7 @@ func (v *DeleteScriptInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DeleteScriptInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ScriptId":
 			if kind != flatjson.String {
@@ -1355,7 +1226,8 @@ func (v *DeleteScriptInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DeleteVpcPeeringAuthorizationInput) DecodeJSONFast(data []byte) bool {
@@ -1367,12 +1239,7 @@ func (v *DeleteVpcPeeringAuthorizationInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DeleteVpcPeeringAuthorizationInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameLiftAwsAccountId":
 			if kind != flatjson.String {
@@ -1389,7 +1256,8 @@ func (v *DeleteVpcPeeringAuthorizationInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DeleteVpcPeeringConnectionInput) DecodeJSONFast(data []byte) bool {
@@ -1401,12 +1269,7 @@ func (v *DeleteVpcPeeringConnectionInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DeleteVpcPeeringConnectionInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -1423,7 +1286,8 @@ func (v *DeleteVpcPeeringConnectionInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DeregisterComputeInput) DecodeJSONFast(data []byte) bool {
@@ -1435,12 +1299,7 @@ func (v *DeregisterComputeInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DeregisterComputeInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ComputeName":
 			if kind != flatjson.String {
@@ -1457,7 +1316,8 @@ func (v *DeregisterComputeInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DeregisterGameServerInput) DecodeJSONFast(data []byte) bool {
@@ -1469,12 +1329,7 @@ func (v *DeregisterGameServerInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DeregisterGameServerInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameServerGroupName":
 			if kind != flatjson.String {
@@ -1491,7 +1346,8 @@ func (v *DeregisterGameServerInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeAliasInput) DecodeJSONFast(data []byte) bool {
@@ -1503,12 +1359,7 @@ func (v *DescribeAliasInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeAliasInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "AliasId":
 			if kind != flatjson.String {
@@ -1519,7 +1370,8 @@ func (v *DescribeAliasInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeBuildInput) DecodeJSONFast(data []byte) bool {
@@ -1531,12 +1383,7 @@ func (v *DescribeBuildInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeBuildInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "BuildId":
 			if kind != flatjson.String {
@@ -1547,7 +1394,8 @@ func (v *DescribeBuildInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeComputeInput) DecodeJSONFast(data []byte) bool {
@@ -1559,12 +1407,7 @@ func (v *DescribeComputeInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeComputeInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ComputeName":
 			if kind != flatjson.String {
@@ -1581,7 +1424,8 @@ func (v *DescribeComputeInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeContainerFleetInput) DecodeJSONFast(data []byte) bool {
@@ -1593,12 +1437,7 @@ func (v *DescribeContainerFleetInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeContainerFleetInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -1609,7 +1448,8 @@ func (v *DescribeContainerFleetInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeContainerGroupDefinitionInput) DecodeJSONFast(data []byte) bool {
@@ -1621,12 +1461,7 @@ func (v *DescribeContainerGroupDefinitionInput) DecodeJSONFast(data []byte) bool
 }
 
 func (v *DescribeContainerGroupDefinitionInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Name":
 			if kind != flatjson.String {
@@ -1647,7 +1482,8 @@ func (v *DescribeContainerGroupDefinitionInput) decodeJSONFast(data []byte) bool
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeContainerGroupPortMappingsInput) DecodeJSONFast(data []byte) bool {
@@ -1659,12 +1495,7 @@ func (v *DescribeContainerGroupPortMappingsInput) DecodeJSONFast(data []byte) bo
 }
 
 func (v *DescribeContainerGroupPortMappingsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ComputeName":
 			if kind != flatjson.String {
@@ -1698,7 +1529,8 @@ func (v *DescribeContainerGroupPortMappingsInput) decodeJSONFast(data []byte) bo
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeEC2InstanceLimitsInput) DecodeJSONFast(data []byte) bool {
@@ -1710,12 +1542,7 @@ func (v *DescribeEC2InstanceLimitsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeEC2InstanceLimitsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "EC2InstanceType":
 			if kind != flatjson.String {
@@ -1731,7 +1558,8 @@ func (v *DescribeEC2InstanceLimitsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeFleetAttributesInput) DecodeJSONFast(data []byte) bool {
@@ -1743,12 +1571,7 @@ func (v *DescribeFleetAttributesInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeFleetAttributesInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Limit":
 			if kind != flatjson.Number {
@@ -1769,7 +1592,8 @@ func (v *DescribeFleetAttributesInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeFleetCapacityInput) DecodeJSONFast(data []byte) bool {
@@ -1781,12 +1605,7 @@ func (v *DescribeFleetCapacityInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeFleetCapacityInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Limit":
 			if kind != flatjson.Number {
@@ -1807,7 +1626,8 @@ func (v *DescribeFleetCapacityInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeFleetDeploymentInput) DecodeJSONFast(data []byte) bool {
@@ -1819,12 +1639,7 @@ func (v *DescribeFleetDeploymentInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeFleetDeploymentInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "DeploymentId":
 			if kind != flatjson.String {
@@ -1841,7 +1656,8 @@ func (v *DescribeFleetDeploymentInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeFleetEventsInput) DecodeJSONFast(data []byte) bool {
@@ -1853,12 +1669,7 @@ func (v *DescribeFleetEventsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeFleetEventsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -1885,7 +1696,8 @@ func (v *DescribeFleetEventsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeFleetLocationAttributesInput) DecodeJSONFast(data []byte) bool {
@@ -1897,12 +1709,7 @@ func (v *DescribeFleetLocationAttributesInput) DecodeJSONFast(data []byte) bool 
 }
 
 func (v *DescribeFleetLocationAttributesInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -1929,7 +1736,8 @@ func (v *DescribeFleetLocationAttributesInput) decodeJSONFast(data []byte) bool 
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeFleetLocationCapacityInput) DecodeJSONFast(data []byte) bool {
@@ -1941,12 +1749,7 @@ func (v *DescribeFleetLocationCapacityInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeFleetLocationCapacityInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -1963,7 +1766,8 @@ func (v *DescribeFleetLocationCapacityInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeFleetLocationUtilizationInput) DecodeJSONFast(data []byte) bool {
@@ -1975,12 +1779,7 @@ func (v *DescribeFleetLocationUtilizationInput) DecodeJSONFast(data []byte) bool
 }
 
 func (v *DescribeFleetLocationUtilizationInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -1997,7 +1796,8 @@ func (v *DescribeFleetLocationUtilizationInput) decodeJSONFast(data []byte) bool
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeFleetPortSettingsInput) DecodeJSONFast(data []byte) bool {
@@ -2009,12 +1809,7 @@ func (v *DescribeFleetPortSettingsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeFleetPortSettingsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -2031,7 +1826,8 @@ func (v *DescribeFleetPortSettingsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeFleetUtilizationInput) DecodeJSONFast(data []byte) bool {
@@ -2043,12 +1839,7 @@ func (v *DescribeFleetUtilizationInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeFleetUtilizationInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Limit":
 			if kind != flatjson.Number {
@@ -2069,7 +1860,8 @@ func (v *DescribeFleetUtilizationInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeGameServerGroupInput) DecodeJSONFast(data []byte) bool {
@@ -2081,12 +1873,7 @@ func (v *DescribeGameServerGroupInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeGameServerGroupInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameServerGroupName":
 			if kind != flatjson.String {
@@ -2097,7 +1884,8 @@ func (v *DescribeGameServerGroupInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeGameServerInput) DecodeJSONFast(data []byte) bool {
@@ -2109,12 +1897,7 @@ func (v *DescribeGameServerInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeGameServerInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameServerGroupName":
 			if kind != flatjson.String {
@@ -2131,7 +1914,8 @@ func (v *DescribeGameServerInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeGameServerInstancesInput) DecodeJSONFast(data []byte) bool {
@@ -2143,12 +1927,7 @@ func (v *DescribeGameServerInstancesInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeGameServerInstancesInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameServerGroupName":
 			if kind != flatjson.String {
@@ -2175,7 +1954,8 @@ func (v *DescribeGameServerInstancesInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeGameSessionDetailsInput) DecodeJSONFast(data []byte) bool {
@@ -2187,12 +1967,7 @@ func (v *DescribeGameSessionDetailsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeGameSessionDetailsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "AliasId":
 			if kind != flatjson.String {
@@ -2243,7 +2018,8 @@ func (v *DescribeGameSessionDetailsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeGameSessionPlacementInput) DecodeJSONFast(data []byte) bool {
@@ -2255,12 +2031,7 @@ func (v *DescribeGameSessionPlacementInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeGameSessionPlacementInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "PlacementId":
 			if kind != flatjson.String {
@@ -2271,7 +2042,8 @@ func (v *DescribeGameSessionPlacementInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeGameSessionQueuesInput) DecodeJSONFast(data []byte) bool {
@@ -2283,12 +2055,7 @@ func (v *DescribeGameSessionQueuesInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeGameSessionQueuesInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Limit":
 			if kind != flatjson.Number {
@@ -2309,7 +2076,8 @@ func (v *DescribeGameSessionQueuesInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeGameSessionsInput) DecodeJSONFast(data []byte) bool {
@@ -2321,12 +2089,7 @@ func (v *DescribeGameSessionsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeGameSessionsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "AliasId":
 			if kind != flatjson.String {
@@ -2377,7 +2140,8 @@ func (v *DescribeGameSessionsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeInstancesInput) DecodeJSONFast(data []byte) bool {
@@ -2389,12 +2153,7 @@ func (v *DescribeInstancesInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeInstancesInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -2433,7 +2192,8 @@ func (v *DescribeInstancesInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeMatchmakingConfigurationsInput) DecodeJSONFast(data []byte) bool {
@@ -2445,12 +2205,7 @@ func (v *DescribeMatchmakingConfigurationsInput) DecodeJSONFast(data []byte) boo
 }
 
 func (v *DescribeMatchmakingConfigurationsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Limit":
 			if kind != flatjson.Number {
@@ -2477,7 +2232,8 @@ func (v *DescribeMatchmakingConfigurationsInput) decodeJSONFast(data []byte) boo
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeMatchmakingInput) DecodeJSONFast(data []byte) bool {
@@ -2489,18 +2245,7 @@ func (v *DescribeMatchmakingInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeMatchmakingInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
-		_, _ = kind, val
-		switch string(key) {
-		default:
-			return false
-		}
-	}
+	return flatjson.Each(data, func([]byte, byte, []byte) bool { return false })
 }
 
 func (v *DescribeMatchmakingRuleSetsInput) DecodeJSONFast(data []byte) bool {
@@ -2512,12 +2257,7 @@ func (v *DescribeMatchmakingRuleSetsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeMatchmakingRuleSetsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Limit":
 			if kind != flatjson.Number {
@@ -2538,7 +2278,8 @@ func (v *DescribeMatchmakingRuleSetsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribePlayerSessionsInput) DecodeJSONFast(data []byte) bool {
@@ -2550,12 +2291,7 @@ func (v *DescribePlayerSessionsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribePlayerSessionsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameSessionId":
 			if kind != flatjson.String {
@@ -2600,7 +2336,8 @@ func (v *DescribePlayerSessionsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeRuntimeConfigurationInput) DecodeJSONFast(data []byte) bool {
@@ -2612,12 +2349,7 @@ func (v *DescribeRuntimeConfigurationInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeRuntimeConfigurationInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -2628,7 +2360,8 @@ func (v *DescribeRuntimeConfigurationInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeScalingPoliciesInput) DecodeJSONFast(data []byte) bool {
@@ -2640,12 +2373,7 @@ func (v *DescribeScalingPoliciesInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeScalingPoliciesInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -2683,7 +2411,8 @@ func (v *DescribeScalingPoliciesInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeScriptInput) DecodeJSONFast(data []byte) bool {
@@ -2695,12 +2424,7 @@ func (v *DescribeScriptInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeScriptInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ScriptId":
 			if kind != flatjson.String {
@@ -2711,7 +2435,8 @@ func (v *DescribeScriptInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *DescribeVpcPeeringAuthorizationsInput) DecodeJSONFast(data []byte) bool {
@@ -2723,18 +2448,7 @@ func (v *DescribeVpcPeeringAuthorizationsInput) DecodeJSONFast(data []byte) bool
 }
 
 func (v *DescribeVpcPeeringAuthorizationsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
-		_, _ = kind, val
-		switch string(key) {
-		default:
-			return false
-		}
-	}
+	return flatjson.Each(data, func([]byte, byte, []byte) bool { return false })
 }
 
 func (v *DescribeVpcPeeringConnectionsInput) DecodeJSONFast(data []byte) bool {
@@ -2746,12 +2460,7 @@ func (v *DescribeVpcPeeringConnectionsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *DescribeVpcPeeringConnectionsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -2762,7 +2471,8 @@ func (v *DescribeVpcPeeringConnectionsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *GetComputeAccessInput) DecodeJSONFast(data []byte) bool {
@@ -2774,12 +2484,7 @@ func (v *GetComputeAccessInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *GetComputeAccessInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ComputeName":
 			if kind != flatjson.String {
@@ -2796,7 +2501,8 @@ func (v *GetComputeAccessInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *GetComputeAuthTokenInput) DecodeJSONFast(data []byte) bool {
@@ -2808,12 +2514,7 @@ func (v *GetComputeAuthTokenInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *GetComputeAuthTokenInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ComputeName":
 			if kind != flatjson.String {
@@ -2830,7 +2531,8 @@ func (v *GetComputeAuthTokenInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *GetGameSessionLogUrlInput) DecodeJSONFast(data []byte) bool {
@@ -2842,12 +2544,7 @@ func (v *GetGameSessionLogUrlInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *GetGameSessionLogUrlInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameSessionId":
 			if kind != flatjson.String {
@@ -2858,7 +2555,8 @@ func (v *GetGameSessionLogUrlInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *GetInstanceAccessInput) DecodeJSONFast(data []byte) bool {
@@ -2870,12 +2568,7 @@ func (v *GetInstanceAccessInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *GetInstanceAccessInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -2892,7 +2585,8 @@ func (v *GetInstanceAccessInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *GetPlayerConnectionDetailsInput) DecodeJSONFast(data []byte) bool {
@@ -2904,12 +2598,7 @@ func (v *GetPlayerConnectionDetailsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *GetPlayerConnectionDetailsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameSessionId":
 			if kind != flatjson.String {
@@ -2920,7 +2609,8 @@ func (v *GetPlayerConnectionDetailsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *ListAliasesInput) DecodeJSONFast(data []byte) bool {
@@ -2932,12 +2622,7 @@ func (v *ListAliasesInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *ListAliasesInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Limit":
 			if kind != flatjson.Number {
@@ -2969,7 +2654,8 @@ func (v *ListAliasesInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *ListBuildsInput) DecodeJSONFast(data []byte) bool {
@@ -2981,12 +2667,7 @@ func (v *ListBuildsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *ListBuildsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Limit":
 			if kind != flatjson.Number {
@@ -3012,7 +2693,8 @@ func (v *ListBuildsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *ListComputeInput) DecodeJSONFast(data []byte) bool {
@@ -3024,12 +2706,7 @@ func (v *ListComputeInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *ListComputeInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ComputeStatus":
 			if kind != flatjson.String {
@@ -3073,7 +2750,8 @@ func (v *ListComputeInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *ListContainerFleetsInput) DecodeJSONFast(data []byte) bool {
@@ -3085,12 +2763,7 @@ func (v *ListContainerFleetsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *ListContainerFleetsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ContainerGroupDefinitionName":
 			if kind != flatjson.String {
@@ -3117,7 +2790,8 @@ func (v *ListContainerFleetsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *ListContainerGroupDefinitionVersionsInput) DecodeJSONFast(data []byte) bool {
@@ -3129,12 +2803,7 @@ func (v *ListContainerGroupDefinitionVersionsInput) DecodeJSONFast(data []byte) 
 }
 
 func (v *ListContainerGroupDefinitionVersionsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Limit":
 			if kind != flatjson.Number {
@@ -3161,7 +2830,8 @@ func (v *ListContainerGroupDefinitionVersionsInput) decodeJSONFast(data []byte) 
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *ListContainerGroupDefinitionsInput) DecodeJSONFast(data []byte) bool {
@@ -3173,12 +2843,7 @@ func (v *ListContainerGroupDefinitionsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *ListContainerGroupDefinitionsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ContainerGroupType":
 			if kind != flatjson.String {
@@ -3204,7 +2869,8 @@ func (v *ListContainerGroupDefinitionsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *ListFleetDeploymentsInput) DecodeJSONFast(data []byte) bool {
@@ -3216,12 +2882,7 @@ func (v *ListFleetDeploymentsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *ListFleetDeploymentsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -3248,7 +2909,8 @@ func (v *ListFleetDeploymentsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *ListFleetsInput) DecodeJSONFast(data []byte) bool {
@@ -3260,12 +2922,7 @@ func (v *ListFleetsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *ListFleetsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "BuildId":
 			if kind != flatjson.String {
@@ -3298,7 +2955,8 @@ func (v *ListFleetsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *ListGameServerGroupsInput) DecodeJSONFast(data []byte) bool {
@@ -3310,12 +2968,7 @@ func (v *ListGameServerGroupsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *ListGameServerGroupsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Limit":
 			if kind != flatjson.Number {
@@ -3336,7 +2989,8 @@ func (v *ListGameServerGroupsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *ListGameServersInput) DecodeJSONFast(data []byte) bool {
@@ -3348,12 +3002,7 @@ func (v *ListGameServersInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *ListGameServersInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameServerGroupName":
 			if kind != flatjson.String {
@@ -3385,7 +3034,8 @@ func (v *ListGameServersInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *ListLocationsInput) DecodeJSONFast(data []byte) bool {
@@ -3397,12 +3047,7 @@ func (v *ListLocationsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *ListLocationsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Limit":
 			if kind != flatjson.Number {
@@ -3423,7 +3068,8 @@ func (v *ListLocationsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *ListScriptsInput) DecodeJSONFast(data []byte) bool {
@@ -3435,12 +3081,7 @@ func (v *ListScriptsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *ListScriptsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Limit":
 			if kind != flatjson.Number {
@@ -3461,7 +3102,8 @@ func (v *ListScriptsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *ListTagsForResourceRequest) DecodeJSONFast(data []byte) bool {
@@ -3473,12 +3115,7 @@ func (v *ListTagsForResourceRequest) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *ListTagsForResourceRequest) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ResourceARN":
 			if kind != flatjson.String {
@@ -3489,7 +3126,8 @@ func (v *ListTagsForResourceRequest) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *PutScalingPolicyInput) DecodeJSONFast(data []byte) bool {
@@ -3501,12 +3139,7 @@ func (v *PutScalingPolicyInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *PutScalingPolicyInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ComparisonOperator":
 			if kind != flatjson.String {
@@ -3563,7 +3196,8 @@ func (v *PutScalingPolicyInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *RegisterComputeInput) DecodeJSONFast(data []byte) bool {
@@ -3575,12 +3209,7 @@ func (v *RegisterComputeInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *RegisterComputeInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "CertificatePath":
 			if kind != flatjson.String {
@@ -3621,7 +3250,8 @@ func (v *RegisterComputeInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *RegisterGameServerInput) DecodeJSONFast(data []byte) bool {
@@ -3633,12 +3263,7 @@ func (v *RegisterGameServerInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *RegisterGameServerInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ConnectionInfo":
 			if kind != flatjson.String {
@@ -3673,7 +3298,8 @@ func (v *RegisterGameServerInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *RequestUploadCredentialsInput) DecodeJSONFast(data []byte) bool {
@@ -3685,12 +3311,7 @@ func (v *RequestUploadCredentialsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *RequestUploadCredentialsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "BuildId":
 			if kind != flatjson.String {
@@ -3701,7 +3322,8 @@ func (v *RequestUploadCredentialsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *ResolveAliasInput) DecodeJSONFast(data []byte) bool {
@@ -3713,12 +3335,7 @@ func (v *ResolveAliasInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *ResolveAliasInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "AliasId":
 			if kind != flatjson.String {
@@ -3729,7 +3346,8 @@ func (v *ResolveAliasInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *ResumeGameServerGroupInput) DecodeJSONFast(data []byte) bool {
@@ -3741,12 +3359,7 @@ func (v *ResumeGameServerGroupInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *ResumeGameServerGroupInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameServerGroupName":
 			if kind != flatjson.String {
@@ -3757,7 +3370,8 @@ func (v *ResumeGameServerGroupInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *SearchGameSessionsInput) DecodeJSONFast(data []byte) bool {
@@ -3769,12 +3383,7 @@ func (v *SearchGameSessionsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *SearchGameSessionsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "AliasId":
 			if kind != flatjson.String {
@@ -3825,7 +3434,8 @@ func (v *SearchGameSessionsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *StartFleetActionsInput) DecodeJSONFast(data []byte) bool {
@@ -3837,12 +3447,7 @@ func (v *StartFleetActionsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *StartFleetActionsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -3859,7 +3464,8 @@ func (v *StartFleetActionsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *StartGameSessionPlacementInput) DecodeJSONFast(data []byte) bool {
@@ -3871,12 +3477,7 @@ func (v *StartGameSessionPlacementInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *StartGameSessionPlacementInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameSessionData":
 			if kind != flatjson.String {
@@ -3915,7 +3516,8 @@ func (v *StartGameSessionPlacementInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *StartMatchBackfillInput) DecodeJSONFast(data []byte) bool {
@@ -3927,12 +3529,7 @@ func (v *StartMatchBackfillInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *StartMatchBackfillInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ConfigurationName":
 			if kind != flatjson.String {
@@ -3955,7 +3552,8 @@ func (v *StartMatchBackfillInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *StartMatchmakingInput) DecodeJSONFast(data []byte) bool {
@@ -3967,12 +3565,7 @@ func (v *StartMatchmakingInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *StartMatchmakingInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ConfigurationName":
 			if kind != flatjson.String {
@@ -3989,7 +3582,8 @@ func (v *StartMatchmakingInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *StopFleetActionsInput) DecodeJSONFast(data []byte) bool {
@@ -4001,12 +3595,7 @@ func (v *StopFleetActionsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *StopFleetActionsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -4023,7 +3612,8 @@ func (v *StopFleetActionsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *StopGameSessionPlacementInput) DecodeJSONFast(data []byte) bool {
@@ -4035,12 +3625,7 @@ func (v *StopGameSessionPlacementInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *StopGameSessionPlacementInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "PlacementId":
 			if kind != flatjson.String {
@@ -4051,7 +3636,8 @@ func (v *StopGameSessionPlacementInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *StopMatchmakingInput) DecodeJSONFast(data []byte) bool {
@@ -4063,12 +3649,7 @@ func (v *StopMatchmakingInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *StopMatchmakingInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "TicketId":
 			if kind != flatjson.String {
@@ -4079,7 +3660,8 @@ func (v *StopMatchmakingInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *SuspendGameServerGroupInput) DecodeJSONFast(data []byte) bool {
@@ -4091,12 +3673,7 @@ func (v *SuspendGameServerGroupInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *SuspendGameServerGroupInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameServerGroupName":
 			if kind != flatjson.String {
@@ -4107,7 +3684,8 @@ func (v *SuspendGameServerGroupInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *TagResourceRequest) DecodeJSONFast(data []byte) bool {
@@ -4119,12 +3697,7 @@ func (v *TagResourceRequest) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *TagResourceRequest) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ResourceARN":
 			if kind != flatjson.String {
@@ -4135,7 +3708,8 @@ func (v *TagResourceRequest) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *TerminateGameSessionInput) DecodeJSONFast(data []byte) bool {
@@ -4147,12 +3721,7 @@ func (v *TerminateGameSessionInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *TerminateGameSessionInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameSessionId":
 			if kind != flatjson.String {
@@ -4168,7 +3737,8 @@ func (v *TerminateGameSessionInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *UntagResourceRequest) DecodeJSONFast(data []byte) bool {
@@ -4180,12 +3750,7 @@ func (v *UntagResourceRequest) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *UntagResourceRequest) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "ResourceARN":
 			if kind != flatjson.String {
@@ -4196,7 +3761,8 @@ func (v *UntagResourceRequest) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *UpdateAliasInput) DecodeJSONFast(data []byte) bool {
@@ -4208,12 +3774,7 @@ func (v *UpdateAliasInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *UpdateAliasInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "AliasId":
 			if kind != flatjson.String {
@@ -4236,7 +3797,8 @@ func (v *UpdateAliasInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *UpdateBuildInput) DecodeJSONFast(data []byte) bool {
@@ -4248,12 +3810,7 @@ func (v *UpdateBuildInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *UpdateBuildInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "BuildId":
 			if kind != flatjson.String {
@@ -4276,7 +3833,8 @@ func (v *UpdateBuildInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *UpdateContainerFleetInput) DecodeJSONFast(data []byte) bool {
@@ -4288,12 +3846,7 @@ func (v *UpdateContainerFleetInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *UpdateContainerFleetInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Description":
 			if kind != flatjson.String {
@@ -4337,7 +3890,8 @@ func (v *UpdateContainerFleetInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *UpdateContainerGroupDefinitionInput) DecodeJSONFast(data []byte) bool {
@@ -4349,12 +3903,7 @@ func (v *UpdateContainerGroupDefinitionInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *UpdateContainerGroupDefinitionInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Name":
 			if kind != flatjson.String {
@@ -4396,7 +3945,8 @@ func (v *UpdateContainerGroupDefinitionInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *UpdateFleetAttributesInput) DecodeJSONFast(data []byte) bool {
@@ -4408,12 +3958,7 @@ func (v *UpdateFleetAttributesInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *UpdateFleetAttributesInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Description":
 			if kind != flatjson.String {
@@ -4441,7 +3986,8 @@ func (v *UpdateFleetAttributesInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *UpdateFleetCapacityInput) DecodeJSONFast(data []byte) bool {
@@ -4453,12 +3999,7 @@ func (v *UpdateFleetCapacityInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *UpdateFleetCapacityInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "DesiredInstances":
 			if kind != flatjson.Number {
@@ -4505,7 +4046,8 @@ func (v *UpdateFleetCapacityInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *UpdateFleetPortSettingsInput) DecodeJSONFast(data []byte) bool {
@@ -4517,12 +4059,7 @@ func (v *UpdateFleetPortSettingsInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *UpdateFleetPortSettingsInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -4533,7 +4070,8 @@ func (v *UpdateFleetPortSettingsInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *UpdateGameServerGroupInput) DecodeJSONFast(data []byte) bool {
@@ -4545,12 +4083,7 @@ func (v *UpdateGameServerGroupInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *UpdateGameServerGroupInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "BalancingStrategy":
 			if kind != flatjson.String {
@@ -4577,7 +4110,8 @@ func (v *UpdateGameServerGroupInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *UpdateGameServerInput) DecodeJSONFast(data []byte) bool {
@@ -4589,12 +4123,7 @@ func (v *UpdateGameServerInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *UpdateGameServerInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameServerData":
 			if kind != flatjson.String {
@@ -4627,7 +4156,8 @@ func (v *UpdateGameServerInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *UpdateGameSessionInput) DecodeJSONFast(data []byte) bool {
@@ -4639,12 +4169,7 @@ func (v *UpdateGameSessionInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *UpdateGameSessionInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "GameSessionId":
 			if kind != flatjson.String {
@@ -4681,7 +4206,8 @@ func (v *UpdateGameSessionInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *UpdateGameSessionQueueInput) DecodeJSONFast(data []byte) bool {
@@ -4693,12 +4219,7 @@ func (v *UpdateGameSessionQueueInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *UpdateGameSessionQueueInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "CustomEventData":
 			if kind != flatjson.String {
@@ -4731,7 +4252,8 @@ func (v *UpdateGameSessionQueueInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *UpdateMatchmakingConfigurationInput) DecodeJSONFast(data []byte) bool {
@@ -4743,12 +4265,7 @@ func (v *UpdateMatchmakingConfigurationInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *UpdateMatchmakingConfigurationInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "AcceptanceRequired":
 			if kind != flatjson.True && kind != flatjson.False {
@@ -4835,7 +4352,8 @@ func (v *UpdateMatchmakingConfigurationInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *UpdateRuntimeConfigurationInput) DecodeJSONFast(data []byte) bool {
@@ -4847,12 +4365,7 @@ func (v *UpdateRuntimeConfigurationInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *UpdateRuntimeConfigurationInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "FleetId":
 			if kind != flatjson.String {
@@ -4863,7 +4376,8 @@ func (v *UpdateRuntimeConfigurationInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *UpdateScriptInput) DecodeJSONFast(data []byte) bool {
@@ -4875,12 +4389,7 @@ func (v *UpdateScriptInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *UpdateScriptInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "Name":
 			if kind != flatjson.String {
@@ -4903,7 +4412,8 @@ func (v *UpdateScriptInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }
 
 func (v *ValidateMatchmakingRuleSetInput) DecodeJSONFast(data []byte) bool {
@@ -4915,12 +4425,7 @@ func (v *ValidateMatchmakingRuleSetInput) DecodeJSONFast(data []byte) bool {
 }
 
 func (v *ValidateMatchmakingRuleSetInput) decodeJSONFast(data []byte) bool {
-	sc := flatjson.NewScanner(data)
-	for {
-		key, kind, val, ok := sc.Next()
-		if !ok {
-			return !sc.Failed()
-		}
+	return flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {
 		switch string(key) {
 		case "RuleSetBody":
 			if kind != flatjson.String {
@@ -4931,5 +4436,6 @@ func (v *ValidateMatchmakingRuleSetInput) decodeJSONFast(data []byte) bool {
 		default:
 			return false
 		}
-	}
+		return true
+	})
 }

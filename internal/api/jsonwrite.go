@@ -1,15 +1,14 @@
 package api
 
 import (
-	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/hoistgg/hoist/internal/flatjson"
 )
 
 // JSON encoding of the shapes without reflection. Every structure has a
@@ -72,26 +71,7 @@ func (w *jsonWriter) elem(i int) {
 	}
 }
 
-func (w *jsonWriter) str(s string) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
-			w.strSlow(s)
-			return
-		}
-	}
-	w.b = append(w.b, '"')
-	w.b = append(w.b, s...)
-	w.b = append(w.b, '"')
-}
-
-// strSlow leaves escapes, non-ASCII text and invalid UTF-8 to encoding/json.
-func (w *jsonWriter) strSlow(s string) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	w.b = append(w.b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
-}
+func (w *jsonWriter) str(s string) { w.b = flatjson.AppendString(w.b, s) }
 
 func (w *jsonWriter) boolean(v bool) { w.b = strconv.AppendBool(w.b, v) }
 func (w *jsonWriter) int(v int64)    { w.b = strconv.AppendInt(w.b, v, 10) }

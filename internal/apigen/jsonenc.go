@@ -120,7 +120,6 @@ func (g *gen) jsonDecoders(b *bytes.Buffer) error {
 		fmt.Fprintf(b, "func (v *%s) DecodeJSONFast(data []byte) bool {\n", name)
 		fmt.Fprintf(b, "\tif v.decodeJSONFast(data) {\n\t\treturn true\n\t}\n\t*v = %s{}\n\treturn false\n}\n\n", name)
 		fmt.Fprintf(b, "func (v *%s) decodeJSONFast(data []byte) bool {\n", name)
-		b.WriteString("\tsc := flatjson.NewScanner(data)\n\tfor {\n\t\tkey, kind, val, ok := sc.Next()\n\t\tif !ok {\n\t\t\treturn !sc.Failed()\n\t\t}\n")
 		var cases bytes.Buffer
 		for _, mn := range sortedMembers(s) {
 			ms := g.m.Shapes[s.Members[mn].Shape]
@@ -143,12 +142,14 @@ func (g *gen) jsonDecoders(b *bytes.Buffer) error {
 			}
 			fmt.Fprintf(&cases, "\t\tcase %q:\n\t\t\t%s\n", mn, code)
 		}
-		if cases.Len() == 0 {
-			b.WriteString("\t\t_, _ = kind, val\n")
+		if cases.Len() == 0 { // only {} decodes here
+			b.WriteString("\treturn flatjson.Each(data, func([]byte, byte, []byte) bool { return false })\n}\n\n")
+			continue
 		}
+		b.WriteString("\treturn flatjson.Each(data, func(key []byte, kind byte, val []byte) bool {\n")
 		b.WriteString("\t\tswitch string(key) {\n")
 		b.Write(cases.Bytes())
-		b.WriteString("\t\tdefault:\n\t\t\treturn false\n\t\t}\n\t}\n}\n\n")
+		b.WriteString("\t\tdefault:\n\t\t\treturn false\n\t\t}\n\t\treturn true\n\t})\n}\n\n")
 	}
 	return nil
 }

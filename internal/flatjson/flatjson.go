@@ -6,6 +6,7 @@
 package flatjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
@@ -245,8 +246,8 @@ func Int(v []byte) (int64, bool) {
 	return n, err == nil
 }
 
-// AppendString appends s as a JSON string that decodes to s (invalid UTF-8
-// becomes U+FFFD, as with encoding/json).
+// AppendString appends s as a JSON string, exactly as encoding/json's
+// Encoder with HTML escaping off writes it (invalid UTF-8 becomes U+FFFD).
 func AppendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
@@ -258,18 +259,12 @@ func AppendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// appendStringSlow leaves escapes, non-ASCII text and invalid UTF-8 to
+// encoding/json.
 func appendStringSlow(b []byte, s string) []byte {
-	enc, _ := json.Marshal(s) // a string always encodes
-	return append(b, enc...)
-}
-
-// AppendKey appends "key": after a comma unless b ends an opening brace.
-// key must need no escaping.
-func AppendKey(b []byte, key string) []byte {
-	if len(b) > 0 && b[len(b)-1] != '{' {
-		b = append(b, ',')
-	}
-	b = append(b, '"')
-	b = append(b, key...)
-	return append(b, '"', ':')
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }

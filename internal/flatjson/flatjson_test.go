@@ -3,6 +3,7 @@ package flatjson
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -73,6 +74,25 @@ func FuzzScanner(f *testing.F) {
 					t.Fatalf("%q: member %q: Int %d, encoding/json %#v", data, k, n, m[k])
 				}
 			}
+		}
+	})
+}
+
+// FuzzAppendString: AppendString writes what encoding/json's Encoder with
+// HTML escaping off writes.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "a", "<&>", "q\"b\\", "\x00\x1f\n", "é", "\u2028", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendString([]byte("x"), s); string(got) != "x"+strings.TrimSuffix(want.String(), "\n") {
+			t.Fatalf("AppendString(%q) = %s, encoding/json %s", s, got[1:], want.String())
 		}
 	})
 }
