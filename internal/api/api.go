@@ -86,8 +86,10 @@ type Timestamp struct{ time.Time }
 func Time(t time.Time) *Timestamp { return &Timestamp{t.Truncate(time.Millisecond)} }
 
 // MarshalJSON writes epoch seconds with up to three decimals.
-func (t Timestamp) MarshalJSON() ([]byte, error) {
-	return strconv.AppendFloat(nil, float64(t.UnixMilli())/1000, 'f', -1, 64), nil
+func (t Timestamp) MarshalJSON() ([]byte, error) { return t.appendJSON(nil), nil }
+
+func (t Timestamp) appendJSON(b []byte) []byte {
+	return strconv.AppendFloat(b, float64(t.UnixMilli())/1000, 'f', -1, 64)
 }
 
 // UnmarshalJSON reads epoch seconds (a JSON number) or an RFC 3339 string.

@@ -102,9 +102,7 @@ func (w *jsonWriter) float(v float64, bits int) {
 	}
 }
 
-func (w *jsonWriter) timestamp(t *Timestamp) {
-	w.b = strconv.AppendFloat(w.b, float64(t.UnixMilli())/1000, 'f', -1, 64)
-}
+func (w *jsonWriter) timestamp(t *Timestamp) { w.b = t.appendJSON(w.b) }
 
 func (w *jsonWriter) blob(v []byte) {
 	w.b = append(w.b, '"')
