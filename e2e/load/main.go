@@ -79,7 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this file")
 	fs.StringVar(&c.hoistBin, "hoist", "", "a Hoist binary to run (default: go build ./cmd/hoist)")
 	fs.StringVar(&c.dataParent, "data-parent", "", "directory for Hoist's temporary data directories (default: the system's temp dir)")
-	fs.StringVar(&c.profileDir, "profile", "", "write CPU profiles of Hoist (via --pprof-addr) and of the load generator, and 1s of Hoist's execution trace, for each measured Hoist run to this directory")
+	fs.StringVar(&c.profileDir, "profile", "", "write CPU profiles of Hoist (via --pprof-addr) and of the load generator, Hoist's allocations, and 1s of Hoist's execution trace, for each measured Hoist run to this directory")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -345,24 +345,26 @@ func hoistPhase(ctx context.Context, cfg *Config, bin string, n int, log io.Writ
 // for both profiles to be written.
 func startProfiles(cfg *Config, pprofAddr string, n int, measureStart time.Time) func() error {
 	var wg sync.WaitGroup
-	var hoistErr error
-	wg.Go(func() {
+	// Hoist's CPU profile and the allocations it made over the window (a
+	// delta profile), side by side.
+	fetch := func(path, name string) error {
 		time.Sleep(time.Until(measureStart))
 		secs := max(1, int(cfg.Duration.Seconds()))
-		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, secs))
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", pprofAddr, path, secs))
 		if err != nil {
-			hoistErr = err
-			return
+			return err
 		}
 		defer resp.Body.Close()
-		f, err := os.Create(filepath.Join(cfg.profileDir, fmt.Sprintf("hoist-cpu-run%d.pprof", n)))
+		f, err := os.Create(filepath.Join(cfg.profileDir, fmt.Sprintf("hoist-%s-run%d.pprof", name, n)))
 		if err != nil {
-			hoistErr = err
-			return
+			return err
 		}
 		_, err = io.Copy(f, resp.Body)
-		hoistErr = errors.Join(err, f.Close())
-	})
+		return errors.Join(err, f.Close())
+	}
+	var hoistErr, allocsErr error
+	wg.Go(func() { hoistErr = fetch("profile", "cpu") })
+	wg.Go(func() { allocsErr = fetch("allocs", "allocs") })
 	var traceErr error
 	wg.Go(func() {
 		// One second of Hoist's execution trace from the middle of the window.
@@ -397,7 +399,7 @@ func startProfiles(cfg *Config, pprofAddr string, n int, measureStart time.Time)
 		pprof.StopCPUProfile()
 		clientErr = f.Close()
 	})
-	return func() error { wg.Wait(); return errors.Join(hoistErr, traceErr, clientErr) }
+	return func() error { wg.Wait(); return errors.Join(hoistErr, allocsErr, traceErr, clientErr) }
 }
 
 // setupFleetIQ creates the group, waits for it to be ACTIVE and registers
