@@ -29,6 +29,25 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestConformanceBuffered runs the suite writing through the page cache
+// (the journal's mode where O_DIRECT is not available).
+func TestConformanceBuffered(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s, err := Open(t.TempDir(), Options{BufferedWrites: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// forWriteModes runs test with the default options (direct writes where
+// the file system takes them) and with BufferedWrites.
+func forWriteModes(t *testing.T, test func(t *testing.T, opts Options)) {
+	t.Run("default", func(t *testing.T) { test(t, Options{}) })
+	t.Run("buffered", func(t *testing.T) { test(t, Options{BufferedWrites: true}) })
+}
+
 // TestConformanceSnapshotting runs the suite with a snapshot every few
 // kilobytes, so that rotations happen while it runs.
 func TestConformanceSnapshotting(t *testing.T) {
@@ -88,9 +107,11 @@ func TestOpenLocked(t *testing.T) {
 
 // TestReopen: records, Seq and leases survive Close and Open, and Seq keeps
 // growing even when the newest record was deleted.
-func TestReopen(t *testing.T) {
+func TestReopen(t *testing.T) { forWriteModes(t, testReopen) }
+
+func testReopen(t *testing.T, opts Options) {
 	dir := t.TempDir()
-	s := openDir(t, dir, Options{})
+	s := openDir(t, dir, opts)
 	put(t, s, "a", "1")
 	put(t, s, "b", "2")
 	var seqB int64
@@ -112,7 +133,7 @@ func TestReopen(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = openDir(t, dir, Options{})
+	s = openDir(t, dir, opts)
 	if got := contents(t, s); !maps.Equal(got, map[string]string{"a": "1"}) {
 		t.Fatalf("after reopen: %v", got)
 	}
@@ -134,9 +155,12 @@ func TestReopen(t *testing.T) {
 // TestSnapshots: with small journal files, random writes roll over many
 // generations; after reopening, the state is exactly what was written and
 // only the newest generation's files are left.
-func TestSnapshots(t *testing.T) {
+func TestSnapshots(t *testing.T) { forWriteModes(t, testSnapshots) }
+
+func testSnapshots(t *testing.T, opts Options) {
 	dir := t.TempDir()
-	s := openDir(t, dir, Options{SnapshotBytes: 8 << 10})
+	opts.SnapshotBytes = 8 << 10
+	s := openDir(t, dir, opts)
 	model := map[string]string{}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 3000 {
@@ -163,7 +187,7 @@ func TestSnapshots(t *testing.T) {
 	if gen < 10 {
 		t.Fatalf("only %d generations: no rotation to test", gen)
 	}
-	s = openDir(t, dir, Options{SnapshotBytes: 8 << 10})
+	s = openDir(t, dir, opts)
 	if got := contents(t, s); !maps.Equal(got, model) {
 		t.Fatalf("after reopen: %d records, want %d", len(got), len(model))
 	}
@@ -176,12 +200,14 @@ func TestSnapshots(t *testing.T) {
 // TestTornTail: bytes of a batch whose write a crash interrupted follow the
 // last entry. Open keeps every whole entry, clears the rest, and later
 // writes and reopens work.
-func TestTornTail(t *testing.T) {
+func TestTornTail(t *testing.T) { forWriteModes(t, testTornTail) }
+
+func testTornTail(t *testing.T, opts Options) {
 	dir := t.TempDir()
-	s := openDir(t, dir, Options{})
+	s := openDir(t, dir, opts)
 	put(t, s, "a", "1")
 	put(t, s, "b", "2")
-	end := s.size
+	end := s.out.size
 	path := filepath.Join(dir, fileName(journalPrefix, s.gen))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -201,7 +227,7 @@ func TestTornTail(t *testing.T) {
 	}
 	f.Close()
 
-	s = openDir(t, dir, Options{})
+	s = openDir(t, dir, opts)
 	if got := contents(t, s); !maps.Equal(got, map[string]string{"a": "1", "b": "2"}) {
 		t.Fatalf("after a torn tail: %v", got)
 	}
@@ -209,7 +235,7 @@ func TestTornTail(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = openDir(t, dir, Options{})
+	s = openDir(t, dir, opts)
 	if got := contents(t, s); !maps.Equal(got, map[string]string{"a": "1", "b": "2", "c": "3"}) {
 		t.Fatalf("after writing over the torn tail: %v", got)
 	}
@@ -260,7 +286,7 @@ func TestDamageBeforeTheEnd(t *testing.T) {
 func TestWriteFailure(t *testing.T) {
 	s := openDir(t, t.TempDir(), Options{})
 	put(t, s, "kept", "1")
-	_ = s.file.Close() // every later write fails
+	_ = s.out.f.Close() // every later write fails
 	err := s.Update(context.Background(), func(tx store.Tx) error {
 		return tx.Put(context.Background(), store.Record{Kind: "K", ID: "lost"})
 	})

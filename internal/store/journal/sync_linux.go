@@ -16,3 +16,13 @@ func datasync(f *os.File) error {
 		}
 	}
 }
+
+// openDirect opens path for direct, synchronous writes: O_DIRECT|O_DSYNC.
+// It fails where the file system does not take O_DIRECT.
+func openDirect(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|unix.O_DIRECT|unix.O_DSYNC, 0)
+}
+
+// errInvalid is what a direct write whose alignment the device refuses
+// fails with.
+var errInvalid error = unix.EINVAL
