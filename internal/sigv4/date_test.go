@@ -21,3 +21,18 @@ func FuzzParseAmzDate(f *testing.F) {
 		}
 	})
 }
+
+// FuzzValidScopeDate: validScopeDate agrees with time.Parse(DateFormat) on
+// strings of DateFormat's length, and rejects every other length.
+func FuzzValidScopeDate(f *testing.F) {
+	for _, s := range []string{"20261123", "20240229", "20230229", "20261323", "20261100", "00000101", "2026-112",
+		"2026112", "202611231", "19000229", "20000229", "20261131", "20261231"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_, err := time.Parse(DateFormat, s)
+		if want := err == nil && len(s) == len(DateFormat); validScopeDate(s) != want {
+			t.Fatalf("validScopeDate(%q) = %v; time.Parse: %v", s, !want, err)
+		}
+	})
+}

@@ -133,20 +133,50 @@ func parseAuthorization(f Flavour, v string) (Authorization, *Error) {
 // four scope parts are the last four, so an access key ID holding "/"
 // still parses.
 func parseCredential(f Flavour, cred string, a *Authorization) *Error {
-	parts := strings.Split(cred, "/")
-	n := len(parts)
-	if n < 5 || parts[n-1] != terminator || parts[n-2] == "" || parts[n-3] == "" {
+	// <access key ID>/<date>/<region>/<service>/aws4_request, where the
+	// access key ID may itself hold slashes: cut four fields off the end.
+	var fields [4]string // date, region, service, terminator
+	rest := cred
+	for i := 3; i >= 0; i-- {
+		j := strings.LastIndexByte(rest, '/')
+		if j < 0 {
+			return newError(f, KindMalformed, "The Credential parameter must be <access key ID>/<yyyymmdd>/<region>/<service>/aws4_request.")
+		}
+		fields[i], rest = rest[j+1:], rest[:j]
+	}
+	if fields[3] != terminator || fields[2] == "" || fields[1] == "" {
 		return newError(f, KindMalformed, "The Credential parameter must be <access key ID>/<yyyymmdd>/<region>/<service>/aws4_request.")
 	}
-	a.AccessKeyID = strings.Join(parts[:n-4], "/")
-	a.Date, a.Region, a.Service = parts[n-4], parts[n-3], parts[n-2]
+	a.AccessKeyID = rest
+	a.Date, a.Region, a.Service = fields[0], fields[1], fields[2]
 	if a.AccessKeyID == "" {
 		return newError(f, KindMalformed, "The Credential parameter lacks the access key ID.")
 	}
-	if _, err := time.Parse(DateFormat, a.Date); err != nil || len(a.Date) != len(DateFormat) {
+	if !validScopeDate(a.Date) {
 		return errorf(f, KindMalformed, "The Credential parameter's date %q is not yyyymmdd.", clip(a.Date))
 	}
 	return nil
+}
+
+// validScopeDate reports whether s is a date in DateFormat (yyyymmdd), as
+// time.Parse(DateFormat, s) with len(s) == 8 would, without its cost.
+func validScopeDate(s string) bool {
+	if len(s) != len(DateFormat) {
+		return false
+	}
+	n := 0
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	year, month, day := n/10000, n/100%100, n%100
+	if month < 1 || month > 12 || day < 1 {
+		return false
+	}
+	// The last day of month: day 0 of the next one.
+	return day <= time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
 // validHeaderName reports whether s is a non-empty lower-case HTTP token.
