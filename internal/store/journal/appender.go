@@ -155,8 +155,8 @@ func alignedBuf(n int, keep []byte) []byte {
 }
 
 // zeros is written to grow journal files; its memory is aligned, for
-// direct writes.
-var zeros = alignedBuf(256<<10, nil)
+// direct writes, each of which is also a flush: 4 per growth of 4 MiB.
+var zeros = alignedBuf(1<<20, nil)
 
 // writeZeros writes n zero bytes to f at off (through the page cache).
 func writeZeros(f *os.File, off, n int64) error {
