@@ -84,6 +84,9 @@ func (a *appender) append(data []byte) error {
 	start := a.size &^ (dioBlock - 1)
 	end := alignUp(a.size + int64(len(data)))
 	if err := a.grow(end); err != nil {
+		if errors.Is(err, errInvalid) {
+			return a.fallBack(data) // as below
+		}
 		return err
 	}
 	n, head := int(end-start), int(a.size-start)
