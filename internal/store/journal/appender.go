@@ -43,19 +43,17 @@ type appender struct {
 // are zeros; tail is the file's content from the last block boundary at or
 // before size up to size. It takes f: from now on, close closes it. With
 // buffered, it writes through the page cache even where direct writes work.
-func (a *appender) open(path string, f *os.File, size, alloc int64, tail []byte, buffered bool) {
+func (a *appender) open(f *os.File, size, alloc int64, tail []byte, buffered bool) {
 	a.f, a.size, a.alloc, a.direct = f, size, alloc, false
 	if buffered {
 		return
 	}
-	d, err := openDirect(path)
+	d, err := openDirect(f.Name())
 	if err != nil {
 		return
 	}
 	_ = f.Close()
-	a.f, a.direct = d, true
-	a.buf = alignedBuf(2*dioBlock, nil)
-	copy(a.buf, tail)
+	a.f, a.direct, a.buf = d, true, alignedBuf(2*dioBlock, tail)
 }
 
 // close closes the file.
@@ -133,12 +131,8 @@ func (a *appender) grow(end int64) error {
 		from = alignUp(from)
 	}
 	to := max(from+preallocate, alignUp(end))
-	for off := from; off < to; {
-		k := min(to-off, int64(len(zeros)))
-		if _, err := a.f.WriteAt(zeros[:k], off); err != nil {
-			return err
-		}
-		off += k
+	if err := writeZeros(a.f, from, to-from); err != nil {
+		return err
 	}
 	a.alloc = to // durable with the batch: the fdatasync after it, or O_DSYNC
 	return nil
@@ -161,7 +155,8 @@ func alignedBuf(n int, keep []byte) []byte {
 // direct writes, each of which is also a flush: 4 per growth of 4 MiB.
 var zeros = alignedBuf(1<<20, nil)
 
-// writeZeros writes n zero bytes to f at off (through the page cache).
+// writeZeros writes n zero bytes to f at off (with f's writes: buffered or
+// direct, where off and n must then be block-aligned).
 func writeZeros(f *os.File, off, n int64) error {
 	for n > 0 {
 		k := min(n, int64(len(zeros)))

@@ -211,7 +211,7 @@ func (s *Store) replay(g uint64, last bool) error {
 		}
 	}
 	s.gen = g
-	s.out.open(path, f, end, int64(len(data)), data[end&^(dioBlock-1):end], s.opts.BufferedWrites)
+	s.out.open(f, end, int64(len(data)), data[end&^(dioBlock-1):end], s.opts.BufferedWrites)
 	s.log.Info("journal: replayed", "file", filepath.Base(path), "entries", entries)
 	return nil
 }
@@ -242,7 +242,7 @@ func (s *Store) createJournal(g uint64) error {
 	}
 	_ = s.out.close()
 	s.gen = g
-	s.out.open(path, f, int64(len(journalMagic)), preallocate, journalMagic, s.opts.BufferedWrites)
+	s.out.open(f, int64(len(journalMagic)), preallocate, journalMagic, s.opts.BufferedWrites)
 	return nil
 }
 
