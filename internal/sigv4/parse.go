@@ -132,6 +132,9 @@ func parseAuthorization(f Flavour, v string) (Authorization, *Error) {
 // parseCredential parses AKID/date/region/service/aws4_request into a. The
 // four scope parts are the last four, so an access key ID holding "/"
 // still parses.
+// credentialForm is the message for a Credential that does not parse.
+const credentialForm = "The Credential parameter must be <access key ID>/<yyyymmdd>/<region>/<service>/aws4_request."
+
 func parseCredential(f Flavour, cred string, a *Authorization) *Error {
 	// <access key ID>/<date>/<region>/<service>/aws4_request, where the
 	// access key ID may itself hold slashes: cut four fields off the end.
@@ -140,12 +143,12 @@ func parseCredential(f Flavour, cred string, a *Authorization) *Error {
 	for i := 3; i >= 0; i-- {
 		j := strings.LastIndexByte(rest, '/')
 		if j < 0 {
-			return newError(f, KindMalformed, "The Credential parameter must be <access key ID>/<yyyymmdd>/<region>/<service>/aws4_request.")
+			return newError(f, KindMalformed, credentialForm)
 		}
 		fields[i], rest = rest[j+1:], rest[:j]
 	}
 	if fields[3] != terminator || fields[2] == "" || fields[1] == "" {
-		return newError(f, KindMalformed, "The Credential parameter must be <access key ID>/<yyyymmdd>/<region>/<service>/aws4_request.")
+		return newError(f, KindMalformed, credentialForm)
 	}
 	a.AccessKeyID = rest
 	a.Date, a.Region, a.Service = fields[0], fields[1], fields[2]
