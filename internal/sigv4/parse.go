@@ -129,12 +129,12 @@ func parseAuthorization(f Flavour, v string) (Authorization, *Error) {
 	return a, nil
 }
 
-// parseCredential parses AKID/date/region/service/aws4_request into a. The
-// four scope parts are the last four, so an access key ID holding "/"
-// still parses.
 // credentialForm is the message for a Credential that does not parse.
 const credentialForm = "The Credential parameter must be <access key ID>/<yyyymmdd>/<region>/<service>/aws4_request."
 
+// parseCredential parses AKID/date/region/service/aws4_request into a. The
+// four scope parts are the last four, so an access key ID holding "/"
+// still parses.
 func parseCredential(f Flavour, cred string, a *Authorization) *Error {
 	// <access key ID>/<date>/<region>/<service>/aws4_request, where the
 	// access key ID may itself hold slashes: cut four fields off the end.
