@@ -93,7 +93,7 @@ func (a *appender) append(data []byte) error {
 	}
 	copy(a.buf[head:], data)
 	clear(a.buf[head+len(data) : n])
-	if _, err := a.f.WriteAt(a.buf[:n], start); err != nil {
+	if err := writeHoldingP(a.f, a.buf[:n], start); err != nil {
 		if errors.Is(err, errInvalid) {
 			// The file system or device takes no direct writes of this
 			// alignment (nothing was written): go on through the page cache.

@@ -109,6 +109,7 @@ type Store struct {
 	gen      uint64         // its generation
 	snapping sync.WaitGroup // a snapshot being written
 	snapBusy atomic.Bool
+	direct   atomic.Bool // out.direct, for DirectWrites
 
 	gate   store.Gate    // Updates, Views and Leases in progress
 	stop   chan struct{} // closed by Close once the gate is empty
@@ -157,6 +158,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.leasesDirty = true
 	s.durable.Store(s.cut())
+	s.direct.Store(s.out.direct)
 	go s.run()
 	s.log.Info("journal: store opened", "dir", abs, "generation", s.gen, "kinds", len(s.tables),
 		"direct_writes", s.out.direct,
@@ -445,7 +447,12 @@ func (s *Store) sync(j *job) {
 	if err == nil && s.out.size >= s.opts.SnapshotBytes && !s.snapBusy.Load() {
 		s.rotate(j.snap)
 	}
+	s.direct.Store(s.out.direct)
 }
+
+// DirectWrites reports whether the journal is being written with
+// O_DIRECT|O_DSYNC (and writeHoldingP) rather than through the page cache.
+func (s *Store) DirectWrites() bool { return s.direct.Load() }
 
 // Stats are counters since Open.
 type Stats struct {
