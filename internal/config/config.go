@@ -23,7 +23,11 @@ type Config struct {
 	DataDir string
 	// Store is the embedded store backend: StoreJournal, StoreSQLite, or
 	// "" to choose by what the data directory holds (see Server).
-	Store           string
+	Store string
+	// JournalWrites is how the journal store writes: JournalDirect (the
+	// default: O_DIRECT|O_DSYNC where the file system allows it) or
+	// JournalBuffered (through the page cache, and fdatasync).
+	JournalWrites   string
 	Region          string
 	Account         string
 	InstanceIP      string
@@ -87,6 +91,9 @@ const (
 	StoreJournal = "journal"
 	// StoreSQLite is the SQLite store.
 	StoreSQLite = "sqlite"
+	// JournalDirect and JournalBuffered are the values of --journal-writes.
+	JournalDirect   = "direct"
+	JournalBuffered = "buffered"
 )
 
 // Parse reads flags (args, without the program and subcommand names) and the
@@ -105,6 +112,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (*Config
 	fs.StringVar(&c.TLSAddr, "tls-addr", env("HOIST_TLS_ADDR", DefaultTLSAddr), "the same routes over TLS (wss for the SDK); empty disables ($HOIST_TLS_ADDR)")
 	fs.StringVar(&c.DataDir, "data-dir", env("HOIST_DATA_DIR", DefaultDataDir), "where Hoist keeps its store, builds, instances and CA ($HOIST_DATA_DIR)")
 	fs.StringVar(&c.Store, "store", env("HOIST_STORE", ""), "embedded store: journal (the default for a new data directory) or sqlite ($HOIST_STORE; see docs/configuration.md)")
+	fs.StringVar(&c.JournalWrites, "journal-writes", env("HOIST_JOURNAL_WRITES", JournalDirect), "journal store writes: direct (O_DIRECT|O_DSYNC where possible) or buffered (page cache and fdatasync) ($HOIST_JOURNAL_WRITES; see docs/configuration.md)")
 	fs.StringVar(&c.Region, "region", env("HOIST_REGION", DefaultRegion), "the region in ARNs and the fleets' home location ($HOIST_REGION)")
 	fs.StringVar(&c.Account, "account", env("HOIST_ACCOUNT", DefaultAccount), "the account ID in ARNs ($HOIST_ACCOUNT)")
 	fs.StringVar(&c.InstanceIP, "instance-ip", env("HOIST_INSTANCE_IP", "127.0.0.1"), "IP address reported for instances and game sessions ($HOIST_INSTANCE_IP)")
@@ -160,6 +168,11 @@ func (c *Config) check() error {
 	case "", StoreJournal, StoreSQLite:
 	default:
 		return fmt.Errorf("--store %q: want %s or %s", c.Store, StoreJournal, StoreSQLite)
+	}
+	switch c.JournalWrites {
+	case "", JournalDirect, JournalBuffered:
+	default:
+		return fmt.Errorf("--journal-writes %q: want %s or %s", c.JournalWrites, JournalDirect, JournalBuffered)
 	}
 	if c.PprofAddr != "" && !IsLoopback(c.PprofAddr) {
 		return fmt.Errorf("--pprof-addr %s: the profiling endpoint listens on loopback addresses only", c.PprofAddr)

@@ -57,8 +57,19 @@ func TestParse(t *testing.T) {
 				t.Errorf("Store = %q", c.Store)
 			}
 		}},
-		"unknown store refused":   {args: []string{"--store", "mongo"}, wantErr: `--store "mongo"`},
-		"pprof elsewhere refused": {env: map[string]string{"HOIST_PPROF_ADDR": "0.0.0.0:6060", "HOIST_CREDENTIALS": "AK:x"}, wantErr: "loopback addresses only"},
+		"unknown store refused": {args: []string{"--store", "mongo"}, wantErr: `--store "mongo"`},
+		"journal writes from env": {env: map[string]string{"HOIST_JOURNAL_WRITES": "buffered"}, check: func(t *testing.T, c *Config) {
+			if c.JournalWrites != JournalBuffered {
+				t.Errorf("JournalWrites = %q", c.JournalWrites)
+			}
+		}},
+		"journal writes default": {check: func(t *testing.T, c *Config) {
+			if c.JournalWrites != JournalDirect {
+				t.Errorf("JournalWrites = %q", c.JournalWrites)
+			}
+		}},
+		"unknown journal writes refused": {args: []string{"--journal-writes", "async"}, wantErr: `--journal-writes "async"`},
+		"pprof elsewhere refused":        {env: map[string]string{"HOIST_PPROF_ADDR": "0.0.0.0:6060", "HOIST_CREDENTIALS": "AK:x"}, wantErr: "loopback addresses only"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

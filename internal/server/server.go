@@ -358,7 +358,7 @@ func openStore(cfg *config.Config, log *slog.Logger) (store.Store, error) {
 	if kind == config.StoreSQLite {
 		return sqlite.Open(sqlitePath, sqlite.Options{Logger: log})
 	}
-	return journal.Open(journalDir, journal.Options{Logger: log})
+	return journal.Open(journalDir, journal.Options{Logger: log, BufferedWrites: cfg.JournalWrites == config.JournalBuffered})
 }
 
 func exists(path string) bool {

@@ -272,3 +272,16 @@ func TestOpenStoreChoice(t *testing.T) {
 		t.Errorf("data directory with both stores: %T, want the journal store", st)
 	}
 }
+
+// TestOpenStoreJournalWrites: --journal-writes buffered keeps the journal
+// out of direct writes (and so GOMAXPROCS where the runtime put it).
+func TestOpenStoreJournalWrites(t *testing.T) {
+	st, err := openStore(&config.Config{DataDir: t.TempDir(), JournalWrites: config.JournalBuffered}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if st.(*journal.Store).DirectWrites() {
+		t.Error("--journal-writes buffered: the journal writes directly")
+	}
+}

@@ -362,3 +362,25 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// TestDirectWritesReported: DirectWrites says how the journal is written,
+// after writes too.
+func TestDirectWritesReported(t *testing.T) {
+	forWriteModes(t, func(t *testing.T, opts Options) {
+		s := openDir(t, t.TempDir(), opts)
+		want := s.out.direct // read before any write: the syncer is idle
+		if opts.BufferedWrites && want {
+			t.Fatal("BufferedWrites, yet the journal was opened for direct writes")
+		}
+		for i := range 3 {
+			if err := s.Update(t.Context(), func(tx store.Tx) error {
+				return tx.Put(t.Context(), store.Record{Kind: "k", ID: fmt.Sprint(i), Data: []byte("{}")})
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.DirectWrites(); got != want {
+				t.Fatalf("DirectWrites() = %v after write %d, want %v", got, i, want)
+			}
+		}
+	})
+}
