@@ -38,9 +38,15 @@ var errInvalid error = unix.EINVAL
 // process, the syncer then waits for one to come free before it can
 // acknowledge the batch (docs/performance.md). Holding it instead costs the
 // process that P for the write's duration, which is why Hoist runs with one
-// P more than it has CPUs (internal/server). Used for direct writes only;
-// a write through the page cache can block on memory and goes the usual way.
+// P more than the runtime would choose (internal/server). Used for direct
+// writes only; a write through the page cache can block on memory and goes
+// the usual way. On 32-bit systems, where pwrite64 takes its offset in two
+// registers, it is an ordinary WriteAt.
 func writeHoldingP(f *os.File, b []byte, off int64) error {
+	if unsafe.Sizeof(uintptr(0)) < 8 {
+		_, err := f.WriteAt(b, off)
+		return err
+	}
 	fd := f.Fd()
 	for len(b) > 0 {
 		n, _, errno := syscall.RawSyscall6(syscall.SYS_PWRITE64, fd,
