@@ -10,8 +10,8 @@ import (
 	"github.com/hoistgg/hoist/internal/store"
 )
 
-// ClaimGameServer claims an available game server for 60 seconds (see
-// order.go for which one), or the game server GameServerId names. A claim
+// ClaimGameServer claims an available game server for 60 seconds (the
+// order is stated as pure functions in order_test.go), or the game server GameServerId names. A claim
 // that finds nothing available first releases the group's expired claims,
 // then answers OutOfCapacityException.
 func (s *Service) ClaimGameServer(ctx context.Context, in *api.ClaimGameServerInput) (*api.ClaimGameServerOutput, error) {
@@ -82,7 +82,7 @@ func checkClaimable(nameOrARN string, st groupState) error {
 	return nil
 }
 
-// place finds the game server a claim takes, in order.go's order: for each
+// place finds the game server a claim takes, in the order order_test.go states: for each
 // usable status, the busiest instance with an available game server, then
 // its oldest available game server. Two indexed reads of one row each.
 func place(ctx context.Context, tx store.Tx, group string, statuses []api.GameServerInstanceStatus) (*serverRec, *instanceRec, error) {
@@ -195,4 +195,22 @@ func releaseClaims(ctx context.Context, tx store.Tx, recs []store.Record, now ti
 		n++
 	}
 	return n, nil
+}
+
+// claimStatuses returns the instance statuses a claim may use, in the order
+// they are tried. Without a filter only ACTIVE instances are used; a filter
+// must contain ACTIVE and may add DRAINING, which is tried after ACTIVE.
+// SPOT_TERMINATING instances are never used.
+func claimStatuses(filter *api.ClaimFilterOption) ([]api.GameServerInstanceStatus, error) {
+	if filter == nil || len(filter.InstanceStatuses) == 0 {
+		return []api.GameServerInstanceStatus{api.GameServerInstanceStatusActive}, nil
+	}
+	if !slices.Contains(filter.InstanceStatuses, api.FilterInstanceStatusActive) {
+		return nil, api.NewInvalidRequestException("FilterOption.InstanceStatuses must contain ACTIVE")
+	}
+	out := []api.GameServerInstanceStatus{api.GameServerInstanceStatusActive}
+	if slices.Contains(filter.InstanceStatuses, api.FilterInstanceStatusDraining) {
+		out = append(out, api.GameServerInstanceStatusDraining)
+	}
+	return out, nil
 }

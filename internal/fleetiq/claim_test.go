@@ -167,7 +167,7 @@ func TestClaimExpiry(t *testing.T) {
 }
 
 // TestIndexFollowsOrder drives claims against random groups and checks each
-// claimed game server against the pure order of order.go.
+// claimed game server against the pure order of order_test.go.
 func TestIndexFollowsOrder(t *testing.T) {
 	for seed := range uint64(8) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
@@ -184,7 +184,7 @@ func TestIndexFollowsOrder(t *testing.T) {
 				}
 				mi := m[inst]
 				mi.free = append(mi.free, &serverRec{ID: id, Registered: ms(h.clock.Now())})
-				slices.SortFunc(mi.free, func(a, b *serverRec) int { // claim order, per order.go
+				slices.SortFunc(mi.free, func(a, b *serverRec) int { // claim order, per order_test.go
 					if serverBefore(a, b) {
 						return -1
 					}

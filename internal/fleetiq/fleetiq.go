@@ -22,8 +22,8 @@
 // available game server, its Rank how busy it is. So a claim is two indexed
 // reads of one row each: the best instance (List Key "ACTIVE/1" by Rank
 // descending, Limit 1) and its oldest available game server (List Key
-// "A/<instance>" by Rank ascending, Limit 1). order.go states the order as a
-// pure function; the tests check that the index follows it.
+// "A/<instance>" by Rank ascending, Limit 1). order_test.go states the order as
+// a pure function (a test oracle); the tests check that the index follows it.
 //
 // Claims end lazily: a claim older than 60 seconds reads as unclaimed, a
 // specific claim or an update takes it over at once, a claim that finds

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/arn"
+	"github.com/hoistgg/hoist/internal/clocktest"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/journal"
 	"github.com/hoistgg/hoist/internal/tags"
@@ -26,30 +26,12 @@ const (
 // t0 is the fake clock's start: the seed sample's RegistrationTime.
 var t0 = time.UnixMilli(1580218197293).UTC()
 
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // harness is a Service over a real SQLite store with a fake clock.
 type harness struct {
 	t     testing.TB
 	ctx   context.Context
 	st    store.Store
-	clock *fakeClock
+	clock *clocktest.Clock
 	tags  *tags.Service
 	svc   *Service
 }
@@ -62,7 +44,7 @@ func newHarness(t testing.TB, edit func(*Config)) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h := &harness{t: t, ctx: context.Background(), st: st, clock: &fakeClock{t: t0}, tags: tags.New(st)}
+	h := &harness{t: t, ctx: context.Background(), st: st, clock: clocktest.New(t0), tags: tags.New(st)}
 	cfg := Config{Store: st, ARNs: arn.Builder{Region: "us-west-2", Account: "123456789012"},
 		Tags: h.tags, Now: h.clock.Now}
 	if edit != nil {

@@ -3,8 +3,6 @@ package protocol
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/ids"
 )
 
 // DefaultMaxBodyBytes bounds a request body when Options.MaxBodyBytes is 0.
@@ -66,7 +65,7 @@ func NewHandler(svc api.Service, opts Options) http.Handler {
 		h.maxBody = DefaultMaxBodyBytes
 	}
 	if h.newID == nil {
-		h.newID = NewRequestID
+		h.newID = ids.UUID
 	}
 	return h
 }
@@ -78,22 +77,6 @@ type requestIDKey struct{}
 func RequestID(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey{}).(string)
 	return id
-}
-
-// NewRequestID returns a random version 4 UUID, the form of AWS request IDs.
-func NewRequestID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand since Go 1.24)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	hex.Encode(s[9:13], b[4:6])
-	hex.Encode(s[14:18], b[6:8])
-	hex.Encode(s[19:23], b[8:10])
-	hex.Encode(s[24:], b[10:])
-	s[8], s[13], s[18], s[23] = '-', '-', '-', '-'
-	return string(s[:])
 }
 
 // codec is one wire protocol's encoding.

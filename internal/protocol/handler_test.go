@@ -1,21 +1,6 @@
 package protocol
 
-import (
-	"regexp"
-	"testing"
-)
-
-func TestNewRequestID(t *testing.T) {
-	uuid4 := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-	seen := make(map[string]bool)
-	for range 1000 {
-		id := NewRequestID()
-		if !uuid4.MatchString(id) || seen[id] {
-			t.Fatalf("request ID %q: not a fresh UUID v4", id)
-		}
-		seen[id] = true
-	}
-}
+import "testing"
 
 func TestCBORErrorType(t *testing.T) {
 	tests := map[string]string{
