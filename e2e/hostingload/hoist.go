@@ -6,18 +6,10 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -27,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/hoistgg/hoist/e2e/hoisttest"
+	"github.com/hoistgg/hoist/e2e/loadreport"
 )
 
 // poll is the interval of every wait that polls the API (not a stand-in
@@ -35,14 +28,11 @@ import (
 const poll = 100 * time.Millisecond
 
 // hoist is a running Hoist process, started with the e2e credentials
-// (every signature is verified), a new data directory and loopback ports.
+// (every signature is verified), a new data directory and loopback ports,
+// the way the e2e tests start it (hoisttest.Launch).
 type hoist struct {
-	url     string // http://127.0.0.1:port
-	sdkURL  string // ws://127.0.0.1:port/sdk
+	*hoisttest.Process
 	dataDir string
-	cmd     *exec.Cmd
-	out     *syncBuffer
-	done    chan struct{}
 	dir     string // temporary directory removed by stop
 	gl      *gl.Client
 }
@@ -53,113 +43,35 @@ func startHoist(bin, parentDir string, extra []string) (*hoist, error) {
 	if err != nil {
 		return nil, err
 	}
-	ready := filepath.Join(dir, "ready.json")
-	h := &hoist{dataDir: filepath.Join(dir, "data"), out: &syncBuffer{}, done: make(chan struct{}), dir: dir}
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--tls-addr", "",
-		"--data-dir", h.dataDir, "--region", hoisttest.Region, "--account", hoisttest.Account}, extra...)
-	h.cmd = exec.Command(bin, args...)
-	h.cmd.Env = append(os.Environ(), "HOIST_READY_FILE="+ready,
-		"HOIST_CREDENTIALS="+hoisttest.AccessKeyID+":"+hoisttest.SecretAccessKey)
-	h.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	h.cmd.Stdout, h.cmd.Stderr = h.out, h.out
-	if err := h.cmd.Start(); err != nil {
+	h := &hoist{dataDir: filepath.Join(dir, "data"), dir: dir}
+	p, err := hoisttest.Launch("hoist", bin, append(hoisttest.ServeArgs(h.dataDir, false), extra...), hoisttest.CredentialsEnv(), dir)
+	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	go func() { _ = h.cmd.Wait(); close(h.done) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if b, err := os.ReadFile(ready); err == nil {
-			var addrs struct {
-				Addr string `json:"addr"`
-			}
-			if json.Unmarshal(b, &addrs) == nil && addrs.Addr != "" {
-				h.url = "http://" + addrs.Addr
-				h.sdkURL = "ws://" + addrs.Addr + "/sdk"
-				h.gl = hoisttest.NewV2(h.url, hoisttest.AccessKeyID, hoisttest.SecretAccessKey)
-				return h, nil
-			}
-		}
-		select {
-		case <-h.done:
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("hoist exited before serving:\n%s", h.out.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			h.stop()
-			return nil, fmt.Errorf("hoist did not serve within 60s:\n%s", h.out.String())
-		}
-	}
+	h.Process = p
+	h.gl = hoisttest.NewV2(h.URL, hoisttest.AccessKeyID, hoisttest.SecretAccessKey)
+	return h, nil
 }
 
-func (h *hoist) pid() int { return h.cmd.Process.Pid }
+func (h *hoist) pid() int { return h.PID() }
 
 // stop sends SIGTERM and waits for Hoist to end its server processes and
 // exit (SIGKILL to its group after 2 minutes), then removes its data.
 func (h *hoist) stop() error {
-	var err error
-	select {
-	case <-h.done:
-	default:
-		_ = h.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-h.done:
-		case <-time.After(2 * time.Minute):
-			_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
-			<-h.done
-			err = errors.New("hoist did not stop within 2 minutes of SIGTERM")
-		}
-	}
+	err := h.Stop(2 * time.Minute)
 	_ = os.RemoveAll(h.dir)
 	return err
 }
 
 // logTail returns the last lines of Hoist's log (for errors).
-func (h *hoist) logTail(lines int) string {
-	ls := strings.Split(h.out.String(), "\n")
-	if len(ls) > lines {
-		ls = ls[len(ls)-lines:]
-	}
-	return strings.Join(ls, "\n")
-}
-
-// --- binaries ---
-
-// moduleRoot returns the directory of the go.mod enclosing the working
-// directory.
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", errors.New("run the load program inside the Hoist module (go run ./e2e/hostingload), or pass -hoist")
-	}
-	return filepath.Dir(mod), nil
-}
-
-// goBuild builds pkg (./cmd/hoist, ./e2e/gameserver) of the module into out.
-func goBuild(pkg, out string, flags ...string) error {
-	root, err := moduleRoot()
-	if err != nil {
-		return err
-	}
-	args := append(append([]string{"build"}, flags...), "-o", out, pkg)
-	cmd := exec.Command("go", args...)
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
-	}
-	return nil
-}
+func (h *hoist) logTail(lines int) string { return h.LogTail(lines) }
 
 // gameServerArchive builds e2e/gameserver (as the hosting tests do) and
 // returns a zip archive holding it as `gameserver`.
 func gameServerArchive(dir string) ([]byte, error) {
 	bin := filepath.Join(dir, "gameserver")
-	if err := goBuild("./e2e/gameserver", bin, "-ldflags=-s -w"); err != nil {
+	if err := hoisttest.GoBuild("./e2e/gameserver", bin, "-ldflags=-s -w"); err != nil {
 		return nil, err
 	}
 	data, err := os.ReadFile(bin)
@@ -216,7 +128,7 @@ func (h *hoist) uploadBuild(ctx context.Context, archive []byte) (string, error)
 		return "", fmt.Errorf("CreateBuild: %w", err)
 	}
 	id, c := aws.ToString(out.Build.BuildId), out.UploadCredentials
-	s3c := s3.New(s3.Options{Region: hoisttest.Region, BaseEndpoint: aws.String(h.url), UsePathStyle: true,
+	s3c := s3.New(s3.Options{Region: hoisttest.Region, BaseEndpoint: aws.String(h.URL), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(aws.ToString(c.AccessKeyId), aws.ToString(c.SecretAccessKey),
 			aws.ToString(c.SessionToken)), RetryMaxAttempts: 1})
 	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: out.StorageLocation.Bucket, Key: out.StorageLocation.Key,
@@ -349,59 +261,19 @@ func (h *hoist) anywhereCompute(ctx context.Context, location, compute string) (
 
 // --- profiles ---
 
-// freeLoopbackAddr returns a loopback address with a port free right now.
-func freeLoopbackAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
 // profiles fetches, through Hoist's --pprof-addr listener, a CPU profile
 // of the next d (to prefix.pprof) and one second of execution trace from
 // the middle of it (to prefix.trace). It runs in the background; the
 // returned function waits for both.
 func profiles(pprofAddr string, d time.Duration, prefix string) func() error {
-	fetch := func(url, path string, after time.Duration) error {
-		time.Sleep(after) // the trace is taken from the middle of the window
-		resp, err := http.Get(url)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(f, resp.Body)
-		return errors.Join(err, f.Close())
-	}
+	now := time.Now()
 	errc := make(chan error, 2)
 	go func() {
 		secs := max(1, int(d.Seconds()))
-		errc <- fetch(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, secs), prefix+".pprof", 0)
+		errc <- loadreport.FetchProfile(pprofAddr, "profile", fmt.Sprintf("seconds=%d", secs), now, prefix+".pprof")
 	}()
 	go func() {
-		errc <- fetch(fmt.Sprintf("http://%s/debug/pprof/trace?seconds=1", pprofAddr), prefix+".trace", max(0, d/2-time.Second/2))
+		errc <- loadreport.FetchProfile(pprofAddr, "trace", "seconds=1", now.Add(max(0, d/2-time.Second/2)), prefix+".trace")
 	}()
 	return func() error { return errors.Join(<-errc, <-errc) }
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -32,7 +32,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -44,6 +43,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hoistgg/hoist/e2e/hoisttest"
+	"github.com/hoistgg/hoist/e2e/loadreport"
 	"github.com/hoistgg/hoist/e2e/sysinfo"
 )
 
@@ -192,30 +193,14 @@ func intList(s string) ([]int, error) {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseFlags(args, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	parse := func(args []string, stderr io.Writer) (*Config, string, error) {
+		cfg, err := parseFlags(args, stderr)
+		if err != nil {
+			return nil, "", err
 		}
-		fmt.Fprintln(stderr, "hostingload:", err)
-		return 2
+		return cfg, cfg.jsonPath, nil
 	}
-	rep, err := runScenario(context.Background(), cfg, stderr)
-	if rep != nil {
-		rep.print(stdout)
-		if cfg.jsonPath != "" {
-			b, _ := json.MarshalIndent(rep, "", "  ")
-			if werr := os.WriteFile(cfg.jsonPath, append(b, '\n'), 0o644); werr != nil {
-				fmt.Fprintln(stderr, "hostingload:", werr)
-				return 1
-			}
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "hostingload:", err)
-		return 1
-	}
-	return 0
+	return loadreport.Run("hostingload", args, stdout, stderr, parse, runScenario)
 }
 
 // Report is the result of an invocation.
@@ -257,7 +242,7 @@ func runScenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, erro
 	if e.hoistBin == "" {
 		fmt.Fprintln(log, "hostingload: building cmd/hoist")
 		e.hoistBin = filepath.Join(tmp, "hoist")
-		if err := goBuild("./cmd/hoist", e.hoistBin); err != nil {
+		if err := hoisttest.GoBuild("./cmd/hoist", e.hoistBin); err != nil {
 			return nil, err
 		}
 	}
@@ -285,7 +270,7 @@ func (e *env) startHoist(extra ...string) (*hoist, string, error) {
 	pprofAddr := ""
 	if e.cfg.profileDir != "" {
 		var err error
-		if pprofAddr, err = freeLoopbackAddr(); err != nil {
+		if pprofAddr, err = hoisttest.FreeLoopbackAddr(); err != nil {
 			return nil, "", err
 		}
 		extra = append(extra, "--pprof-addr", pprofAddr)
@@ -304,37 +289,6 @@ func (e *env) profile(pprofAddr string, d time.Duration, name string) func() err
 }
 
 // --- statistics ---
-
-// OpStats are latencies in ms.
-type OpStats struct {
-	Count int     `json:"count"`
-	P50   float64 `json:"p50_ms"`
-	P90   float64 `json:"p90_ms"`
-	P99   float64 `json:"p99_ms"`
-	Max   float64 `json:"max_ms"`
-}
-
-func stats(d []time.Duration) OpStats {
-	if len(d) == 0 {
-		return OpStats{}
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	q := func(p float64) float64 { return float64(s[int(p*float64(len(s)-1))]) / 1e6 }
-	return OpStats{Count: len(s), P50: q(0.50), P90: q(0.90), P99: q(0.99), Max: float64(s[len(s)-1]) / 1e6}
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
 
 // errorCounts counts errors by kind.
 type errorCounts map[string]int
@@ -358,13 +312,6 @@ func (m errorCounts) String() string {
 
 func mib(kib int64) float64 { return float64(kib) / 1024 }
 
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 func (rep *Report) summarize() {
 	switch rep.Config.Scenario {
 	case "sessions":
@@ -376,7 +323,7 @@ func (rep *Report) summarize() {
 	}
 }
 
-func (rep *Report) print(w io.Writer) {
+func (rep *Report) Print(w io.Writer) {
 	m := rep.Machine
 	fmt.Fprintf(w, "\n%s\nmachine: %d CPUs (%s), %s GiB, %s, kernel %s, data on %s, load average %s at start\n\n",
 		rep.Command, m.CPUs, m.CPUModel, m.MemoryGiB, m.Go, m.Kernel, m.DataFS, m.LoadAvg)

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
 
+	"github.com/hoistgg/hoist/e2e/loadreport"
 	"github.com/hoistgg/hoist/e2e/sdkclient"
 	"github.com/hoistgg/hoist/e2e/sysinfo"
 )
@@ -80,11 +81,11 @@ type ProcessesRun struct {
 	ReadyAfter int `json:"ready_after"`
 	// Probe is the heartbeat round trip of a simulated process (an
 	// Anywhere compute in the same Hoist) during the soak.
-	Probe       OpStats `json:"probe_heartbeat"`
-	ProbeErrors int     `json:"probe_errors"`
+	Probe       loadreport.OpStats `json:"probe_heartbeat"`
+	ProbeErrors int                `json:"probe_errors"`
 	// Activation is CreateGameSession -> ACTIVE after the soak.
-	Activation       OpStats `json:"activation"`
-	ActivationErrors int     `json:"activation_errors"`
+	Activation       loadreport.OpStats `json:"activation"`
+	ActivationErrors int                `json:"activation_errors"`
 
 	Sustained bool     `json:"sustained"`
 	Failures  []string `json:"failures,omitempty"`
@@ -259,7 +260,7 @@ func (e *env) processesRun(ctx context.Context, run, count int, hb time.Duration
 	cpuB := sampleCPU(h.pid())
 	r.SoakCPU = cpuUse(cpuA, cpuB, time.Since(t0).Seconds())
 	lat, probeErrs := probe.record(false)
-	r.Probe, r.ProbeErrors = stats(lat), probeErrs
+	r.Probe, r.ProbeErrors = loadreport.Stats(lat), probeErrs
 	okB, failedB := countHeartbeats(logDirs)
 	r.HeartbeatsAnswered, r.HeartbeatsFailed = okB-okA, failedB-failedA
 	r.HeartbeatsExpected = int(float64(count) * cfg.Soak.Seconds() / hb.Seconds())
@@ -309,7 +310,7 @@ func (e *env) processesRun(ctx context.Context, run, count int, hb time.Duration
 			fmt.Fprintln(e.log, "hostingload: game session after the soak:", err)
 		}
 	}
-	r.Activation = stats(act)
+	r.Activation = loadreport.Stats(act)
 	r.judge(cfg)
 	return r, nil
 }
@@ -537,7 +538,7 @@ func summarizeProcesses(runs []*ProcessesRun) []ProcessesSummary {
 			for _, r := range rs {
 				v = append(v, f(r))
 			}
-			return median(v)
+			return loadreport.Median(v)
 		}
 		s := ProcessesSummary{Count: k.count, Heartbeat: k.hb, Runs: len(rs),
 			ReadySeconds:   med(func(r *ProcessesRun) float64 { return r.ReadySeconds }),
@@ -568,7 +569,7 @@ func summarizeProcesses(runs []*ProcessesRun) []ProcessesSummary {
 func printProcesses(w io.Writer, rep *Report) {
 	cfg := rep.Config
 	fmt.Fprintf(w, "scenario processes: fleets of up to %d instances of up to %d game servers; process stagger %s; soak %s; %s per setting\n\n",
-		maxInstances, maxPerInstance, cfg.Stagger, cfg.Soak, plural(cfg.Repeats, "run"))
+		maxInstances, maxPerInstance, cfg.Stagger, cfg.Soak, loadreport.Plural(cfg.Repeats, "run"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "run\tprocesses\theartbeat\tinstances\tready s\tramp hoist cores\tsoak hoist cores\tsoak game cores\thoist RSS MiB\thoist peak MiB\thoist files\tgame RSS MiB\tgame PSS MiB\tgame threads\tmachine memory used MiB\theartbeats ok/failed/expected\tended\tprobe p50/p99/max ms\tactivation p50/max ms\tsustained\t")
 	for _, r := range rep.Processes {
@@ -587,7 +588,7 @@ func printProcesses(w io.Writer, rep *Report) {
 	fmt.Fprintln(w, "\nmedians:")
 	for _, s := range summarizeProcesses(rep.Processes) {
 		fmt.Fprintf(w, "  %d processes, heartbeat %s (%d of %s sustained): all ready in %.1f s; soak: hoist %.3f cores, %.0f MiB RSS (peak %.0f), game servers %.3f cores, %.0f MiB RSS, %.0f MiB PSS; %.1f heartbeats/s; probe heartbeat p50 %.2f ms, p99 %.2f ms, max %.2f ms; game session ACTIVE p50 %.1f ms, max %.1f ms\n",
-			s.Count, s.Heartbeat, s.Sustained, plural(s.Runs, "run"), s.ReadySeconds, s.HoistCores, s.HoistRSSMiB, s.HoistPeakMiB,
+			s.Count, s.Heartbeat, s.Sustained, loadreport.Plural(s.Runs, "run"), s.ReadySeconds, s.HoistCores, s.HoistRSSMiB, s.HoistPeakMiB,
 			s.GameCores, s.GameRSSMiB, s.GamePSSMiB, s.HeartbeatsPerS, s.ProbeP50, s.ProbeP99, s.ProbeMax, s.ActivationP50, s.ActivationMax)
 	}
 }

@@ -11,21 +11,22 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hoistgg/hoist/e2e/loadreport"
 	"github.com/hoistgg/hoist/e2e/sdkclient"
 )
 
 // SDKPhase is one measured window of the sdk scenario: sockets simulated
 // processes, each with inflight heartbeats outstanding at a time.
 type SDKPhase struct {
-	Run        int         `json:"run"`
-	Sockets    int         `json:"sockets"`
-	Inflight   int         `json:"inflight"`
-	Seconds    float64     `json:"seconds"`
-	Messages   int         `json:"messages"`
-	MsgsPerSec float64     `json:"messages_per_s"`
-	Latency    OpStats     `json:"latency"`
-	Errors     errorCounts `json:"errors,omitempty"`
-	CPU        CPUUse      `json:"cpu"`
+	Run        int                `json:"run"`
+	Sockets    int                `json:"sockets"`
+	Inflight   int                `json:"inflight"`
+	Seconds    float64            `json:"seconds"`
+	Messages   int                `json:"messages"`
+	MsgsPerSec float64            `json:"messages_per_s"`
+	Latency    loadreport.OpStats `json:"latency"`
+	Errors     errorCounts        `json:"errors,omitempty"`
+	CPU        CPUUse             `json:"cpu"`
 	// HoistCPUPerMsg is Hoist's CPU time per heartbeat answered (µs).
 	HoistCPUPerMsg float64 `json:"hoist_cpu_us_per_message"`
 }
@@ -179,7 +180,7 @@ func (e *env) sdkPhase(ctx context.Context, h *hoist, clients []*sdkclient.Clien
 	}
 	p.Messages = len(lat)
 	p.MsgsPerSec = float64(p.Messages) / p.Seconds
-	p.Latency = stats(lat)
+	p.Latency = loadreport.Stats(lat)
 	if p.Messages > 0 {
 		p.HoistCPUPerMsg = cpu.Hoist * p.Seconds / float64(p.Messages) * 1e6
 	}
@@ -222,7 +223,7 @@ func summarizeSDK(phases []*SDKPhase) []SDKSummary {
 			for _, p := range ps {
 				v = append(v, f(p))
 			}
-			return median(v)
+			return loadreport.Median(v)
 		}
 		out = append(out, SDKSummary{Sockets: k.sockets, Inflight: k.inflight, Runs: len(ps),
 			MsgsPerSec:     med(func(p *SDKPhase) float64 { return p.MsgsPerSec }),
@@ -240,7 +241,7 @@ func summarizeSDK(phases []*SDKPhase) []SDKSummary {
 func printSDK(w io.Writer, rep *Report) {
 	cfg := rep.Config
 	fmt.Fprintf(w, "scenario sdk: an Anywhere compute, simulated processes sending HeartbeatServerProcess back-to-back; %s measured per phase after %s warm-up, %s\n\n",
-		cfg.Duration, cfg.Warmup, plural(cfg.Repeats, "run"))
+		cfg.Duration, cfg.Warmup, loadreport.Plural(cfg.Repeats, "run"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "run\tsockets\tin flight\tmsgs/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\terrors\thoist cores\tload cores\tother cores\thoist µs/msg\t")
 	for _, p := range rep.SDK {
@@ -252,6 +253,6 @@ func printSDK(w io.Writer, rep *Report) {
 	fmt.Fprintln(w, "\nmedians:")
 	for _, s := range summarizeSDK(rep.SDK) {
 		fmt.Fprintf(w, "  %d sockets, %d in flight (%s): %.0f msgs/s, p50 %.2f ms, p99 %.2f ms; hoist %.2f cores (%.0f µs/msg), load %.2f, other %.2f\n",
-			s.Sockets, s.Inflight, plural(s.Runs, "run"), s.MsgsPerSec, s.P50, s.P99, s.HoistCores, s.HoistCPUPerMsg, s.LoadCores, s.OtherCores)
+			s.Sockets, s.Inflight, loadreport.Plural(s.Runs, "run"), s.MsgsPerSec, s.P50, s.P99, s.HoistCores, s.HoistCPUPerMsg, s.LoadCores, s.OtherCores)
 	}
 }

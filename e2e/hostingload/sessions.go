@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/hoistgg/hoist/e2e/loadreport"
 	"github.com/hoistgg/hoist/e2e/sysinfo"
 )
 
@@ -34,8 +35,8 @@ type SessionsPhase struct {
 	// CreateToActive is from the start of the CreateGameSession call to
 	// the game server's activation being accepted; CreateCall is the
 	// CreateGameSession call alone.
-	CreateToActive OpStats `json:"create_to_active"`
-	CreateCall     OpStats `json:"create_call"`
+	CreateToActive loadreport.OpStats `json:"create_to_active"`
+	CreateCall     loadreport.OpStats `json:"create_call"`
 	// NoCapacity counts FleetCapacityExceededException answers (every
 	// process busy or being replaced); the client tries again 10 ms later.
 	NoCapacity int `json:"no_capacity"`
@@ -258,7 +259,7 @@ func (e *env) sessionsPhase(ctx context.Context, h *hoist, w *activationWatcher,
 	}
 	p.Sessions = len(lat)
 	p.SessionsPerSec = float64(p.Sessions) / p.Seconds
-	p.CreateToActive, p.CreateCall = stats(lat), stats(call)
+	p.CreateToActive, p.CreateCall = loadreport.Stats(lat), loadreport.Stats(call)
 	if p.Sessions > 0 {
 		p.HoistCPUPerSession = cpu.Hoist * p.Seconds / float64(p.Sessions) * 1e3
 	}
@@ -377,7 +378,7 @@ func summarizeSessions(phases []*SessionsPhase) []SessionsSummary {
 			for _, p := range ps {
 				v = append(v, f(p))
 			}
-			return median(v)
+			return loadreport.Median(v)
 		}
 		out = append(out, SessionsSummary{Clients: k.clients, Rate: k.rate, Runs: len(ps),
 			SessionsPerSec: med(func(p *SessionsPhase) float64 { return p.SessionsPerSec }),
@@ -399,7 +400,7 @@ func summarizeSessions(phases []*SessionsPhase) []SessionsSummary {
 func printSessions(w io.Writer, rep *Report) {
 	cfg := rep.Config
 	fmt.Fprintf(w, "scenario sessions: %s of %d game servers, each ending its game session %s after activating it; process stagger %s; %s measured per phase after %s warm-up, %s\n\n",
-		plural(cfg.Instances, "instance"), cfg.Processes, cfg.GameLength, cfg.Stagger, cfg.Duration, cfg.Warmup, plural(cfg.Repeats, "run"))
+		loadreport.Plural(cfg.Instances, "instance"), cfg.Processes, cfg.GameLength, cfg.Stagger, cfg.Duration, cfg.Warmup, loadreport.Plural(cfg.Repeats, "run"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "run\tclients\trate\tsessions/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tcall p50\tcall p99\tno capacity\tignored\terrors\thoist cores\tgame cores\tload cores\tother cores\thoist ms/session\thoist RSS MiB\t")
 	for _, p := range rep.Sessions {
@@ -412,7 +413,7 @@ func printSessions(w io.Writer, rep *Report) {
 	fmt.Fprintln(w, "\nmedians:")
 	for _, s := range summarizeSessions(rep.Sessions) {
 		fmt.Fprintf(w, "  %d clients, %s (%s): %.1f sessions/s, CreateGameSession -> ACTIVE p50 %.2f ms, p99 %.2f ms (the call alone p50 %.2f, p99 %.2f); hoist %.2f cores (%.2f ms/session), game servers %.2f, load %.2f, other %.2f\n",
-			s.Clients, rateString(s.Rate), plural(s.Runs, "run"), s.SessionsPerSec, s.P50, s.P99, s.CallP50, s.CallP99, s.HoistCores, s.HoistCPUMS,
+			s.Clients, rateString(s.Rate), loadreport.Plural(s.Runs, "run"), s.SessionsPerSec, s.P50, s.P99, s.CallP50, s.CallP99, s.HoistCores, s.HoistCPUMS,
 			s.GameCores, s.LoadCores, s.OtherCores)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/hoistgg/hoist/e2e/hoisttest"
 )
 
 // The ceiling is the machine's physical limit for this kind of load: a bare
@@ -23,7 +25,6 @@ import (
 const (
 	roleEnv     = "HOIST_LOAD_ROLE"
 	roleCeiling = "ceiling"
-	readyEnv    = "HOIST_LOAD_READY_FILE"
 )
 
 type ceilingRequest struct {
@@ -83,7 +84,7 @@ func serveCeiling() int {
 	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	if err := writeReady(os.Getenv(readyEnv), ln.Addr().String()); err != nil {
+	if err := writeReady(os.Getenv(hoisttest.ReadyEnv), ln.Addr().String()); err != nil {
 		fmt.Fprintln(os.Stderr, "ceiling:", err)
 		return 1
 	}

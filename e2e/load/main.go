@@ -16,12 +16,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -32,6 +30,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hoistgg/hoist/e2e/hoisttest"
+	"github.com/hoistgg/hoist/e2e/loadreport"
 	"github.com/hoistgg/hoist/e2e/sysinfo"
 )
 
@@ -102,30 +102,14 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseFlags(args, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	parse := func(args []string, stderr io.Writer) (*Config, string, error) {
+		cfg, err := parseFlags(args, stderr)
+		if err != nil {
+			return nil, "", err
 		}
-		fmt.Fprintln(stderr, "load:", err)
-		return 2
+		return cfg, cfg.jsonPath, nil
 	}
-	rep, err := runLoad(context.Background(), cfg, stderr)
-	if rep != nil {
-		rep.print(stdout)
-		if cfg.jsonPath != "" {
-			b, _ := json.MarshalIndent(rep, "", "  ")
-			if werr := os.WriteFile(cfg.jsonPath, append(b, '\n'), 0o644); werr != nil {
-				fmt.Fprintln(stderr, "load:", werr)
-				return 1
-			}
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "load:", err)
-		return 1
-	}
-	return 0
+	return loadreport.Run("load", args, stdout, stderr, parse, runLoad)
 }
 
 // Report is the result of an invocation.
@@ -146,28 +130,19 @@ type Repeat struct {
 
 // Phase is one measured run against one server.
 type Phase struct {
-	Server       string             `json:"server"`
-	Seconds      float64            `json:"seconds"`
-	Requests     int                `json:"requests"`
-	Claims       int                `json:"claims"`
-	ReqPerSec    float64            `json:"requests_per_s"`
-	ClaimsPerSec float64            `json:"claims_per_s"`
-	Ops          map[string]OpStats `json:"ops"`
-	Errors       map[string]int     `json:"errors,omitempty"`
-	CPU          CPUUse             `json:"cpu"`
+	Server       string                        `json:"server"`
+	Seconds      float64                       `json:"seconds"`
+	Requests     int                           `json:"requests"`
+	Claims       int                           `json:"claims"`
+	ReqPerSec    float64                       `json:"requests_per_s"`
+	ClaimsPerSec float64                       `json:"claims_per_s"`
+	Ops          map[string]loadreport.OpStats `json:"ops"`
+	Errors       map[string]int                `json:"errors,omitempty"`
+	CPU          CPUUse                        `json:"cpu"`
 	// ServerCPUPerRequest is the server process's CPU time per request (µs).
 	ServerCPUPerRequest float64 `json:"server_cpu_us_per_request"`
 	ClientCPUPerRequest float64 `json:"client_cpu_us_per_request"`
 	SetupSeconds        float64 `json:"setup_s,omitempty"`
-}
-
-// OpStats are latencies of one operation (or of all: "all"), in ms.
-type OpStats struct {
-	Count int     `json:"count"`
-	P50   float64 `json:"p50_ms"`
-	P90   float64 `json:"p90_ms"`
-	P99   float64 `json:"p99_ms"`
-	Max   float64 `json:"max_ms"`
 }
 
 // Summary holds the medians over the repeats.
@@ -286,7 +261,7 @@ func ceilingPhase(ctx context.Context, cfg *Config) (*Phase, error) {
 		return nil, err
 	}
 	defer srv.stop()
-	c, err := newClient(srv.url, cfg.Conns, loadCreds, cfg.Client)
+	c, err := newClient(srv.URL, cfg.Conns, loadCreds, cfg.Client)
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +276,7 @@ func ceilingPhase(ctx context.Context, cfg *Config) (*Phase, error) {
 func hoistPhase(ctx context.Context, cfg *Config, bin string, n int, log io.Writer) (*Phase, error) {
 	opts := hoistOptions{bin: bin, cred: loadCreds, parentDir: cfg.dataParent}
 	if cfg.profileDir != "" {
-		addr, err := freeLoopbackAddr()
+		addr, err := hoisttest.FreeLoopbackAddr()
 		if err != nil {
 			return nil, err
 		}
@@ -316,14 +291,14 @@ func hoistPhase(ctx context.Context, cfg *Config, bin string, n int, log io.Writ
 			fmt.Fprintln(log, "load:", err)
 		}
 	}()
-	c, err := newClient(srv.url, cfg.Conns, loadCreds, cfg.Client)
+	c, err := newClient(srv.URL, cfg.Conns, loadCreds, cfg.Client)
 	if err != nil {
 		return nil, err
 	}
 	defer c.close()
 	start := time.Now()
 	if err := setupFleetIQ(ctx, cfg, c); err != nil {
-		return nil, fmt.Errorf("setup: %w\nhoist log:\n%s", err, srv.out.String())
+		return nil, fmt.Errorf("setup: %w\nhoist log:\n%s", err, srv.Log())
 	}
 	setup := time.Since(start)
 	var prof func(measureStart time.Time) func() error
@@ -334,7 +309,7 @@ func hoistPhase(ctx context.Context, cfg *Config, bin string, n int, log io.Writ
 	}
 	p, err := measure(ctx, cfg, c, srv, prof)
 	if err != nil {
-		return nil, fmt.Errorf("%w\nhoist log:\n%s", err, srv.out.String())
+		return nil, fmt.Errorf("%w\nhoist log:\n%s", err, srv.Log())
 	}
 	p.Server, p.SetupSeconds = "hoist", setup.Seconds()
 	return p, nil
@@ -346,42 +321,19 @@ func hoistPhase(ctx context.Context, cfg *Config, bin string, n int, log io.Writ
 func startProfiles(cfg *Config, pprofAddr string, n int, measureStart time.Time) func() error {
 	var wg sync.WaitGroup
 	// Hoist's CPU profile and the allocations it made over the window (a
-	// delta profile), side by side.
-	fetch := func(path, name string) error {
-		time.Sleep(time.Until(measureStart))
-		secs := max(1, int(cfg.Duration.Seconds()))
-		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", pprofAddr, path, secs))
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		f, err := os.Create(filepath.Join(cfg.profileDir, fmt.Sprintf("hoist-%s-run%d.pprof", name, n)))
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(f, resp.Body)
-		return errors.Join(err, f.Close())
-	}
-	var hoistErr, allocsErr error
-	wg.Go(func() { hoistErr = fetch("profile", "cpu") })
-	wg.Go(func() { allocsErr = fetch("allocs", "allocs") })
-	var traceErr error
+	// delta profile), side by side, and one second of its execution trace
+	// from the middle of the window.
+	secs := fmt.Sprintf("seconds=%d", max(1, int(cfg.Duration.Seconds())))
+	file := func(format string) string { return filepath.Join(cfg.profileDir, fmt.Sprintf(format, n)) }
+	var hoistErr, allocsErr, traceErr error
 	wg.Go(func() {
-		// One second of Hoist's execution trace from the middle of the window.
-		time.Sleep(time.Until(measureStart.Add(cfg.Duration / 2)))
-		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/trace?seconds=1", pprofAddr))
-		if err != nil {
-			traceErr = err
-			return
-		}
-		defer resp.Body.Close()
-		f, err := os.Create(filepath.Join(cfg.profileDir, fmt.Sprintf("hoist-trace-run%d.out", n)))
-		if err != nil {
-			traceErr = err
-			return
-		}
-		_, err = io.Copy(f, resp.Body)
-		traceErr = errors.Join(err, f.Close())
+		hoistErr = loadreport.FetchProfile(pprofAddr, "profile", secs, measureStart, file("hoist-cpu-run%d.pprof"))
+	})
+	wg.Go(func() {
+		allocsErr = loadreport.FetchProfile(pprofAddr, "allocs", secs, measureStart, file("hoist-allocs-run%d.pprof"))
+	})
+	wg.Go(func() {
+		traceErr = loadreport.FetchProfile(pprofAddr, "trace", "seconds=1", measureStart.Add(cfg.Duration/2), file("hoist-trace-run%d.out"))
 	})
 	var clientErr error
 	wg.Go(func() {
@@ -518,10 +470,10 @@ func measure(ctx context.Context, cfg *Config, c *client, srv *server, prof func
 	var cpu CPUUse
 	wg.Go(func() {
 		time.Sleep(time.Until(mStart))
-		a := sampleCPU(os.Getpid(), srv.pid())
+		a := sampleCPU(os.Getpid(), srv.PID())
 		t0 := time.Now()
 		time.Sleep(time.Until(mEnd))
-		b := sampleCPU(os.Getpid(), srv.pid())
+		b := sampleCPU(os.Getpid(), srv.PID())
 		cpu = cpuUse(a, b, time.Since(t0).Seconds())
 	})
 	wg.Wait()
@@ -530,7 +482,7 @@ func measure(ctx context.Context, cfg *Config, c *client, srv *server, prof func
 			return nil, fmt.Errorf("profiles: %w", err)
 		}
 	}
-	p := &Phase{Seconds: cfg.Duration.Seconds(), Ops: map[string]OpStats{}, Errors: map[string]int{}, CPU: cpu}
+	p := &Phase{Seconds: cfg.Duration.Seconds(), Ops: map[string]loadreport.OpStats{}, Errors: map[string]int{}, CPU: cpu}
 	var claims, updates []time.Duration
 	for _, r := range results {
 		claims = append(claims, r.claims...)
@@ -550,9 +502,9 @@ func measure(ctx context.Context, cfg *Config, c *client, srv *server, prof func
 	p.Requests = len(claims) + len(updates) + errCount
 	p.ReqPerSec = float64(p.Requests) / p.Seconds
 	p.ClaimsPerSec = float64(p.Claims) / p.Seconds
-	p.Ops[opClaim] = stats(claims)
-	p.Ops[opUpdate] = stats(updates)
-	p.Ops["all"] = stats(append(claims, updates...))
+	p.Ops[opClaim] = loadreport.Stats(claims)
+	p.Ops[opUpdate] = loadreport.Stats(updates)
+	p.Ops["all"] = loadreport.Stats(append(claims, updates...))
 	if p.Requests > 0 {
 		p.ServerCPUPerRequest = cpu.Server * p.Seconds / float64(p.Requests) * 1e6
 		p.ClientCPUPerRequest = cpu.Client * p.Seconds / float64(p.Requests) * 1e6
@@ -611,31 +563,6 @@ func containsBytes(b, sub []byte) bool {
 	return strings.Contains(string(b), string(sub)) // no copy: the compiler elides the conversions
 }
 
-func stats(d []time.Duration) OpStats {
-	if len(d) == 0 {
-		return OpStats{}
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	q := func(p float64) float64 {
-		i := int(p * float64(len(s)-1))
-		return float64(s[i]) / 1e6
-	}
-	return OpStats{Count: len(s), P50: q(0.50), P90: q(0.90), P99: q(0.99), Max: float64(s[len(s)-1]) / 1e6}
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 func (rep *Report) summarize() {
 	var h, hc, hp50, hp99, ha50, ha99, hcpu, c, cp50, cp99, ccpu, ratios, other []float64
 	for _, r := range rep.Runs {
@@ -660,20 +587,20 @@ func (rep *Report) summarize() {
 			ratios = append(ratios, r.Ratio)
 		}
 	}
-	m := Summary{HoistReqPerSec: median(h), HoistClaimsPerSec: median(hc), HoistClaimP50: median(hp50),
-		HoistClaimP99: median(hp99), HoistP50: median(ha50), HoistP99: median(ha99), HoistCPUPerReq: median(hcpu),
-		CeilingReqPerSec: median(c), CeilingP50: median(cp50), CeilingP99: median(cp99), CeilingCPUPerReq: median(ccpu),
-		RatioMedian: median(ratios), OtherCores: median(other)}
+	m := Summary{HoistReqPerSec: loadreport.Median(h), HoistClaimsPerSec: loadreport.Median(hc), HoistClaimP50: loadreport.Median(hp50),
+		HoistClaimP99: loadreport.Median(hp99), HoistP50: loadreport.Median(ha50), HoistP99: loadreport.Median(ha99), HoistCPUPerReq: loadreport.Median(hcpu),
+		CeilingReqPerSec: loadreport.Median(c), CeilingP50: loadreport.Median(cp50), CeilingP99: loadreport.Median(cp99), CeilingCPUPerReq: loadreport.Median(ccpu),
+		RatioMedian: loadreport.Median(ratios), OtherCores: loadreport.Median(other)}
 	if m.CeilingReqPerSec > 0 {
 		m.Ratio = m.HoistReqPerSec / m.CeilingReqPerSec
 	}
 	rep.Median = m
 }
 
-func (rep *Report) print(w io.Writer) {
+func (rep *Report) Print(w io.Writer) {
 	cfg, m := rep.Config, rep.Machine
 	fmt.Fprintf(w, "\nscenario %s: %d game servers on %d instances, %d connections (%s client), %s measured per run after %s warm-up, %s\n",
-		cfg.Scenario, cfg.Servers, cfg.Instances, cfg.Conns, cfg.Client, cfg.Duration, cfg.Warmup, plural(cfg.Repeats, "run"))
+		cfg.Scenario, cfg.Servers, cfg.Instances, cfg.Conns, cfg.Client, cfg.Duration, cfg.Warmup, loadreport.Plural(cfg.Repeats, "run"))
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %s GiB, %s, kernel %s, data on %s, load average %s at start\n\n",
 		m.CPUs, m.CPUModel, m.MemoryGiB, m.Go, m.Kernel, m.DataFS, m.LoadAvg)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -698,7 +625,7 @@ func (rep *Report) print(w io.Writer) {
 	}
 	tw.Flush()
 	s := rep.Median
-	fmt.Fprintf(w, "\nmedians of %s:\n", plural(len(rep.Runs), "run"))
+	fmt.Fprintf(w, "\nmedians of %s:\n", loadreport.Plural(len(rep.Runs), "run"))
 	if s.CeilingReqPerSec > 0 {
 		fmt.Fprintf(w, "  ceiling: %.0f req/s, p50 %.2f ms, p99 %.2f ms, %.0f µs server CPU/req\n",
 			s.CeilingReqPerSec, s.CeilingP50, s.CeilingP99, s.CeilingCPUPerReq)
@@ -711,11 +638,4 @@ func (rep *Report) print(w io.Writer) {
 		fmt.Fprintf(w, "  ratio hoist/ceiling: %.2f (median of the runs' ratios %.2f); other processes used %.2f cores\n",
 			s.Ratio, s.RatioMedian, s.OtherCores)
 	}
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
