@@ -1,5 +1,6 @@
 // Package store defines Hoist's storage boundary: a transactional record store
-// that every backend (the embedded SQLite store now, PostgreSQL later) implements,
+// that every backend implements (the embedded journal store, the default, and the
+// embedded SQLite store now; PostgreSQL later),
 // and the conformance suite (storetest) that proves a backend behaves as the
 // domain packages expect.
 //
