@@ -98,3 +98,38 @@ func TestCIRunsTheREADMETestCommand(t *testing.T) {
 		t.Errorf(".ci/run does not run the README's test command %q", cmd)
 	}
 }
+
+// TestArchitectureListsDependencies checks that docs/architecture.md's
+// dependency table names every module go.mod requires directly.
+func TestArchitectureListsDependencies(t *testing.T) {
+	root := filepath.Join("..", "..")
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var direct []string
+	inRequire := false
+	for line := range strings.Lines(string(mod)) {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "require (":
+			inRequire = true
+		case line == ")":
+			inRequire = false
+		case inRequire && !strings.Contains(line, "// indirect") && line != "":
+			direct = append(direct, strings.Fields(line)[0])
+		}
+	}
+	if len(direct) == 0 {
+		t.Fatal("no direct requirements found in go.mod")
+	}
+	for _, m := range direct {
+		if !strings.Contains(string(doc), "`"+m+"`") {
+			t.Errorf("docs/architecture.md does not list the direct dependency %s (and why it was chosen)", m)
+		}
+	}
+}
