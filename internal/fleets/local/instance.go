@@ -175,7 +175,7 @@ func (in *instance) install() error {
 	defer out.Close()
 	cmd := exec.CommandContext(ctx, "/bin/sh", installScript)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = in.layout.GameRoot, out, out
-	cmd.Env = cleanEnv(in.p.base)
+	cmd.Env = baseEnv(in.p.path, in.layout.Dir)
 	setProcAttr(cmd)
 	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, killSignal) }
 	cmd.WaitDelay = time.Second

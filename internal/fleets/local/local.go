@@ -75,7 +75,7 @@ type Config struct {
 type Provider struct {
 	cfg  Config
 	log  *slog.Logger
-	base []string // Hoist's environment, filtered per process
+	path string // Hoist's PATH, passed on to processes
 
 	mu        sync.Mutex
 	instances map[string]*instance
@@ -123,7 +123,7 @@ func New(cfg Config) (*Provider, error) {
 	if !cfg.KeepDirs {
 		removeLeftovers(cfg.Dir, cfg.Logger)
 	}
-	return &Provider{cfg: cfg, log: cfg.Logger, base: os.Environ(),
+	return &Provider{cfg: cfg, log: cfg.Logger, path: os.Getenv("PATH"),
 		instances: map[string]*instance{}, processes: map[string]*instance{}}, nil
 }
 

@@ -71,7 +71,7 @@ func (in *instance) start(id string, s slot) (*process, error) {
 	for attempt := 1; ; attempt++ {
 		cmd := exec.Command(path, splitParameters(s.Parameters)...)
 		cmd.Dir, cmd.Stdout, cmd.Stderr = in.layout.GameRoot, out, out
-		cmd.Env = processEnv(in.p.base, in.spec.Env, id)
+		cmd.Env = processEnv(in.p.path, in.layout.Dir, in.spec.Env, id)
 		setProcAttr(cmd)
 		err := cmd.Start()
 		if err == nil {
