@@ -179,9 +179,12 @@ func (in *instance) install() error {
 	setProcAttr(cmd)
 	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, killSignal) }
 	cmd.WaitDelay = time.Second
-	err = cmd.Run()
-	if cmd.Process != nil {
+	if err = cmd.Start(); err == nil {
+		forget := in.p.recordGroup(cmd.Process.Pid)
+		err = cmd.Wait()
 		_ = signalGroup(cmd.Process.Pid, killSignal)
+		reapGroup(cmd.Process.Pid)
+		forget()
 	}
 	if ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("%s did not finish within %s%s", installScript, in.p.cfg.InstallTimeout, outputTail(logFile))

@@ -120,6 +120,10 @@ func New(cfg Config) (*Provider, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
+	if err := becomeSubreaper(); err != nil {
+		cfg.Logger.Warn("local: cannot become a child subreaper: what server processes leave when they end goes to init", "err", err)
+	}
+	killLeftoverGroups(cfg.Dir, cfg.Logger)
 	if !cfg.KeepDirs {
 		removeLeftovers(cfg.Dir, cfg.Logger)
 	}
@@ -130,7 +134,8 @@ func New(cfg Config) (*Provider, error) {
 // removeLeftovers removes what instances of an earlier run left in dir: a
 // new provider runs no instance yet, and the processes of the earlier one
 // are gone (stopped by Close, or killed with Hoist by their parent-death
-// signal); fleets replaces the instances it finds lost.
+// signal, and what they left by killLeftoverGroups); fleets replaces the
+// instances it finds lost.
 func removeLeftovers(dir string, log *slog.Logger) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -138,6 +143,9 @@ func removeLeftovers(dir string, log *slog.Logger) {
 		return
 	}
 	for _, e := range entries {
+		if e.Name() == groupsDir {
+			continue
+		}
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
 			log.Warn("local: removing an earlier run's instance files", "path", e.Name(), "err", err)
 			continue

@@ -19,6 +19,7 @@ type process struct {
 	cmd     *exec.Cmd
 	started time.Time
 	exited  chan struct{} // closed once it ended and was reported
+	forget  func()        // forgets the record of its process group
 
 	mu         sync.Mutex
 	stopReason string // set when Hoist asked it to end
@@ -75,7 +76,8 @@ func (in *instance) start(id string, s slot) (*process, error) {
 		setProcAttr(cmd)
 		err := cmd.Start()
 		if err == nil {
-			return &process{id: id, slot: s, cmd: cmd, started: time.Now(), exited: make(chan struct{})}, nil
+			forget := in.p.recordGroup(cmd.Process.Pid)
+			return &process{id: id, slot: s, cmd: cmd, started: time.Now(), exited: make(chan struct{}), forget: forget}, nil
 		}
 		// ETXTBSY: a process forked elsewhere in Hoist (another instance's
 		// launch) while the build's files were being written still holds a
@@ -94,10 +96,12 @@ func (in *instance) start(id string, s slot) (*process, error) {
 const textBusyAttempts = 10
 
 // wait waits for a process to end, kills whatever it left in its process
-// group, and reports the exit.
+// group (and reaps what of it Hoist inherited), and reports the exit.
 func (in *instance) wait(pr *process) {
 	err := pr.cmd.Wait()
 	_ = signalGroup(pr.cmd.Process.Pid, killSignal)
+	reapGroup(pr.cmd.Process.Pid)
+	pr.forget()
 	now := time.Now()
 	e := fleets.ProcessExit{ProcessID: pr.id, ExitCode: -1, Uptime: now.Sub(pr.started)}
 	var ee *exec.ExitError
