@@ -59,6 +59,7 @@ type Server struct {
 	fleets   *fleets.Service
 	sessions *sessions.Service
 	provider *local.Provider
+	procUser *local.User // nil: server processes run as Hoist's user
 	sdk      *sdkconn.Server
 	svc      api.Service
 	auth     *sigv4.Authenticator
@@ -106,6 +107,11 @@ func New(opts Options) (_ *Server, err error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	// Before anything is created in the data directory: as root, Hoist's
+	// files are made unreadable to the user server processes run as.
+	if s.procUser, err = local.SetupUser(cfg.ProcessUser, cfg.DataDir, s.log.With("component", "processes")); err != nil {
+		return nil, err
 	}
 	if s.replica, err = replicaID(cfg.DataDir); err != nil {
 		return nil, err
@@ -182,6 +188,7 @@ func (s *Server) compose(opts Options) error {
 	}
 	s.provider, err = local.New(local.Config{
 		Dir:            filepath.Join(cfg.DataDir, "instances"),
+		User:           s.procUser,
 		Stagger:        t.get("processes.stagger", 0),
 		TerminateGrace: t.get("processes.terminate-grace", 0),
 		ShutdownGrace:  t.get("processes.shutdown-grace", 0),

@@ -15,6 +15,7 @@
 //
 //	<fleet ID>/<instance ID>/
 //	    game/            the build; /local/game/x maps to game/x
+//	    home/            HOME of the instance's processes
 //	    certificates/    TLS files of fleets with GENERATED certificates
 //	    logs/            <process ID>.log per server process, install.log
 package local
@@ -65,6 +66,12 @@ type Config struct {
 	// earlier run left in Dir (for debugging); by default New removes the
 	// latter.
 	KeepDirs bool
+	// User, when set, is the unprivileged account server processes and
+	// install scripts run as (Hoist runs as root; see SetupUser): the
+	// instance's game/ and home/ directories are its, nothing else of
+	// Hoist's is readable to it, and LinkBuild is ignored. Nil runs them
+	// as Hoist's own user.
+	User *User
 	// NewID returns a fresh random UUID for process IDs. Default
 	// crypto/rand.
 	NewID  func() string
@@ -119,6 +126,12 @@ func New(cfg Config) (*Provider, error) {
 	cfg.Dir = dir
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
+	}
+	if cfg.User != nil {
+		// The user reaches its instances by name, and lists none.
+		if err := os.Chmod(cfg.Dir, 0o711); err != nil {
+			return nil, err
+		}
 	}
 	if err := becomeSubreaper(); err != nil {
 		cfg.Logger.Warn("local: cannot become a child subreaper: what server processes leave when they end goes to init", "err", err)

@@ -183,7 +183,7 @@ func readDoubleQuoted(s string, i int, cur *strings.Builder) int {
 const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // baseEnv is what every process Hoist starts gets of the machine: PATH
-// (Hoist's own, or DefaultPath) and HOME (the instance's directory). Nothing
+// (Hoist's own, or DefaultPath) and HOME (the instance's home/). Nothing
 // else of Hoist's environment is passed on: it may hold secrets
 // (HOIST_CREDENTIALS, AWS keys, whatever the operator exported).
 func baseEnv(path, home string) []string {

@@ -72,8 +72,8 @@ func (in *instance) start(id string, s slot) (*process, error) {
 	for attempt := 1; ; attempt++ {
 		cmd := exec.Command(path, splitParameters(s.Parameters)...)
 		cmd.Dir, cmd.Stdout, cmd.Stderr = in.layout.GameRoot, out, out
-		cmd.Env = processEnv(in.p.path, in.layout.Dir, in.spec.Env, id)
-		setProcAttr(cmd)
+		cmd.Env = processEnv(in.p.path, in.home(), in.spec.Env, id)
+		setProcAttr(cmd, in.p.cfg.User)
 		err := cmd.Start()
 		if err == nil {
 			forget := in.p.recordGroup(cmd.Process.Pid)

@@ -118,7 +118,7 @@ func TestInstanceRunsItsRuntimeConfiguration(t *testing.T) {
 }
 
 // TestProcessEnvironmentArgumentsAndDirectory: each process gets PATH, HOME
-// (the instance's directory), the instance's variables and its own
+// (the instance's home/), the instance's variables and its own
 // GAMELIFT_SDK_PROCESS_ID, and nothing else of Hoist's environment; its
 // Parameters split into arguments, and the game root as working directory.
 func TestProcessEnvironmentArgumentsAndDirectory(t *testing.T) {
@@ -167,8 +167,8 @@ pwd -P > "pwd-$GAMELIFT_SDK_PROCESS_ID"
 				t.Errorf("%s = %q, want the instance's %q", k, env[k], v)
 			}
 		}
-		if env["PATH"] != "/usr/local/bin:/usr/bin:/bin" || env["HOME"] != f.p.Layout("fleet-1", "i-1").Dir {
-			t.Errorf("PATH=%q HOME=%q, want Hoist's PATH and the instance directory", env["PATH"], env["HOME"])
+		if env["PATH"] != "/usr/local/bin:/usr/bin:/bin" || env["HOME"] != filepath.Join(f.p.Layout("fleet-1", "i-1").Dir, "home") {
+			t.Errorf("PATH=%q HOME=%q, want Hoist's PATH and the instance's home/", env["PATH"], env["HOME"])
 		}
 		for k, v := range env {
 			switch k {
