@@ -10,6 +10,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // User is the unprivileged account server processes run as when Hoist runs
@@ -69,14 +70,21 @@ func SetupUser(name, dataDir string, log *slog.Logger) (*User, error) {
 func lookupOrCreate(name string, log *slog.Logger) (*User, error) {
 	acc, err := user.Lookup(name)
 	var unknown user.UnknownUserError
-	if errors.As(err, &unknown) {
+	// Another Hoist starting at the same time may create it first, or hold
+	// the lock of /etc/passwd: look again, and try a few times.
+	for attempt := 1; errors.As(err, &unknown); attempt++ {
 		out, cerr := exec.Command("useradd", "--system", "--user-group", "--no-create-home",
 			"--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name).CombinedOutput()
-		if cerr != nil {
+		if cerr == nil {
+			log.Info("created the account server processes run as", "user", name)
+		}
+		if acc, err = user.Lookup(name); err == nil || !errors.As(err, &unknown) {
+			break
+		}
+		if attempt == 5 {
 			return nil, fmt.Errorf("--process-user %s: the account does not exist and useradd failed: %v: %s", name, cerr, out)
 		}
-		log.Info("created the account server processes run as", "user", name)
-		acc, err = user.Lookup(name)
+		time.Sleep(time.Duration(attempt) * 100 * time.Millisecond)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--process-user %s: %w", name, err)
