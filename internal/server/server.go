@@ -224,7 +224,7 @@ func (s *Server) compose(opts Options) error {
 
 	s.auth = newAuthenticator(cfg.Credentials, s.now)
 	s.sdk = sdkconn.New(sdkconn.Config{
-		API: s.sessions.ProcessAPI(), Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth,
+		API: s.sessions.ProcessAPI(), Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
 		Logger: s.log.With("component", "sdk"), Now: s.now, ReplicaID: s.replica,
 	})
 	msgr.s = s.sdk

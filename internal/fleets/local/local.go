@@ -90,7 +90,10 @@ type Provider struct {
 	closing   bool
 }
 
-var _ fleets.ComputeProvider = (*Provider)(nil)
+var (
+	_ fleets.ComputeProvider = (*Provider)(nil)
+	_ fleets.ProcessLister   = (*Provider)(nil)
+)
 
 // New returns a Provider.
 func New(cfg Config) (*Provider, error) {
@@ -264,6 +267,17 @@ func (p *Provider) grace() time.Duration {
 		return p.cfg.ShutdownGrace
 	}
 	return p.cfg.TerminateGrace
+}
+
+// HasProcess reports whether the provider launched processID on instance
+// instanceID and has not yet reported it ended (fleets.ProcessLister). A
+// process is known from just before it is started, so it can never
+// connect before it is known.
+func (p *Provider) HasProcess(instanceID, processID string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	in := p.processes[processID]
+	return in != nil && in.spec.InstanceID == instanceID
 }
 
 func (p *Provider) addProcess(id string, in *instance) {

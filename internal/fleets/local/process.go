@@ -35,8 +35,10 @@ func (in *instance) launch(s slot) {
 	in.lastLaunch = now
 	in.mu.Unlock()
 	id := "process-" + in.p.cfg.NewID()
+	in.p.addProcess(id, in) // before it starts: it may connect at once
 	pr, err := in.start(id, s)
 	if err != nil {
+		in.p.removeProcess(id)
 		in.failed(s, now)
 		in.hooks.LaunchFailed(in.ctx, s.LaunchPath, &fleets.LaunchPathError{LaunchPath: s.LaunchPath, Err: err})
 		return
@@ -47,7 +49,6 @@ func (in *instance) launch(s slot) {
 	// exec must not bring the next launch closer.
 	in.lastLaunch = pr.started
 	in.mu.Unlock()
-	in.p.addProcess(id, in)
 	in.hooks.ProcessStarted(in.ctx, fleets.ProcessStart{ProcessID: id, LaunchPath: s.LaunchPath,
 		Parameters: s.Parameters, OutputPath: in.outputPath(id), StartedAt: pr.started})
 	go in.wait(pr)
