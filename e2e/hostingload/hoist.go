@@ -53,6 +53,13 @@ func startHoist(bin, parentDir string, extra []string) (*hoist, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Run as root, Hoist runs server processes as an unprivileged user,
+	// which must pass through this directory (0700) to reach its instance
+	// directory (and through -data-parent's parents: see docs).
+	if err := os.Chmod(dir, 0o711); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	ready := filepath.Join(dir, "ready.json")
 	h := &hoist{dataDir: filepath.Join(dir, "data"), out: &syncBuffer{}, done: make(chan struct{}), dir: dir}
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--tls-addr", "",
