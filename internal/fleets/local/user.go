@@ -37,9 +37,13 @@ const DefaultUser = "hoist-game"
 // the top of the data directory (the store, the CA key, builds, logs), so
 // that none of it is readable by the account.
 func SetupUser(name, dataDir string, log *slog.Logger) (*User, error) {
-	if os.Geteuid() != 0 {
+	return setupUser(name, dataDir, log, os.Geteuid())
+}
+
+func setupUser(name, dataDir string, log *slog.Logger, euid int) (*User, error) {
+	if euid != 0 {
 		log.Warn("Hoist does not run as root: server processes run as Hoist's own user and can read everything Hoist can (its data directory, CA key, store, every fleet's files); run Hoist as root with --process-user to confine them (see docs/fleets.md)",
-			"uid", os.Geteuid())
+			"uid", euid)
 		return nil, nil
 	}
 	if name == "" {

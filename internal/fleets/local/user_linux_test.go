@@ -3,6 +3,7 @@
 package local
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -129,4 +130,42 @@ func TestConfineDataDir(t *testing.T) {
 	if got := unreachable(data); got != "" && got != filepath.Dir(base) {
 		t.Errorf("unreachable = %q after chmod o+x of %s", got, base)
 	}
+}
+
+// TestSetupUserWarnsOrRefuses: not root, or with no process user, Hoist
+// warns that server processes run as its own user and confines nothing;
+// an account with UID 0 is refused.
+func TestSetupUserWarnsOrRefuses(t *testing.T) {
+	for name, tc := range map[string]struct {
+		user string
+		euid int
+		warn string
+	}{
+		"not root": {user: DefaultUser, euid: 1000, warn: "Hoist does not run as root"},
+		"no user":  {user: "", euid: 0, warn: "server processes run as root"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var logs strings.Builder
+			dir := filepath.Join(t.TempDir(), "data")
+			u, err := setupUser(tc.user, dir, slog.New(slog.NewTextHandler(&logs, nil)), tc.euid)
+			if u != nil || err != nil {
+				t.Fatalf("setupUser = %+v, %v; want nil, nil", u, err)
+			}
+			if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), tc.warn) {
+				t.Errorf("log %q lacks the warning %q", logs.String(), tc.warn)
+			}
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Errorf("the data directory was touched (%v)", err)
+			}
+		})
+	}
+	t.Run("UID 0", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root (it would create an account otherwise)")
+		}
+		if _, err := setupUser("root", t.TempDir(), slog.New(slog.DiscardHandler), 0); err == nil ||
+			!strings.Contains(err.Error(), "unprivileged") {
+			t.Errorf("setupUser(root) = %v, want a refusal", err)
+		}
+	})
 }
