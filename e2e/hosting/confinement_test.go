@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,9 @@ exec ./gameserver "$@"
 // secrets in its environment runs a game server as its unprivileged user,
 // with only the documented environment: the game server cannot read a
 // file of Hoist's data directory, nor Hoist's environment, nor list the
-// data directory, and has no variable of Hoist's own.
+// data directory, and has no variable of Hoist's own. A second fleet's
+// game server, running at the same time, runs as another user and cannot
+// read the first one's files or environment.
 func TestServerProcessConfinement(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("Hoist confines server processes when it runs as root")
@@ -112,5 +115,46 @@ func TestServerProcessConfinement(t *testing.T) {
 			t.Errorf("the game server got %s, which is not in its documented environment", kv)
 		}
 	}
+
+	// A second fleet, running at the same time, tries the first one's
+	// files (game root, certificates) and its processes' environment: its
+	// instance runs as another user, which can read none of it.
+	var others []string
+	filepath.WalkDir(filepath.Dir(roots[0]), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			others = append(others, p)
+		}
+		return nil
+	})
+	for _, pid := range fleetPIDs(fleetID) {
+		others = append(others, "/proc/"+strconv.Itoa(pid)+"/environ")
+	}
+	archive2 := gameServerArchive(t, map[string]archiveFile{
+		"run.sh":         {body: probeScript, mode: 0o755},
+		"probe-files":    {body: strings.Join(others, "\n") + "\n", mode: 0o644},
+		"probe-data-dir": {body: h.DataDir, mode: 0o644},
+	})
+	build2, err := e.createBuild(t, "confinement-2", archive2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitBuild(t, build2, "READY")
+	fleet2 := e.newFleet(t, fleetSpec{name: "confinement-2", build: build2, launchPath: "/local/game/run.sh"})
+	roots2, _ := filepath.Glob(filepath.Join(h.DataDir, "instances", fleet2, "*", "game"))
+	if len(roots2) != 1 {
+		t.Fatalf("game roots of fleet %s: %v", fleet2, roots2)
+	}
+	probe2, err := os.ReadFile(filepath.Join(roots2[0], "probe.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines2 := strings.Split(strings.TrimSpace(string(probe2)), "\n")
+	if lines2[0] == lines[0] || lines2[0] == "uid 0" {
+		t.Errorf("the second fleet's game server runs as %q, the first's as %q: want two unprivileged users", lines2[0], lines[0])
+	}
+	for _, l := range lines2[1:] {
+		t.Errorf("the second fleet's game server could: %s", l)
+	}
+	e.deleteFleet(t, fleet2)
 	e.deleteFleet(t, fleetID)
 }

@@ -30,6 +30,10 @@ type instance struct {
 	cancelStop context.CancelFunc
 	wake       chan struct{}
 	done       chan struct{}
+	// slot is the instance's user slot (Config.Users), and user its
+	// account (set by placeBuild; nil: Hoist's own user).
+	slot int
+	user *User
 
 	mu         sync.Mutex
 	rc         api.RuntimeConfiguration
@@ -140,12 +144,21 @@ func (in *instance) setup() (fleets.Step, error) {
 }
 
 // placeBuild makes the instance's directories and copies the build into
-// game/. With Config.User, the fleet's and the instance's directories are
+// game/. With Config.Users, the fleet's and the instance's directories are
 // root's and traversable only (0711), logs/ is root's alone (0700: Hoist
 // writes there, and must not follow links a game could plant), and game/
-// and home/ are the user's (0700).
+// and home/ are the instance's account's (0700).
 func (in *instance) placeBuild() error {
-	u := in.p.cfg.User
+	if in.p.cfg.Users != nil {
+		u, err := in.p.cfg.Users(in.slot)
+		if err != nil {
+			return err
+		}
+		in.mu.Lock()
+		in.user = u
+		in.mu.Unlock()
+	}
+	u := in.account()
 	for _, d := range []string{filepath.Join(in.layout.Dir, "logs"), in.home()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
@@ -181,6 +194,13 @@ func (in *instance) placeBuild() error {
 	return os.Lchown(in.home(), u.UID, u.GID)
 }
 
+// account is the user the instance's processes run as (nil: Hoist's).
+func (in *instance) account() *User {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.user
+}
+
 // home is the HOME of the instance's processes.
 func (in *instance) home() string { return filepath.Join(in.layout.Dir, "home") }
 
@@ -208,7 +228,7 @@ func (in *instance) install() error {
 	cmd := exec.CommandContext(ctx, "/bin/sh", installScript)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = in.layout.GameRoot, out, out
 	cmd.Env = baseEnv(in.p.path, in.home())
-	setProcAttr(cmd, in.p.cfg.User)
+	setProcAttr(cmd, in.account())
 	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, killSignal) }
 	cmd.WaitDelay = time.Second
 	if err = cmd.Start(); err == nil {
@@ -305,7 +325,7 @@ func (in *instance) prepare() error {
 			return err
 		}
 	}
-	if u := in.p.cfg.User; u != nil {
+	if u := in.account(); u != nil {
 		return chownTree(dir, u)
 	}
 	return nil

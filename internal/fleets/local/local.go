@@ -66,12 +66,14 @@ type Config struct {
 	// earlier run left in Dir (for debugging); by default New removes the
 	// latter.
 	KeepDirs bool
-	// User, when set, is the unprivileged account server processes and
-	// install scripts run as (Hoist runs as root; see SetupUser): the
-	// instance's game/ and home/ directories are its, nothing else of
-	// Hoist's is readable to it, and LinkBuild is ignored. Nil runs them
-	// as Hoist's own user.
-	User *User
+	// Users, when set, gives the unprivileged account the server processes
+	// and install script of an instance run as (Hoist runs as root; see
+	// SetupUser): each instance running at one time has its own slot (the
+	// lowest free one, from 0), and Users gives the slot's account, so that
+	// no two running instances share a UID. The instance's game/, home/ and
+	// certificates/ are its account's, nothing else of Hoist's is readable
+	// to it, and LinkBuild is ignored. Nil runs them as Hoist's own user.
+	Users func(slot int) (*User, error)
 	// NewID returns a fresh random UUID for process IDs. Default
 	// crypto/rand.
 	NewID  func() string
@@ -87,6 +89,7 @@ type Provider struct {
 	mu        sync.Mutex
 	instances map[string]*instance
 	processes map[string]*instance // process ID -> its instance
+	slots     map[int]bool         // the user slots of running instances
 	closing   bool
 }
 
@@ -130,8 +133,8 @@ func New(cfg Config) (*Provider, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	if cfg.User != nil {
-		// The user reaches its instances by name, and lists none.
+	if cfg.Users != nil {
+		// The users reach their instances by name, and list none.
 		if err := os.Chmod(cfg.Dir, 0o711); err != nil {
 			return nil, err
 		}
@@ -144,7 +147,7 @@ func New(cfg Config) (*Provider, error) {
 		removeLeftovers(cfg.Dir, cfg.Logger)
 	}
 	return &Provider{cfg: cfg, log: cfg.Logger, path: os.Getenv("PATH"),
-		instances: map[string]*instance{}, processes: map[string]*instance{}}, nil
+		instances: map[string]*instance{}, processes: map[string]*instance{}, slots: map[int]bool{}}, nil
 }
 
 // removeLeftovers removes what instances of an earlier run left in dir: a
@@ -188,6 +191,10 @@ func (p *Provider) StartInstance(ctx context.Context, spec fleets.InstanceSpec, 
 		return errors.New("local: instance " + spec.InstanceID + " already runs")
 	}
 	in := newInstance(p, spec, hooks)
+	for p.slots[in.slot] {
+		in.slot++
+	}
+	p.slots[in.slot] = true
 	p.instances[spec.InstanceID] = in
 	go in.run()
 	return nil
@@ -294,6 +301,9 @@ func (p *Provider) removeProcess(id string) {
 
 func (p *Provider) removeInstance(id string) {
 	p.mu.Lock()
+	if in := p.instances[id]; in != nil {
+		delete(p.slots, in.slot)
+	}
 	delete(p.instances, id)
 	p.mu.Unlock()
 }

@@ -74,7 +74,7 @@ func (in *instance) start(id string, s slot) (*process, error) {
 		cmd := exec.Command(path, splitParameters(s.Parameters)...)
 		cmd.Dir, cmd.Stdout, cmd.Stderr = in.layout.GameRoot, out, out
 		cmd.Env = processEnv(in.p.path, in.home(), in.spec.Env, id)
-		setProcAttr(cmd, in.p.cfg.User)
+		setProcAttr(cmd, in.account())
 		err := cmd.Start()
 		if err == nil {
 			forget := in.p.recordGroup(cmd.Process.Pid)

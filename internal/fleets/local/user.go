@@ -10,6 +10,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -24,23 +25,58 @@ type User struct {
 // runs as root.
 const DefaultUser = "hoist-game"
 
-// SetupUser prepares running server processes as the account name, and
-// returns it, when Hoist runs as root; otherwise, or with name empty, it
-// logs a warning that they run as Hoist's own user and returns nil.
+// Accounts are the unprivileged accounts server processes run as, one per
+// instance running at one time (Config.Users): slot 0 is the account
+// named by --process-user, slot n that name followed by "-n" (created with
+// useradd when first needed, and kept for reuse).
+type Accounts struct {
+	base string
+	log  *slog.Logger
+
+	mu    sync.Mutex
+	cache map[int]*User
+}
+
+// User returns the account of a slot, creating it if it is missing.
+func (a *Accounts) User(slot int) (*User, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if u := a.cache[slot]; u != nil {
+		return u, nil
+	}
+	name := a.base
+	if slot > 0 {
+		name = fmt.Sprintf("%s-%d", a.base, slot)
+	}
+	u, err := lookupOrCreate(name, a.log)
+	if err != nil {
+		return nil, err
+	}
+	if u.UID == 0 || u.GID == 0 {
+		return nil, fmt.Errorf("--process-user: the account %s has UID %d and GID %d; it must be unprivileged (not 0)", name, u.UID, u.GID)
+	}
+	a.cache[slot] = u
+	return u, nil
+}
+
+// SetupUser prepares running server processes as unprivileged accounts,
+// and returns them, when Hoist runs as root; otherwise, or with name
+// empty, it logs a warning that they run as Hoist's own user and returns
+// nil.
 //
-// As root it looks the account up and creates it (useradd --system) when
-// it is missing; it refuses an account with UID 0. It then makes what
-// Hoist creates from now on private to root (umask 077), makes the data
-// directory and its instances directory traversable only (0711: the
+// As root it looks the account name up and creates it (useradd --system)
+// when it is missing; it refuses an account with UID 0. It then makes
+// what Hoist creates from now on private to root (umask 077), makes the
+// data directory and its instances directory traversable only (0711: an
 // account reaches its instance directories by name and can list
 // neither), and takes group and other permissions from everything else at
 // the top of the data directory (the store, the CA key, builds, logs), so
-// that none of it is readable by the account.
-func SetupUser(name, dataDir string, log *slog.Logger) (*User, error) {
+// that none of it is readable by the accounts.
+func SetupUser(name, dataDir string, log *slog.Logger) (*Accounts, error) {
 	return setupUser(name, dataDir, log, os.Geteuid())
 }
 
-func setupUser(name, dataDir string, log *slog.Logger, euid int) (*User, error) {
+func setupUser(name, dataDir string, log *slog.Logger, euid int) (*Accounts, error) {
 	if euid != 0 {
 		log.Warn("Hoist does not run as root: server processes run as Hoist's own user and can read everything Hoist can (its data directory, CA key, store, every fleet's files); run Hoist as root with --process-user to confine them (see docs/fleets.md)",
 			"uid", euid)
@@ -50,12 +86,10 @@ func setupUser(name, dataDir string, log *slog.Logger, euid int) (*User, error) 
 		log.Warn("--process-user is empty: server processes run as root, with everything Hoist can do (see docs/fleets.md)")
 		return nil, nil
 	}
-	u, err := lookupOrCreate(name, log)
+	a := &Accounts{base: name, log: log, cache: map[int]*User{}}
+	u, err := a.User(0)
 	if err != nil {
 		return nil, err
-	}
-	if u.UID == 0 || u.GID == 0 {
-		return nil, fmt.Errorf("--process-user %s: the account has UID %d and GID %d; it must be unprivileged (not 0)", name, u.UID, u.GID)
 	}
 	setUmask(0o077)
 	if err := confineDataDir(dataDir); err != nil {
@@ -65,8 +99,8 @@ func setupUser(name, dataDir string, log *slog.Logger, euid int) (*User, error) 
 		log.Error("the process user cannot reach the data directory: server processes will fail to start; make it traversable (chmod o+x), choose another --data-dir, or set --process-user to empty",
 			"user", name, "directory", dir)
 	}
-	log.Info("server processes run as an unprivileged user", "user", name, "uid", u.UID, "gid", u.GID)
-	return u, nil
+	log.Info("server processes run as unprivileged users, one per running instance", "user", name, "uid", u.UID, "gid", u.GID)
+	return a, nil
 }
 
 // lookupOrCreate returns the account name, creating it with useradd when

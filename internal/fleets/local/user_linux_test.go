@@ -15,10 +15,33 @@ import (
 )
 
 // testUID is an unused UID and GID the test runs processes as (setuid needs
-// no account).
+// no account); slot n gets testUID+n.
 const testUID = 64917
 
-// TestProcessesRunAsUser: with Config.User (Hoist as root), server
+// userFixture is a fixture whose instances run as testUID+slot, with the
+// umask SetupUser sets, and its directories and report FIFO reachable by
+// those users. It returns the data directory (the instances directory's
+// parent).
+func userFixture(t *testing.T) (*fixture, string) {
+	var dataDir string
+	f := newFixture(t, func(c *Config) {
+		c.Users = func(slot int) (*User, error) {
+			return &User{Name: "test", UID: testUID + slot, GID: testUID + slot}, nil
+		}
+		dataDir = filepath.Dir(c.Dir)
+		// The test's temporary directories are 0700: let the users through.
+		for d := dataDir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+			os.Chmod(d, 0o711)
+		}
+	})
+	os.Chmod(filepath.Dir(f.fifo), 0o711)
+	os.Chmod(f.fifo, 0o666)
+	old := setUmask(0o077)
+	t.Cleanup(func() { setUmask(old) })
+	return f, dataDir
+}
+
+// TestProcessesRunAsUser: with Config.Users (Hoist as root), server
 // processes and the install script run as that user with no
 // supplementary groups; the game root and home/ are the user's, logs/ and
 // the instance directory root's; the user can read none of Hoist's files
@@ -29,18 +52,7 @@ func TestProcessesRunAsUser(t *testing.T) {
 		t.Skip("needs root")
 	}
 	// Not parallel: the umask is the whole test binary's.
-	var dataDir string
-	f := newFixture(t, func(c *Config) {
-		c.User = &User{Name: "test", UID: testUID, GID: testUID}
-		dataDir = filepath.Dir(c.Dir)
-		// The test's temporary directories are 0700: let the user through.
-		for d := dataDir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
-			os.Chmod(d, 0o711)
-		}
-	})
-	os.Chmod(filepath.Dir(f.fifo), 0o711)
-	os.Chmod(f.fifo, 0o666)
-	defer setUmask(setUmask(0o077)) // as SetupUser does
+	f, dataDir := userFixture(t)
 	secret := filepath.Join(dataDir, "store", "secret")
 	if err := os.MkdirAll(filepath.Dir(secret), 0o700); err != nil {
 		t.Fatal(err)
@@ -168,4 +180,57 @@ func TestSetupUserWarnsOrRefuses(t *testing.T) {
 			t.Errorf("setupUser(root) = %v, want a refusal", err)
 		}
 	})
+}
+
+// TestInstancesHaveTheirOwnUser: two instances running at once run as
+// different users, and one's processes cannot read the other's game files;
+// a slot is reused once its instance has stopped.
+func TestInstancesHaveTheirOwnUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	f, _ := userFixture(t)
+	f.script("server.sh", `{ id -u; cat ../../../fleet-1/i-1/game/secret-* 2>/dev/null; } > "probe-$GAMELIFT_SDK_PROCESS_ID"
+echo mine > "secret-$GAMELIFT_SDK_PROCESS_ID"
+`+sleeper)
+	r1 := f.start("fleet-1", "i-1", sp("/local/game/server.sh", "", 1))
+	p1 := r1.waitStarts(1)[0]
+	r1.b.pid(t, p1.ProcessID)
+	r2 := f.start("fleet-2", "i-2", sp("/local/game/server.sh", "", 1))
+	p2 := r2.waitStarts(1)[0]
+	r2.b.pid(t, p2.ProcessID)
+	read := func(fleet, inst, name string) string {
+		b, err := os.ReadFile(filepath.Join(f.p.Layout(fleet, inst).GameRoot, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if got, want := read("fleet-1", "i-1", "probe-"+p1.ProcessID), strconv.Itoa(testUID)+"\n"; got != want {
+		t.Errorf("instance 1 saw %q, want %q", got, want)
+	}
+	// The second instance's process knows the path of the first's game
+	// root: it may not read it.
+	if got, want := read("fleet-2", "i-2", "probe-"+p2.ProcessID), strconv.Itoa(testUID+1)+"\n"; got != want {
+		t.Errorf("instance 2 saw %q, want %q (its own UID, and nothing of instance 1)", got, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(f.p.Layout("fleet-1", "i-1").GameRoot, "secret-"+p1.ProcessID)); err != nil || string(b) != "mine\n" {
+		t.Fatalf("instance 1 did not write its secret: %q, %v", b, err)
+	}
+	if err := f.p.StopInstance("i-1", "done"); err != nil {
+		t.Fatal(err)
+	}
+	r1.waitStopped()
+	r3 := f.start("fleet-1", "i-3", sp("/local/game/server.sh", "", 1))
+	p3 := r3.waitStarts(1)[0]
+	r3.b.pid(t, p3.ProcessID)
+	if got, want := read("fleet-1", "i-3", "probe-"+p3.ProcessID), strconv.Itoa(testUID)+"\n"; got != want {
+		t.Errorf("instance 3, started after instance 1 stopped, saw %q; want slot 0's %q", got, want)
+	}
+	for id, r := range map[string]*recorder{"i-2": r2, "i-3": r3} {
+		if err := f.p.StopInstance(id, "done"); err != nil {
+			t.Fatal(err)
+		}
+		r.waitStopped()
+	}
 }
