@@ -30,12 +30,11 @@ type instance struct {
 	cancelStop context.CancelFunc
 	wake       chan struct{}
 	done       chan struct{}
-	// slot is the instance's user slot (Config.Users), and user its
-	// account (set by placeBuild; nil: Hoist's own user).
+	// slot is the instance's user slot (Config.Users; set before run).
 	slot int
-	user *User
 
 	mu         sync.Mutex
+	user       *User // the slot's account, set by placeBuild (nil: Hoist's user)
 	rc         api.RuntimeConfiguration
 	procs      map[string]*process
 	stopping   bool

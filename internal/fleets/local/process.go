@@ -77,8 +77,9 @@ func (in *instance) start(id string, s slot) (*process, error) {
 		setProcAttr(cmd, in.account())
 		err := cmd.Start()
 		if err == nil {
+			started := time.Now()
 			forget := in.p.recordGroup(cmd.Process.Pid)
-			return &process{id: id, slot: s, cmd: cmd, started: time.Now(), exited: make(chan struct{}), forget: forget}, nil
+			return &process{id: id, slot: s, cmd: cmd, started: started, exited: make(chan struct{}), forget: forget}, nil
 		}
 		// ETXTBSY: a process forked elsewhere in Hoist (another instance's
 		// launch) while the build's files were being written still holds a
