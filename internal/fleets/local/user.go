@@ -14,16 +14,12 @@ import (
 	"time"
 )
 
-// User is the unprivileged account server processes run as when Hoist runs
-// as root (Config.User).
+// User is an unprivileged account server processes run as when Hoist runs
+// as root (Config.Users).
 type User struct {
 	Name     string
 	UID, GID int
 }
-
-// DefaultUser is the account server processes run as by default when Hoist
-// runs as root.
-const DefaultUser = "hoist-game"
 
 // Accounts are the unprivileged accounts server processes run as, one per
 // instance running at one time (Config.Users): slot 0 is the account

@@ -153,7 +153,7 @@ func TestSetupUserWarnsOrRefuses(t *testing.T) {
 		euid int
 		warn string
 	}{
-		"not root": {user: DefaultUser, euid: 1000, warn: "Hoist does not run as root"},
+		"not root": {user: "hoist-game", euid: 1000, warn: "Hoist does not run as root"},
 		"no user":  {user: "", euid: 0, warn: "server processes run as root"},
 	} {
 		t.Run(name, func(t *testing.T) {
