@@ -85,6 +85,9 @@ func Start(t testing.TB, opts Options) *Hoist {
 	bin := Binary(t)
 	if opts.DataDir == "" {
 		opts.DataDir = t.TempDir()
+		// Run as root, Hoist runs server processes as an unprivileged user,
+		// which must pass through the test's temporary directory (0700).
+		_ = os.Chmod(filepath.Dir(opts.DataDir), 0o711)
 	}
 	h, err := launch(bin, opts, t.TempDir(), t)
 	if err != nil {

@@ -23,8 +23,9 @@ import (
 
 // instanceCredentials returns what Hoist gave the server processes of a
 // managed fleet's only instance: the SDK endpoint, auth token and instance
-// ID, read from a running process's environment.
-func instanceCredentials(t *testing.T, fleetID string) (endpoint, token, instance string) {
+// ID, and the process ID of one of them, read from a running process's
+// environment.
+func instanceCredentials(t *testing.T, fleetID string) (endpoint, token, instance, processID string) {
 	t.Helper()
 	pids := fleetPIDs(fleetID)
 	if len(pids) == 0 {
@@ -32,10 +33,11 @@ func instanceCredentials(t *testing.T, fleetID string) (endpoint, token, instanc
 	}
 	env := processEnv(pids[0])
 	endpoint, token, instance = env["GAMELIFT_SDK_WEBSOCKET_URL"], env["GAMELIFT_SDK_AUTH_TOKEN"], env["GAMELIFT_SDK_HOST_ID"]
-	if endpoint == "" || token == "" || instance == "" || env["GAMELIFT_SDK_PROCESS_ID"] == "" {
+	processID = env["GAMELIFT_SDK_PROCESS_ID"]
+	if endpoint == "" || token == "" || instance == "" || processID == "" {
 		t.Fatalf("process %d lacks the SDK environment: %v", pids[0], env)
 	}
-	return endpoint, token, instance
+	return endpoint, token, instance, processID
 }
 
 // dialSDK connects to the SDK endpoint as the Go SDK does.
@@ -51,17 +53,21 @@ func dialSDK(t *testing.T, endpoint, processID, host, fleetID, token string) (*s
 }
 
 // testBadToken: the SDK endpoint refuses a handshake (HTTP 403, no
-// upgrade) without a valid token for the fleet and compute it names.
+// upgrade) without a valid token for the fleet and compute it names, and,
+// with a valid token of an EC2 instance, for a process ID Hoist did not
+// launch on that instance.
 func testBadToken(t *testing.T, e *env) {
 	buildID := e.uploadGameServer(t, "tokens")
 	fleetID := e.newFleet(t, fleetSpec{name: "tokens", build: buildID})
-	endpoint, token, instance := instanceCredentials(t, fleetID)
+	endpoint, token, instance, processID := instanceCredentials(t, fleetID)
 	other := "0000000000000000000000000000000000000000000000000000000000000000"
 	for name, q := range map[string][4]string{ // host, fleet, token
 		"unknown token":   {instance, fleetID, other},
 		"no token":        {instance, fleetID, ""},
 		"another fleet":   {instance, "fleet-00000000-0000-0000-0000-000000000000", token},
 		"another compute": {"i-00000000000000000", fleetID, token},
+		// A valid token, but a process ID Hoist did not launch there.
+		"foreign process ID": {instance, fleetID, token},
 	} {
 		_, err := dialSDK(t, endpoint, "intruder", q[0], q[1], q[2])
 		var he *sdkclient.HandshakeError
@@ -69,8 +75,9 @@ func testBadToken(t *testing.T, e *env) {
 			t.Errorf("%s: handshake answered %v, want HTTP 403", name, err)
 		}
 	}
-	// A wrong token does not disturb the processes; the right one works.
-	c, err := dialSDK(t, endpoint, "process-by-hand", instance, fleetID, token)
+	// A wrong token does not disturb the processes; the right one works
+	// for a process Hoist launched (as the SDK reconnects).
+	c, err := dialSDK(t, endpoint, processID, instance, fleetID, token)
 	if err != nil {
 		t.Fatalf("handshake with the instance's token: %v", err)
 	}
@@ -102,8 +109,8 @@ func testCertificates(t *testing.T, e *env) {
 		t.Fatalf("game session on a TLS fleet has no DnsName")
 	}
 
-	endpoint, token, instance := instanceCredentials(t, fleetID)
-	c, err := dialSDK(t, endpoint, "cert-reader", instance, fleetID, token)
+	endpoint, token, instance, processID := instanceCredentials(t, fleetID)
+	c, err := dialSDK(t, endpoint, processID, instance, fleetID, token)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,13 @@ func startHoist(bin, parentDir string, extra []string) (*hoist, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Run as root, Hoist runs server processes as an unprivileged user,
+	// which must pass through this directory (0700) to reach its instance
+	// directory (and through -data-parent's parents: see docs).
+	if err := os.Chmod(dir, 0o711); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	h := &hoist{dataDir: filepath.Join(dir, "data"), dir: dir}
 	p, err := hoisttest.Launch("hoist", bin, append(hoisttest.ServeArgs(h.dataDir, false), extra...), hoisttest.CredentialsEnv(), dir)
 	if err != nil {

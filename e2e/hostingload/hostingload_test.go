@@ -22,7 +22,13 @@ var full = flag.Bool("hostingload.full", false, "run the documented runs of ever
 func tinyRun(t *testing.T, args ...string) *Report {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "report.json")
-	args = append(args, "-repeats", "1", "-json", out, "-hoist", hoisttest.Binary(t), "-data-parent", t.TempDir())
+	parent := t.TempDir()
+	// Hoist run as root runs its server processes as an unprivileged user,
+	// which must pass through the test's temporary directory (0700).
+	if err := os.Chmod(filepath.Dir(parent), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	args = append(args, "-repeats", "1", "-json", out, "-hoist", hoisttest.Binary(t), "-data-parent", parent)
 	var stdout, stderr bytes.Buffer
 	code := run(args, &stdout, &stderr)
 	t.Log(stdout.String())

@@ -48,6 +48,11 @@ type Config struct {
 	// ProcessEnv is added to the environment of every server process Hoist
 	// launches for a managed fleet (KEY=value entries).
 	ProcessEnv []string
+	// ProcessUser is the unprivileged account managed server processes run
+	// as when Hoist runs as root (created if missing; further instances
+	// running at once get ProcessUser-1, -2, ...); empty runs them as
+	// Hoist's own user.
+	ProcessUser string
 	// Timings override timers of the background loops, by name (see
 	// TimingNames); meant for development and tests.
 	Timings map[string]time.Duration
@@ -86,6 +91,7 @@ const (
 	DefaultRegion       = "us-west-2"
 	DefaultAccount      = "123456789012"
 	DefaultHealthExpiry = 5 * time.Minute
+	DefaultProcessUser  = "hoist-game"
 
 	// StoreJournal is the default store: in memory, with a journal on disk.
 	StoreJournal = "journal"
@@ -127,6 +133,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (*Config
 	fs.DurationVar(&c.HealthExpiry, "health-expiry", he, "deregister FleetIQ game servers silent this long ($HOIST_HEALTH_EXPIRY)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long graceful shutdown may take")
 	processEnv := fs.String("process-env", env("HOIST_PROCESS_ENV", ""), "KEY=value,... added to the environment of managed server processes ($HOIST_PROCESS_ENV)")
+	fs.StringVar(&c.ProcessUser, "process-user", env("HOIST_PROCESS_USER", DefaultProcessUser), "when Hoist runs as root, the unprivileged user managed server processes run as (NAME, then NAME-1, NAME-2, ... for each further instance running at once), created with useradd if missing; --process-user= (empty) runs them as Hoist's own user ($HOIST_PROCESS_USER)")
 	timings := fs.String("timings", env("HOIST_TIMINGS", ""), "name=duration,... overriding background timers, for development and tests ($HOIST_TIMINGS; see docs/configuration.md)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

@@ -379,3 +379,40 @@ func (s *Service) VerifyComputeToken(ctx context.Context, token string) (string,
 	}
 	return t.FleetID, t.ComputeName, nil
 }
+
+// ProcessLister is what a ComputeProvider implements to say which server
+// processes it runs (internal/fleets/local does); without it
+// VerifyProcess accepts every process ID.
+type ProcessLister interface {
+	// HasProcess reports whether the provider launched processID on
+	// instanceID and it has not been reported ended.
+	HasProcess(instanceID, processID string) bool
+}
+
+// VerifyProcess implements hosting.ProcessVerifier: on an EC2 fleet a
+// connection with an instance's credentials must name a process the
+// provider launched on that instance and still runs (a 403 SDKError
+// otherwise). Anywhere fleets' game servers register their own process
+// IDs, as on GameLift: any is accepted.
+func (s *Service) VerifyProcess(ctx context.Context, fleetID, computeName, processID string) error {
+	var f *fleetRec
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		var err error
+		f, err = getFleet(ctx, tx, fleetID)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return &hosting.SDKError{Status: 403, Message: "fleet " + fleetID + " does not exist"}
+	}
+	if err != nil {
+		return err
+	}
+	if f.anywhere() {
+		return nil
+	}
+	pl, ok := s.cfg.Provider.(ProcessLister)
+	if !ok || pl.HasProcess(computeName, processID) {
+		return nil
+	}
+	return &hosting.SDKError{Status: 403, Message: "process " + processID + " was not launched by Hoist on instance " + computeName}
+}

@@ -292,6 +292,15 @@ type TokenVerifier interface {
 	VerifyComputeToken(ctx context.Context, token string) (fleetID, computeName string, err error)
 }
 
+// ProcessVerifier says whether a process may connect with the credentials
+// of a compute (fleets implements it): on an instance of a managed fleet
+// only the processes Hoist launched there and that still run may (a
+// token taken from one cannot be used to speak for another process); an
+// Anywhere compute's game servers register their own process IDs.
+type ProcessVerifier interface {
+	VerifyProcess(ctx context.Context, fleetID, computeName, processID string) error
+}
+
 // TokenIssuer issues compute auth tokens to connected server processes:
 // sdkconn sends a fresh one in a RefreshConnection message before the
 // credential a process connected with (a token, or a SigV4-signed URL)

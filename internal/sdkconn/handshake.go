@@ -2,6 +2,7 @@ package sdkconn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -92,6 +93,19 @@ func (s *Server) identify(ctx context.Context, q url.Values) (hosting.Conn, *htt
 	if fleetID != id.FleetID || computeName != id.ComputeName {
 		return hosting.Conn{}, &httpError{http.StatusForbidden,
 			"the credentials were not issued for this FleetId and ComputeId"}
+	}
+	if s.cfg.Processes != nil {
+		err := s.cfg.Processes.VerifyProcess(ctx, fleetID, computeName, id.ProcessID)
+		var se *hosting.SDKError
+		switch {
+		case errors.As(err, &se) && se.Status == http.StatusForbidden:
+			s.log.Debug("sdk: process refused", "process", clip(id.ProcessID), "compute", computeName, "err", err)
+			return hosting.Conn{}, &httpError{http.StatusForbidden,
+				"the process ID was not launched by Hoist on this compute"}
+		case err != nil:
+			s.log.Error("sdk: checking a process ID failed", "process", clip(id.ProcessID), "err", err)
+			return hosting.Conn{}, &httpError{http.StatusInternalServerError, "internal error"}
+		}
 	}
 	return id, nil
 }

@@ -239,3 +239,55 @@ func TestWSS(t *testing.T) {
 		t.Fatal("connected without trusting the CA")
 	}
 }
+
+// launched is a ProcessVerifier that knows one launched process.
+type launched struct{ err error }
+
+func (l launched) VerifyProcess(_ context.Context, f, c, pid string) error {
+	if l.err != nil {
+		return l.err
+	}
+	if f != fleetID || c != computeID || pid != "proc-launched" {
+		return &hosting.SDKError{Status: 403, Message: "not launched here"}
+	}
+	return nil
+}
+
+// TestManagedProcessIDs: with Config.Processes, a connection with a valid
+// token is refused (403) when its pID is not one the verifier accepts (a
+// process Hoist did not launch on that instance), before Connected; a
+// failing verifier is a 500.
+func TestManagedProcessIDs(t *testing.T) {
+	for name, tc := range map[string]struct {
+		pid  string
+		err  error
+		want int
+	}{
+		"launched":        {pid: "proc-launched"},
+		"foreign":         {pid: "proc-foreign", want: 403},
+		"verifier broken": {pid: "proc-launched", err: errors.New("store down"), want: 500},
+	} {
+		t.Run(name, func(t *testing.T) {
+			api := &sdkconntest.API{}
+			e, _ := start(t, sdkconn.Config{API: api, Processes: launched{tc.err}})
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			c, err := sdkclient.Dial(ctx, e.URL, sdkclient.Query(tc.pid, computeID, fleetID, token), sdkclient.Options{})
+			if tc.want == 0 {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				api.WaitMethod(t, wait, "Connected", tc.pid, 1)
+				c.Close(1000, "")
+				return
+			}
+			var he *sdkclient.HandshakeError
+			if !errors.As(err, &he) || he.StatusCode != tc.want {
+				t.Fatalf("err = %v, want HTTP %d", err, tc.want)
+			}
+			if api.Count("Connected") != 0 {
+				t.Error("Connected was called for a refused process")
+			}
+		})
+	}
+}

@@ -34,6 +34,9 @@ type Config struct {
 	Tokens hosting.TokenVerifier
 	// SignedURLs verifies SigV4-signed connection URLs; nil refuses them.
 	SignedURLs SignedURLVerifier
+	// Processes, when set, is asked whether the process ID of a connection
+	// may use its (verified) fleet and compute; a refusal is 403.
+	Processes hosting.ProcessVerifier
 	// Issuer, when set, keeps connections' credentials fresh: before the
 	// token or signed URL a process connected with expires, the process is
 	// sent RefreshConnection with a new token from Issuer (so its

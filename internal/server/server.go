@@ -51,19 +51,20 @@ type Server struct {
 	replica string
 	baseURL string
 
-	store    store.Store
-	ca       *pki.CA
-	fleetiq  *fleetiq.Service
-	tags     *tags.Service
-	builds   *builds.Service
-	fleets   *fleets.Service
-	sessions *sessions.Service
-	provider *local.Provider
-	sdk      *sdkconn.Server
-	svc      api.Service
-	auth     *sigv4.Authenticator
-	logKey   []byte
-	handler  http.Handler
+	store     store.Store
+	ca        *pki.CA
+	fleetiq   *fleetiq.Service
+	tags      *tags.Service
+	builds    *builds.Service
+	fleets    *fleets.Service
+	sessions  *sessions.Service
+	provider  *local.Provider
+	procUsers *local.Accounts // nil: server processes run as Hoist's user
+	sdk       *sdkconn.Server
+	svc       api.Service
+	auth      *sigv4.Authenticator
+	logKey    []byte
+	handler   http.Handler
 
 	closeOnce sync.Once
 	closeErr  error
@@ -106,6 +107,11 @@ func New(opts Options) (_ *Server, err error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	// Before anything is created in the data directory: as root, Hoist's
+	// files are made unreadable to the user server processes run as.
+	if s.procUsers, err = local.SetupUser(cfg.ProcessUser, cfg.DataDir, s.log.With("component", "processes")); err != nil {
+		return nil, err
 	}
 	if s.replica, err = replicaID(cfg.DataDir); err != nil {
 		return nil, err
@@ -180,8 +186,13 @@ func (s *Server) compose(opts Options) error {
 	if err != nil {
 		return err
 	}
+	var users func(int) (*local.User, error)
+	if s.procUsers != nil {
+		users = s.procUsers.User
+	}
 	s.provider, err = local.New(local.Config{
 		Dir:            filepath.Join(cfg.DataDir, "instances"),
+		Users:          users,
 		Stagger:        t.get("processes.stagger", 0),
 		TerminateGrace: t.get("processes.terminate-grace", 0),
 		ShutdownGrace:  t.get("processes.shutdown-grace", 0),
@@ -217,7 +228,7 @@ func (s *Server) compose(opts Options) error {
 
 	s.auth = newAuthenticator(cfg.Credentials, s.now)
 	s.sdk = sdkconn.New(sdkconn.Config{
-		API: s.sessions.ProcessAPI(), Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth,
+		API: s.sessions.ProcessAPI(), Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
 		Logger: s.log.With("component", "sdk"), Now: s.now, ReplicaID: s.replica,
 	})
 	msgr.s = s.sdk

@@ -30,8 +30,11 @@ type instance struct {
 	cancelStop context.CancelFunc
 	wake       chan struct{}
 	done       chan struct{}
+	// slot is the instance's user slot (Config.Users; set before run).
+	slot int
 
 	mu         sync.Mutex
+	user       *User // the slot's account, set by placeBuild (nil: Hoist's user)
 	rc         api.RuntimeConfiguration
 	procs      map[string]*process
 	stopping   bool
@@ -139,9 +142,34 @@ func (in *instance) setup() (fleets.Step, error) {
 	return "", nil
 }
 
+// placeBuild makes the instance's directories and copies the build into
+// game/. With Config.Users, the fleet's and the instance's directories are
+// root's and traversable only (0711), logs/ is root's alone (0700: Hoist
+// writes there, and must not follow links a game could plant), and game/
+// and home/ are the instance's account's (0700).
 func (in *instance) placeBuild() error {
-	if err := os.MkdirAll(filepath.Join(in.layout.Dir, "logs"), 0o755); err != nil {
-		return err
+	if in.p.cfg.Users != nil {
+		u, err := in.p.cfg.Users(in.slot)
+		if err != nil {
+			return err
+		}
+		in.mu.Lock()
+		in.user = u
+		in.mu.Unlock()
+	}
+	u := in.account()
+	for _, d := range []string{filepath.Join(in.layout.Dir, "logs"), in.home()} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if u != nil {
+		for d, mode := range map[string]os.FileMode{filepath.Dir(in.layout.Dir): 0o711, in.layout.Dir: 0o711,
+			filepath.Join(in.layout.Dir, "logs"): 0o700, in.home(): 0o700} {
+			if err := os.Chmod(d, mode); err != nil {
+				return err
+			}
+		}
 	}
 	// The walk does not follow symbolic links: resolve a build directory
 	// that is one.
@@ -149,8 +177,31 @@ func (in *instance) placeBuild() error {
 	if err != nil {
 		return err
 	}
-	return copyTree(in.stopCtx, src, in.layout.GameRoot, in.p.cfg.LinkBuild)
+	// Hard links would give the user the build's own files.
+	if err := copyTree(in.stopCtx, src, in.layout.GameRoot, in.p.cfg.LinkBuild && u == nil); err != nil {
+		return err
+	}
+	if u == nil {
+		return nil
+	}
+	if err := os.Chmod(in.layout.GameRoot, 0o700); err != nil {
+		return err
+	}
+	if err := chownTree(in.layout.GameRoot, u); err != nil {
+		return err
+	}
+	return os.Lchown(in.home(), u.UID, u.GID)
 }
+
+// account is the user the instance's processes run as (nil: Hoist's).
+func (in *instance) account() *User {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.user
+}
+
+// home is the HOME of the instance's processes.
+func (in *instance) home() string { return filepath.Join(in.layout.Dir, "home") }
 
 // installScript is the script GameLift runs once per instance on Linux
 // builds, at the build's root.
@@ -175,13 +226,16 @@ func (in *instance) install() error {
 	defer out.Close()
 	cmd := exec.CommandContext(ctx, "/bin/sh", installScript)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = in.layout.GameRoot, out, out
-	cmd.Env = cleanEnv(in.p.base)
-	setProcAttr(cmd)
+	cmd.Env = baseEnv(in.p.path, in.home())
+	setProcAttr(cmd, in.account())
 	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, killSignal) }
 	cmd.WaitDelay = time.Second
-	err = cmd.Run()
-	if cmd.Process != nil {
+	if err = cmd.Start(); err == nil {
+		forget := in.p.recordGroup(cmd.Process.Pid)
+		err = cmd.Wait()
 		_ = signalGroup(cmd.Process.Pid, killSignal)
+		reapGroup(cmd.Process.Pid)
+		forget()
 	}
 	if ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("%s did not finish within %s%s", installScript, in.p.cfg.InstallTimeout, outputTail(logFile))
@@ -269,6 +323,9 @@ func (in *instance) prepare() error {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			return err
 		}
+	}
+	if u := in.account(); u != nil {
+		return chownTree(dir, u)
 	}
 	return nil
 }

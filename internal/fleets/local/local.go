@@ -15,6 +15,7 @@
 //
 //	<fleet ID>/<instance ID>/
 //	    game/            the build; /local/game/x maps to game/x
+//	    home/            HOME of the instance's processes
 //	    certificates/    TLS files of fleets with GENERATED certificates
 //	    logs/            <process ID>.log per server process, install.log
 package local
@@ -65,6 +66,14 @@ type Config struct {
 	// earlier run left in Dir (for debugging); by default New removes the
 	// latter.
 	KeepDirs bool
+	// Users, when set, gives the unprivileged account the server processes
+	// and install script of an instance run as (Hoist runs as root; see
+	// SetupUser): each instance running at one time has its own slot (the
+	// lowest free one, from 0), and Users gives the slot's account, so that
+	// no two running instances share a UID. The instance's game/, home/ and
+	// certificates/ are its account's, nothing else of Hoist's is readable
+	// to it, and LinkBuild is ignored. Nil runs them as Hoist's own user.
+	Users func(slot int) (*User, error)
 	// NewID returns a fresh random UUID for process IDs. Default
 	// crypto/rand.
 	NewID  func() string
@@ -75,15 +84,19 @@ type Config struct {
 type Provider struct {
 	cfg  Config
 	log  *slog.Logger
-	base []string // Hoist's environment, filtered per process
+	path string // Hoist's PATH, passed on to processes
 
 	mu        sync.Mutex
 	instances map[string]*instance
 	processes map[string]*instance // process ID -> its instance
+	slots     map[int]bool         // the user slots of running instances
 	closing   bool
 }
 
-var _ fleets.ComputeProvider = (*Provider)(nil)
+var (
+	_ fleets.ComputeProvider = (*Provider)(nil)
+	_ fleets.ProcessLister   = (*Provider)(nil)
+)
 
 // New returns a Provider.
 func New(cfg Config) (*Provider, error) {
@@ -120,17 +133,28 @@ func New(cfg Config) (*Provider, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
+	if cfg.Users != nil {
+		// The users reach their instances by name, and list none.
+		if err := os.Chmod(cfg.Dir, 0o711); err != nil {
+			return nil, err
+		}
+	}
+	if err := becomeSubreaper(); err != nil {
+		cfg.Logger.Warn("local: cannot become a child subreaper: what server processes leave when they end goes to init", "err", err)
+	}
+	killLeftoverGroups(cfg.Dir, cfg.Logger)
 	if !cfg.KeepDirs {
 		removeLeftovers(cfg.Dir, cfg.Logger)
 	}
-	return &Provider{cfg: cfg, log: cfg.Logger, base: os.Environ(),
-		instances: map[string]*instance{}, processes: map[string]*instance{}}, nil
+	return &Provider{cfg: cfg, log: cfg.Logger, path: os.Getenv("PATH"),
+		instances: map[string]*instance{}, processes: map[string]*instance{}, slots: map[int]bool{}}, nil
 }
 
 // removeLeftovers removes what instances of an earlier run left in dir: a
 // new provider runs no instance yet, and the processes of the earlier one
 // are gone (stopped by Close, or killed with Hoist by their parent-death
-// signal); fleets replaces the instances it finds lost.
+// signal, and what they left by killLeftoverGroups); fleets replaces the
+// instances it finds lost.
 func removeLeftovers(dir string, log *slog.Logger) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -138,6 +162,9 @@ func removeLeftovers(dir string, log *slog.Logger) {
 		return
 	}
 	for _, e := range entries {
+		if e.Name() == groupsDir {
+			continue
+		}
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
 			log.Warn("local: removing an earlier run's instance files", "path", e.Name(), "err", err)
 			continue
@@ -164,6 +191,10 @@ func (p *Provider) StartInstance(ctx context.Context, spec fleets.InstanceSpec, 
 		return errors.New("local: instance " + spec.InstanceID + " already runs")
 	}
 	in := newInstance(p, spec, hooks)
+	for p.slots[in.slot] {
+		in.slot++
+	}
+	p.slots[in.slot] = true
 	p.instances[spec.InstanceID] = in
 	go in.run()
 	return nil
@@ -245,6 +276,17 @@ func (p *Provider) grace() time.Duration {
 	return p.cfg.TerminateGrace
 }
 
+// HasProcess reports whether the provider launched processID on instance
+// instanceID and has not yet reported it ended (fleets.ProcessLister). A
+// process is known from just before it is started, so it can never
+// connect before it is known.
+func (p *Provider) HasProcess(instanceID, processID string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	in := p.processes[processID]
+	return in != nil && in.spec.InstanceID == instanceID
+}
+
 func (p *Provider) addProcess(id string, in *instance) {
 	p.mu.Lock()
 	p.processes[id] = in
@@ -259,6 +301,9 @@ func (p *Provider) removeProcess(id string) {
 
 func (p *Provider) removeInstance(id string) {
 	p.mu.Lock()
+	if in := p.instances[id]; in != nil {
+		delete(p.slots, in.slot)
+	}
 	delete(p.instances, id)
 	p.mu.Unlock()
 }

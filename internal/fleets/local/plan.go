@@ -179,26 +179,24 @@ func readDoubleQuoted(s string, i int, cur *strings.Builder) int {
 	return i
 }
 
-// processEnv is a server process's environment: Hoist's own environment
-// without anything that could carry Hoist's or AWS secrets (HOIST_*, AWS_*)
-// or a stale GameLift setting (GAMELIFT_*), then the instance's variables,
-// then the process ID.
-func processEnv(base, instance []string, processID string) []string {
-	env := append(cleanEnv(base), instance...)
-	return append(env, "GAMELIFT_SDK_PROCESS_ID="+processID)
+// DefaultPath is the PATH of server processes when Hoist has none.
+const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// baseEnv is what every process Hoist starts gets of the machine: PATH
+// (Hoist's own, or DefaultPath) and HOME (the instance's home/). Nothing
+// else of Hoist's environment is passed on: it may hold secrets
+// (HOIST_CREDENTIALS, AWS keys, whatever the operator exported).
+func baseEnv(path, home string) []string {
+	if path == "" {
+		path = DefaultPath
+	}
+	return []string{"PATH=" + path, "HOME=" + home}
 }
 
-// cleanEnv is Hoist's environment without HOIST_*, AWS_* and GAMELIFT_*
-// variables.
-func cleanEnv(base []string) []string {
-	env := make([]string, 0, len(base))
-	for _, kv := range base {
-		k, _, _ := strings.Cut(kv, "=")
-		k = strings.ToUpper(k)
-		if strings.HasPrefix(k, "HOIST_") || strings.HasPrefix(k, "AWS_") || strings.HasPrefix(k, "GAMELIFT_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
+// processEnv is a server process's environment: baseEnv, then the
+// instance's variables (the GAMELIFT_SDK_* ones and the operator's
+// --process-env), then the process ID.
+func processEnv(path, home string, instance []string, processID string) []string {
+	env := append(baseEnv(path, home), instance...)
+	return append(env, "GAMELIFT_SDK_PROCESS_ID="+processID)
 }

@@ -149,18 +149,18 @@ func TestSplitParameters(t *testing.T) {
 }
 
 func TestProcessEnv(t *testing.T) {
-	base := []string{"PATH=/usr/bin", "HOME=/home/h", "HOIST_CREDENTIALS=AK:SK", "hoist_lower=x", "AWS_SECRET_ACCESS_KEY=s",
-		"aws_profile=p", "GAMELIFT_SDK_AUTH_TOKEN=stale", "GAMELIFT_REGION=us-east-1", "GAMELIFTISH=kept", "MY_HOIST_X=kept",
-		"SSL_CERT_FILE=/ca.pem"}
 	inst := []string{"GAMELIFT_SDK_WEBSOCKET_URL=ws://127.0.0.1:9080/sdk", "GAMELIFT_SDK_AUTH_TOKEN=fresh", "HEALTHCHECK_INTERVAL=5"}
-	got := processEnv(base, inst, "process-1")
-	want := []string{"PATH=/usr/bin", "HOME=/home/h", "GAMELIFTISH=kept", "MY_HOIST_X=kept", "SSL_CERT_FILE=/ca.pem",
+	got := processEnv("/opt/bin:/usr/bin", "/data/instances/f/i", inst, "process-1")
+	want := []string{"PATH=/opt/bin:/usr/bin", "HOME=/data/instances/f/i",
 		"GAMELIFT_SDK_WEBSOCKET_URL=ws://127.0.0.1:9080/sdk", "GAMELIFT_SDK_AUTH_TOKEN=fresh", "HEALTHCHECK_INTERVAL=5",
 		"GAMELIFT_SDK_PROCESS_ID=process-1"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("processEnv =\n %q\nwant\n %q", got, want)
 	}
-	if slices.Contains(base, "GAMELIFT_SDK_PROCESS_ID=process-1") {
-		t.Fatal("processEnv changed its base")
+	if slices.Contains(inst, "GAMELIFT_SDK_PROCESS_ID=process-1") {
+		t.Fatal("processEnv changed its input")
+	}
+	if got := baseEnv("", "/h"); !slices.Equal(got, []string{"PATH=" + DefaultPath, "HOME=/h"}) {
+		t.Errorf("baseEnv without a PATH = %q", got)
 	}
 }

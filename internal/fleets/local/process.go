@@ -19,6 +19,7 @@ type process struct {
 	cmd     *exec.Cmd
 	started time.Time
 	exited  chan struct{} // closed once it ended and was reported
+	forget  func()        // forgets the record of its process group
 
 	mu         sync.Mutex
 	stopReason string // set when Hoist asked it to end
@@ -34,8 +35,10 @@ func (in *instance) launch(s slot) {
 	in.lastLaunch = now
 	in.mu.Unlock()
 	id := "process-" + in.p.cfg.NewID()
+	in.p.addProcess(id, in) // before it starts: it may connect at once
 	pr, err := in.start(id, s)
 	if err != nil {
+		in.p.removeProcess(id)
 		in.failed(s, now)
 		in.hooks.LaunchFailed(in.ctx, s.LaunchPath, &fleets.LaunchPathError{LaunchPath: s.LaunchPath, Err: err})
 		return
@@ -46,7 +49,6 @@ func (in *instance) launch(s slot) {
 	// exec must not bring the next launch closer.
 	in.lastLaunch = pr.started
 	in.mu.Unlock()
-	in.p.addProcess(id, in)
 	in.hooks.ProcessStarted(in.ctx, fleets.ProcessStart{ProcessID: id, LaunchPath: s.LaunchPath,
 		Parameters: s.Parameters, OutputPath: in.outputPath(id), StartedAt: pr.started})
 	go in.wait(pr)
@@ -71,11 +73,13 @@ func (in *instance) start(id string, s slot) (*process, error) {
 	for attempt := 1; ; attempt++ {
 		cmd := exec.Command(path, splitParameters(s.Parameters)...)
 		cmd.Dir, cmd.Stdout, cmd.Stderr = in.layout.GameRoot, out, out
-		cmd.Env = processEnv(in.p.base, in.spec.Env, id)
-		setProcAttr(cmd)
+		cmd.Env = processEnv(in.p.path, in.home(), in.spec.Env, id)
+		setProcAttr(cmd, in.account())
 		err := cmd.Start()
 		if err == nil {
-			return &process{id: id, slot: s, cmd: cmd, started: time.Now(), exited: make(chan struct{})}, nil
+			started := time.Now()
+			forget := in.p.recordGroup(cmd.Process.Pid)
+			return &process{id: id, slot: s, cmd: cmd, started: started, exited: make(chan struct{}), forget: forget}, nil
 		}
 		// ETXTBSY: a process forked elsewhere in Hoist (another instance's
 		// launch) while the build's files were being written still holds a
@@ -94,10 +98,12 @@ func (in *instance) start(id string, s slot) (*process, error) {
 const textBusyAttempts = 10
 
 // wait waits for a process to end, kills whatever it left in its process
-// group, and reports the exit.
+// group (and reaps what of it Hoist inherited), and reports the exit.
 func (in *instance) wait(pr *process) {
 	err := pr.cmd.Wait()
 	_ = signalGroup(pr.cmd.Process.Pid, killSignal)
+	reapGroup(pr.cmd.Process.Pid)
+	pr.forget()
 	now := time.Now()
 	e := fleets.ProcessExit{ProcessID: pr.id, ExitCode: -1, Uptime: now.Sub(pr.started)}
 	var ee *exec.ExitError

@@ -117,15 +117,15 @@ func TestInstanceRunsItsRuntimeConfiguration(t *testing.T) {
 	}
 }
 
-// TestProcessEnvironmentArgumentsAndDirectory: each process gets Hoist's
-// environment without HOIST_*, AWS_* and GAMELIFT_* variables, the
-// instance's variables, its own GAMELIFT_SDK_PROCESS_ID, its Parameters
-// split into arguments, and the game root as working directory.
+// TestProcessEnvironmentArgumentsAndDirectory: each process gets PATH, HOME
+// (the instance's home/), the instance's variables and its own
+// GAMELIFT_SDK_PROCESS_ID, and nothing else of Hoist's environment; its
+// Parameters split into arguments, and the game root as working directory.
 func TestProcessEnvironmentArgumentsAndDirectory(t *testing.T) {
 	for k, v := range map[string]string{"HOIST_CREDENTIALS": "AKID:SECRET", "HOIST_DATA_DIR": "/var/hoist",
 		"hoist_lower": "x", "AWS_SECRET_ACCESS_KEY": "aws-secret", "AWS_ACCESS_KEY_ID": "AKID", "Aws_Profile": "p",
 		"GAMELIFT_REGION": "us-east-1", "GAMELIFT_SDK_PROCESS_ID": "stale", "GAMELIFT_SDK_AUTH_TOKEN": "stale-token",
-		"T_KEPT": "kept value"} {
+		"FOO_SECRET": "not for games", "PATH": "/usr/local/bin:/usr/bin:/bin"} {
 		t.Setenv(k, v)
 	}
 	f := newFixture(t, nil) // New reads the environment
@@ -167,14 +167,16 @@ pwd -P > "pwd-$GAMELIFT_SDK_PROCESS_ID"
 				t.Errorf("%s = %q, want the instance's %q", k, env[k], v)
 			}
 		}
-		if env["T_KEPT"] != "kept value" || env["PATH"] == "" {
-			t.Errorf("Hoist's ordinary environment was not passed on: T_KEPT=%q PATH=%q", env["T_KEPT"], env["PATH"])
+		if env["PATH"] != "/usr/local/bin:/usr/bin:/bin" || env["HOME"] != filepath.Join(f.p.Layout("fleet-1", "i-1").Dir, "home") {
+			t.Errorf("PATH=%q HOME=%q, want Hoist's PATH and the instance's home/", env["PATH"], env["HOME"])
 		}
 		for k, v := range env {
-			up := strings.ToUpper(k)
-			if strings.HasPrefix(up, "HOIST_") || strings.HasPrefix(up, "AWS_") ||
-				(strings.HasPrefix(up, "GAMELIFT_") && instanceEnv[k] == "" && k != "GAMELIFT_SDK_PROCESS_ID") {
-				t.Errorf("the process got Hoist's %s=%s", k, v)
+			switch k {
+			case "PATH", "HOME", "GAMELIFT_SDK_PROCESS_ID", "PWD", "OLDPWD", "SHLVL", "_": // the shell adds the last four
+				continue
+			}
+			if _, ok := instanceEnv[k]; !ok {
+				t.Errorf("the process got %s=%s, which is neither PATH, HOME nor the instance's", k, v)
 			}
 		}
 		args, err := os.ReadFile(filepath.Join(root, "args-"+id))

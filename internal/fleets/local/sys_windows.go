@@ -13,7 +13,11 @@ const (
 	killSignal = 1
 )
 
-func setProcAttr(*exec.Cmd) {}
+// setProcAttr runs a process as Hoist's own user: Windows has no
+// Credential to switch to.
+func setProcAttr(*exec.Cmd, *User) {}
+
+func setUmask(int) int { return 0 }
 
 // signalGroup kills the process pid (Windows cannot deliver SIGTERM).
 func signalGroup(pid int, sig int) error {
