@@ -51,6 +51,7 @@ type Server struct {
 	replica string
 	baseURL string
 
+	dataLock *os.File // the data directory's lock
 	store    store.Store
 	ca       *pki.CA
 	fleetiq  *fleetiq.Service
@@ -107,6 +108,14 @@ func New(opts Options) (_ *Server, err error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	if s.dataLock, err = lockDataDir(cfg.DataDir); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil && s.store == nil {
+			_ = s.dataLock.Close()
+		}
+	}()
 	if s.replica, err = replicaID(cfg.DataDir); err != nil {
 		return nil, err
 	}
@@ -289,6 +298,9 @@ func (s *Server) closeParts(ctx context.Context) error {
 	}
 	if s.store != nil {
 		errs = append(errs, s.store.Close())
+	}
+	if s.dataLock != nil {
+		errs = append(errs, s.dataLock.Close()) // last: nothing of the directory is in use any more
 	}
 	return errors.Join(errs...)
 }
