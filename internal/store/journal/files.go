@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -55,15 +55,14 @@ func parseGen(name, prefix string) (uint64, bool) {
 // that a crash interrupted: never acknowledged), removes files older than
 // the snapshot and opens the last journal file for appending.
 func (s *Store) recover() error {
-	entries, err := os.ReadDir(s.dir)
+	names, err := s.fs.ReadDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
 	var journals, snapshots []uint64
-	for _, e := range entries {
-		name := e.Name()
+	for _, name := range names {
 		if strings.HasSuffix(name, tmpSuffix) {
-			_ = os.Remove(filepath.Join(s.dir, name)) // an unfinished snapshot
+			_ = s.fs.Remove(filepath.Join(s.dir, name)) // an unfinished snapshot or copy
 			continue
 		}
 		if g, ok := parseGen(name, journalPrefix); ok {
@@ -113,12 +112,12 @@ func (s *Store) recover() error {
 	}
 	for _, g := range journals {
 		if g < base {
-			_ = os.Remove(filepath.Join(s.dir, fileName(journalPrefix, g)))
+			_ = s.fs.Remove(filepath.Join(s.dir, fileName(journalPrefix, g)))
 		}
 	}
 	for _, g := range snapshots {
 		if g < base {
-			_ = os.Remove(filepath.Join(s.dir, fileName(snapshotPrefix, g)))
+			_ = s.fs.Remove(filepath.Join(s.dir, fileName(snapshotPrefix, g)))
 		}
 	}
 	return nil
@@ -148,13 +147,18 @@ func (s *Store) apply(o *op) {
 }
 
 // replay applies the entries of journal-g, up to the first zero header (the
-// preallocated rest of the file). In the last file, an entry that is not
-// whole and intact also ends the journal: a batch whose write a crash
-// interrupted, which is zeroed. In any other file that is damage, and Open
-// fails.
+// preallocated rest of the file).
+//
+// Only a torn tail may end the journal early: in the last file, an entry
+// that is not whole and intact and after which no intact entry follows (a
+// batch whose write a crash interrupted, so never acknowledged), which is
+// zeroed. Anything else that is not an entry is damage: a bad entry that an
+// intact one follows (or, in a file that newer files follow, any bad entry)
+// would mean dropping writes that were acknowledged. Then the file is copied
+// aside and Open fails, saying where and what the operator can do.
 func (s *Store) replay(g uint64, last bool) error {
 	path := filepath.Join(s.dir, fileName(journalPrefix, g))
-	data, err := os.ReadFile(path)
+	data, err := s.fs.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
@@ -171,6 +175,10 @@ func (s *Store) replay(g uint64, last bool) error {
 		if !ok {
 			break
 		}
+		if err := validPayload(payload); err != nil {
+			at := int64(len(data) - len(rest))
+			return s.damaged(path, data, at, fmt.Sprintf("the entry at offset %d has a matching checksum but does not decode", at))
+		}
 		d := decoder{b: payload}
 		for {
 			o, ok := d.next()
@@ -179,20 +187,22 @@ func (s *Store) replay(g uint64, last bool) error {
 			}
 			s.apply(&o)
 		}
-		if d.err != nil {
-			return fmt.Errorf("journal: %s: entry at offset %d: %w", path, len(data)-len(rest), d.err)
-		}
 		rest, entries = next, entries+1
 	}
 	end := int64(len(data) - len(rest))
 	dirty := slices.ContainsFunc(rest, func(c byte) bool { return c != 0 })
 	if dirty && !last {
-		return fmt.Errorf("journal: %s: damaged entry at offset %d, and newer journal files follow it", path, end)
+		return s.damaged(path, data, end, fmt.Sprintf("damaged entry at offset %d, and newer journal files follow it", end))
+	}
+	if dirty {
+		if at, ok := intactAfter(rest); ok {
+			return s.damaged(path, data, end, fmt.Sprintf("damaged entry at offset %d, and an intact entry follows it at offset %d", end, end+int64(at)))
+		}
 	}
 	if !last {
 		return nil
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0o600)
+	f, err := s.fs.OpenRW(path)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
@@ -211,16 +221,99 @@ func (s *Store) replay(g uint64, last bool) error {
 		}
 	}
 	s.gen = g
-	s.out.open(f, end, int64(len(data)), data[end&^(dioBlock-1):end], s.opts.BufferedWrites)
+	s.out.open(s.fs, f, end, int64(len(data)), data[end&^(dioBlock-1):end], s.opts.BufferedWrites)
 	s.log.Info("journal: replayed", "file", filepath.Base(path), "entries", entries)
 	return nil
+}
+
+// validPayload reports whether every operation of an entry's payload decodes.
+func validPayload(payload []byte) error {
+	d := decoder{b: payload}
+	for {
+		if _, ok := d.next(); !ok {
+			return d.err
+		}
+	}
+}
+
+// intactAfter looks for a whole, intact entry (its checksum matches and its
+// operations decode) starting anywhere after the first byte of b, which
+// starts with an entry that is not; at is its offset in b.
+func intactAfter(b []byte) (at int, ok bool) {
+	for i := 1; i+entryHeader < len(b); i++ {
+		if payload, _, ok := readEntry(b[i:]); ok && validPayload(payload) == nil {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// brokenSuffix names the copy of a damaged journal file that Open leaves
+// next to it.
+const brokenSuffix = ".broken"
+
+// damaged copies the journal file at path (whose content is data) aside as
+// path.broken, durably, and returns the error Open fails with: which file,
+// the offset and what the operator can do. Nothing of the file is changed.
+func (s *Store) damaged(path string, data []byte, off int64, what string) error {
+	copyPath, err := s.copyAside(path, data)
+	kept := "a copy of the file is " + copyPath
+	if err != nil {
+		s.log.Error("journal: could not copy a damaged journal file aside", "file", path, "err", err)
+		kept = "it could not be copied aside (" + err.Error() + "); copy it before changing it"
+	}
+	return fmt.Errorf("journal: %s: %s: dropping it would lose acknowledged writes, so the store does not open; %s. "+
+		"Restore the data directory from a backup, or, to give up everything in this file from offset %d on "+
+		"(and keep the rest), truncate it to that size (truncate -s %d %s) and start Hoist again (see internal/store/README.md, \"Damage\")",
+		path, what, kept, off, off, path)
+}
+
+// copyAside writes data to path.broken (or path.broken.N when that holds
+// something else), through a temporary file, and syncs it. A copy with the
+// same content already there is kept, so that restarts do not pile copies up.
+func (s *Store) copyAside(path string, data []byte) (string, error) {
+	for n := 0; ; n++ {
+		dst := path + brokenSuffix
+		if n > 0 {
+			dst += "." + strconv.Itoa(n)
+		}
+		old, err := s.fs.ReadFile(dst)
+		if err == nil {
+			if bytes.Equal(old, data) {
+				return dst, nil
+			}
+			continue
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		f, err := s.fs.Create(dst + tmpSuffix)
+		if err != nil {
+			return "", err
+		}
+		if _, err := f.Write(data); err != nil {
+			_ = f.Close()
+			return "", err
+		}
+		if err := f.Sync(); err != nil {
+			_ = f.Close()
+			return "", err
+		}
+		if err := f.Close(); err != nil {
+			return "", err
+		}
+		if err := s.fs.Rename(dst+tmpSuffix, dst); err != nil {
+			return "", err
+		}
+		return dst, s.fs.SyncDir(s.dir)
+	}
 }
 
 // createJournal creates journal-g with its header, durably (the file and
 // its directory entry), and makes it the file the syncer appends to.
 func (s *Store) createJournal(g uint64) error {
 	path := filepath.Join(s.dir, fileName(journalPrefix, g))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := s.fs.Create(path)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
@@ -236,13 +329,13 @@ func (s *Store) createJournal(g uint64) error {
 		_ = f.Close()
 		return fmt.Errorf("journal: %w", err)
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := s.fs.SyncDir(s.dir); err != nil {
 		_ = f.Close()
-		return err
+		return fmt.Errorf("journal: sync directory: %w", err)
 	}
 	_ = s.out.close()
 	s.gen = g
-	s.out.open(f, int64(len(journalMagic)), preallocate, journalMagic, s.opts.BufferedWrites)
+	s.out.open(s.fs, f, int64(len(journalMagic)), preallocate, journalMagic, s.opts.BufferedWrites)
 	return nil
 }
 
@@ -263,7 +356,7 @@ func (s *Store) rotate(snap *snapshot) {
 			return
 		}
 		for _, name := range []string{fileName(journalPrefix, old), fileName(snapshotPrefix, old)} {
-			if err := os.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := s.fs.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				s.log.Warn("journal: could not remove a replaced file", "file", name, "err", err)
 			}
 		}
@@ -277,14 +370,14 @@ const snapshotEntry = 256 << 10
 // renamed into place, and the directory fsynced.
 func (s *Store) writeSnapshot(g uint64, snap *snapshot) error {
 	path := filepath.Join(s.dir, fileName(snapshotPrefix, g))
-	f, err := os.OpenFile(path+tmpSuffix, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := s.fs.Create(path + tmpSuffix)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
 	defer func() {
 		if f != nil {
 			_ = f.Close()
-			_ = os.Remove(path + tmpSuffix)
+			_ = s.fs.Remove(path + tmpSuffix)
 		}
 	}()
 	w := bufio.NewWriterSize(f, 1<<20)
@@ -339,15 +432,18 @@ func (s *Store) writeSnapshot(g uint64, snap *snapshot) error {
 	}
 	if err := f.Close(); err != nil {
 		f = nil
-		_ = os.Remove(path + tmpSuffix)
+		_ = s.fs.Remove(path + tmpSuffix)
 		return fmt.Errorf("journal: %w", err)
 	}
 	f = nil
-	if err := os.Rename(path+tmpSuffix, path); err != nil {
-		_ = os.Remove(path + tmpSuffix)
+	if err := s.fs.Rename(path+tmpSuffix, path); err != nil {
+		_ = s.fs.Remove(path + tmpSuffix)
 		return fmt.Errorf("journal: %w", err)
 	}
-	return syncDir(s.dir)
+	if err := s.fs.SyncDir(s.dir); err != nil {
+		return fmt.Errorf("journal: sync directory: %w", err)
+	}
+	return nil
 }
 
 // loadSnapshot reads snapshot-g into the (empty) working state. A snapshot
@@ -355,7 +451,7 @@ func (s *Store) writeSnapshot(g uint64, snap *snapshot) error {
 // matching the records read.
 func (s *Store) loadSnapshot(g uint64) error {
 	path := filepath.Join(s.dir, fileName(snapshotPrefix, g))
-	data, err := os.ReadFile(path)
+	data, err := s.fs.ReadFile(path)
 	if err != nil {
 		return err
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -32,6 +32,9 @@ type Options struct {
 	// fdatasync after each batch even where it could use O_DIRECT|O_DSYNC
 	// (Linux, on most file systems). The bytes written are the same.
 	BufferedWrites bool
+
+	// fs is the file system (tests); default osFS.
+	fs vfs
 }
 
 func (o Options) withDefaults() Options {
@@ -40,6 +43,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SnapshotBytes <= 0 {
 		o.SnapshotBytes = 64 << 20
+	}
+	if o.fs == nil {
+		o.fs = osFS{}
 	}
 	return o
 }
@@ -72,7 +78,8 @@ type Store struct {
 	dir  string
 	opts Options
 	log  *slog.Logger
-	lock *os.File
+	fs   vfs
+	lock io.Closer
 
 	// turn is held by the Update whose function runs and by the syncer
 	// while it takes the entries to write.
@@ -133,15 +140,15 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	if err := os.MkdirAll(abs, 0o750); err != nil {
+	if err := opts.fs.MkdirAll(abs); err != nil {
 		return nil, fmt.Errorf("journal: directory: %w", err)
 	}
-	lock, err := filelock.Lock(filepath.Join(abs, "LOCK"))
+	lock, err := opts.fs.Lock(filepath.Join(abs, "LOCK"))
 	if err != nil {
 		return nil, err
 	}
 	s := &Store{
-		dir: abs, opts: opts, log: opts.Logger, lock: lock,
+		dir: abs, opts: opts, log: opts.Logger, fs: opts.fs, lock: lock,
 		tables: map[store.Kind]*table{}, dirty: map[store.Kind]bool{}, leases: map[string]lease{},
 		nextSeq: 1, open: newBatch(),
 		idle: true, jobs: make(chan *job, 1), stop: make(chan struct{}), exited: make(chan struct{}),
