@@ -91,11 +91,12 @@ type Store struct {
 	leases      map[string]lease
 	leasesDirty bool
 	nextSeq     int64
-	buf         []byte    // entries not yet taken by the syncer
-	open        *batch    // the batch the entries in buf will be part of
-	last        *batch    // the batch of the newest entry, nil before the first
-	cutSnap     *snapshot // the state as of the end of the last batch taken
-	failed      error     // a journal write failed: the store takes no more writes
+	buf         []byte                // entries not yet taken by the syncer
+	open        *batch                // the batch the entries in buf will be part of
+	last        *batch                // the batch of the newest entry, nil before the first
+	cutSnap     *snapshot             // the state as of the end of the last batch taken
+	failed      error                 // a journal write failed: the store takes no more writes
+	failure     atomic.Pointer[error] // failed, for Failed
 
 	durable atomic.Pointer[snapshot] // what Views read: the state as of the last durable batch
 
@@ -437,6 +438,7 @@ func (s *Store) sync(j *job) {
 		if err = s.out.append(j.data); err != nil {
 			s.log.Error("journal: write failed; the store takes no more writes until Hoist restarts", "err", err)
 			err = fmt.Errorf("journal: write failed, the store takes no more writes until restarted: %w", err)
+			s.failure.Store(&err)
 			s.turn.lock(context.Background())
 			s.failed = err
 			s.turn.unlock()
@@ -457,8 +459,17 @@ func (s *Store) sync(j *job) {
 	s.direct.Store(s.out.direct)
 }
 
+// Failed returns the error of the journal write or fsync that failed, after
+// which the store takes no more writes until it is opened again, or nil.
+func (s *Store) Failed() error {
+	if p := s.failure.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
 // DirectWrites reports whether the journal is being written with
-// O_DIRECT|O_DSYNC (and writeHoldingP) rather than through the page cache.
+// O_DIRECT|O_DSYNC rather than through the page cache.
 func (s *Store) DirectWrites() bool { return s.direct.Load() }
 
 // Stats are counters since Open.

@@ -376,6 +376,35 @@ func TestWriteFailure(t *testing.T) {
 	}
 }
 
+// TestFailedReported: a journal write that fails (the disk refuses it)
+// makes Failed report it, with the cause; Views go on.
+func TestFailedReported(t *testing.T) {
+	forWriteModes(t, func(t *testing.T, opts Options) {
+		m := newMemFS()
+		opts.fs = m
+		s := openDir(t, "/mem/store", opts)
+		put(t, s, "kept", "1")
+		if err := s.Failed(); err != nil {
+			t.Fatalf("Failed() before the failure: %v", err)
+		}
+		m.mu.Lock()
+		m.fail = errors.New("input/output error")
+		m.mu.Unlock()
+		if err := s.Update(context.Background(), func(tx store.Tx) error {
+			return tx.Put(context.Background(), store.Record{Kind: "K", ID: "lost"})
+		}); err == nil {
+			t.Fatal("Update on a failing disk returned nil")
+		}
+		err := s.Failed()
+		if err == nil || !strings.Contains(err.Error(), "input/output error") {
+			t.Fatalf("Failed() = %v, want the write's error", err)
+		}
+		if got := contents(t, s); !maps.Equal(got, map[string]string{"kept": "1"}) {
+			t.Errorf("View after the failure: %v", got)
+		}
+	})
+}
+
 // TestInSynctestBubble: domain tests run their loops in testing/synctest
 // bubbles with a real store; Open, Update, View, Lease and Close work
 // inside one and leave no goroutine behind.
