@@ -125,7 +125,6 @@ func New(opts Options) (_ *Server, err error) {
 		return nil, err
 	}
 	s.store = st
-	tuneProcs(s.log, st)
 	defer func() {
 		if err != nil {
 			s.closeParts(context.Background())

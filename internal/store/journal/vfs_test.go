@@ -32,6 +32,9 @@ type memFS struct {
 	cutAt   int
 	cut     bool
 	fail    error
+	// stall, when set, is called (without the lock) before each write
+	// and sync of a file: a disk that takes its time.
+	stall func(path string)
 }
 
 var errPowerCut = errors.New("memfs: the power went")
@@ -255,6 +258,9 @@ type memFile struct {
 }
 
 func (f *memFile) WriteAt(b []byte, off int64) (int, error) {
+	if f.m.stall != nil {
+		f.m.stall(f.name)
+	}
 	f.m.mu.Lock()
 	defer f.m.mu.Unlock()
 	if f.closed {
@@ -277,6 +283,9 @@ func (f *memFile) Write(b []byte) (int, error) {
 }
 
 func (f *memFile) Sync() error {
+	if f.m.stall != nil {
+		f.m.stall(f.name)
+	}
 	f.m.mu.Lock()
 	defer f.m.mu.Unlock()
 	if f.closed {
