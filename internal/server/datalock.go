@@ -27,7 +27,7 @@ func lockDataDir(dir string) (*os.File, error) {
 	}
 	f, err := filelock.Lock(filepath.Join(abs, dataLockFile))
 	if errors.Is(err, filelock.ErrLocked) {
-		return nil, fmt.Errorf("--data-dir %s is in use by another Hoist (%w); stop that one, or give this one another --data-dir", abs, err)
+		return nil, fmt.Errorf("--data-dir %s: %w; stop that Hoist, or give this one another --data-dir", abs, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
