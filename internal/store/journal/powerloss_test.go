@@ -23,7 +23,7 @@ type powerModel struct {
 
 // TestPowerLoss: every acknowledged write survives a power cut at a random
 // point (memFS: what was not synced is lost, or a random part of it
-// lands), in both write modes, through rotations and snapshots, and
+// lands; a direct write in flight lands in part), in both write modes, through rotations and snapshots, and
 // through several cuts in a row on the same data, each followed by a
 // recovery that must open without calling anything damage.
 func TestPowerLoss(t *testing.T) { forWriteModes(t, testPowerLoss) }
@@ -44,6 +44,10 @@ func testPowerLoss(t *testing.T, opts Options) {
 			o := opts
 			o.fs = m
 			o.SnapshotBytes = 512 + rng.Int64N(4<<10)
+			m.tornWrite = nil
+			if rng.IntN(2) == 0 {
+				m.tornWrite = func(n int) int { return rng.IntN(n + 1) }
+			}
 			s, err := Open(dir, o)
 			if err != nil {
 				if !errors.Is(err, errPowerCut) {

@@ -31,7 +31,12 @@ type memFS struct {
 	ops     int
 	cutAt   int
 	cut     bool
+	cutNow  bool // the power went at the operation running
 	fail    error
+	// tornWrite, when set, decides how many bytes of a direct write the
+	// power cut interrupted reached the disk (from 0 to n): a write in
+	// flight when the power goes may land in part.
+	tornWrite func(n int) int
 	// stall, when set, is called (without the lock) before each write
 	// and sync of a file: a disk that takes its time.
 	stall func(path string)
@@ -85,12 +90,13 @@ func newMemFS() *memFS {
 // change counts an operation that changes something; it fails once the
 // power is out.
 func (m *memFS) change() error {
+	m.cutNow = false
 	if m.cut {
 		return errPowerCut
 	}
 	m.ops++
 	if m.cutAt > 0 && m.ops >= m.cutAt {
-		m.cut = true
+		m.cut, m.cutNow = true, true
 		return errPowerCut
 	}
 	return nil
@@ -267,6 +273,9 @@ func (f *memFile) WriteAt(b []byte, off int64) (int, error) {
 		return 0, fs.ErrClosed
 	}
 	if err := f.m.change(); err != nil {
+		if f.m.cutNow && f.direct && f.m.tornWrite != nil {
+			f.ino.write(memWrite{off: off, b: slices.Clone(b[:f.m.tornWrite(len(b))])}, true)
+		}
 		return 0, err
 	}
 	if f.m.fail != nil {
