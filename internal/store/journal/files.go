@@ -32,8 +32,11 @@ const (
 )
 
 var (
-	journalMagic  = []byte("HOISTJ\x00\x01")
-	snapshotMagic = []byte("HOISTS\x00\x01")
+	// journalMagic starts a journal file of format 2 (batches of entries);
+	// journalMagicV1, format 1 (entries alone), which Hoist still reads.
+	journalMagic   = []byte("HOISTJ\x00\x02")
+	journalMagicV1 = []byte("HOISTJ\x00\x01")
+	snapshotMagic  = []byte("HOISTS\x00\x01")
 )
 
 func fileName(prefix string, gen uint64) string {
@@ -147,15 +150,17 @@ func (s *Store) apply(o *op) {
 }
 
 // replay applies the entries of journal-g, up to the first zero header (the
-// preallocated rest of the file).
+// preallocated rest of the file). Files of format 2 (journalMagic) hold
+// batches of entries, one per write; files of format 1 (an older Hoist's)
+// hold entries alone.
 //
-// Only a torn tail may end the journal early: in the last file, an entry
-// that is not whole and intact and after which no intact entry follows (a
-// batch whose write a crash interrupted, so never acknowledged), which is
-// zeroed. Anything else that is not an entry is damage: a bad entry that an
-// intact one follows (or, in a file that newer files follow, any bad entry)
-// would mean dropping writes that were acknowledged. Then the file is copied
-// aside and Open fails, saying where and what the operator can do.
+// Only a torn tail may end the journal early: in the last file, a batch
+// (format 1: an entry) that is not whole and intact and after which no
+// intact one follows: the write a crash interrupted, so never
+// acknowledged, which is zeroed. Anything else is damage: a bad batch that
+// an intact one follows (or, in a file that newer files follow, any bad
+// batch) would mean dropping writes that were acknowledged. Then the file
+// is copied aside and Open fails, saying where and what the operator can do.
 func (s *Store) replay(g uint64, last bool) error {
 	path := filepath.Join(s.dir, fileName(journalPrefix, g))
 	data, err := s.fs.ReadFile(path)
@@ -166,37 +171,46 @@ func (s *Store) replay(g uint64, last bool) error {
 		// Created, but its header never reached the disk.
 		return s.createJournal(g)
 	}
-	if !bytes.Equal(data[:min(len(data), len(journalMagic))], journalMagic) {
+	batches := bytes.HasPrefix(data, journalMagic)
+	if !batches && !bytes.HasPrefix(data, journalMagicV1) {
 		return fmt.Errorf("journal: %s is not a Hoist journal file", path)
+	}
+	unit := "entry"
+	if batches {
+		unit = "batch"
 	}
 	rest, entries := data[len(journalMagic):], 0
 	for len(rest) > 0 {
-		payload, next, ok := readEntry(rest)
+		frame, next, ok := readUnit(rest, batches)
 		if !ok {
 			break
 		}
-		if err := validPayload(payload); err != nil {
-			at := int64(len(data) - len(rest))
-			return s.damaged(path, data, at, fmt.Sprintf("the entry at offset %d has a matching checksum but does not decode", at))
+		at := int64(len(data) - len(rest))
+		payloads, err := unitEntries(frame, batches)
+		if err != nil {
+			return s.damaged(path, data, at, fmt.Sprintf("the %s at offset %d has a matching checksum but does not decode", unit, at))
 		}
-		d := decoder{b: payload}
-		for {
-			o, ok := d.next()
-			if !ok {
-				break
+		for _, payload := range payloads {
+			d := decoder{b: payload}
+			for {
+				o, ok := d.next()
+				if !ok {
+					break
+				}
+				s.apply(&o)
 			}
-			s.apply(&o)
+			entries++
 		}
-		rest, entries = next, entries+1
+		rest = next
 	}
 	end := int64(len(data) - len(rest))
 	dirty := slices.ContainsFunc(rest, func(c byte) bool { return c != 0 })
 	if dirty && !last {
-		return s.damaged(path, data, end, fmt.Sprintf("damaged entry at offset %d, and newer journal files follow it", end))
+		return s.damaged(path, data, end, fmt.Sprintf("damaged %s at offset %d, and newer journal files follow it", unit, end))
 	}
 	if dirty {
-		if at, ok := intactAfter(rest); ok {
-			return s.damaged(path, data, end, fmt.Sprintf("damaged entry at offset %d, and an intact entry follows it at offset %d", end, end+int64(at)))
+		if at, ok := intactAfter(rest, batches); ok {
+			return s.damaged(path, data, end, fmt.Sprintf("damaged %s at offset %d, and an intact %s follows it at offset %d", unit, end, unit, end+int64(at)))
 		}
 	}
 	if !last {
@@ -209,7 +223,7 @@ func (s *Store) replay(g uint64, last bool) error {
 	if dirty {
 		// A batch a crash interrupted: never acknowledged. Zero it, so that
 		// no part of it can pass for an entry once new ones are written over it.
-		s.log.Warn("journal: cleared an entry a crash left unfinished (it was never acknowledged)",
+		s.log.Warn("journal: cleared a write a crash left unfinished (it was never acknowledged)",
 			"file", filepath.Base(path), "offset", end, "bytes", len(rest))
 		if err := writeZeros(f, end, int64(len(rest))); err != nil {
 			_ = f.Close()
@@ -220,10 +234,45 @@ func (s *Store) replay(g uint64, last bool) error {
 			return fmt.Errorf("journal: %w", err)
 		}
 	}
+	s.log.Info("journal: replayed", "file", filepath.Base(path), "entries", entries)
+	if !batches {
+		// An older Hoist's file: new writes go to a new generation, in
+		// format 2; this one is removed with the next snapshot.
+		_ = f.Close()
+		return s.createJournal(g + 1)
+	}
 	s.gen = g
 	s.out.open(s.fs, f, end, int64(len(data)), data[end&^(dioBlock-1):end], s.opts.BufferedWrites)
-	s.log.Info("journal: replayed", "file", filepath.Base(path), "entries", entries)
 	return nil
+}
+
+// readUnit reads the batch (with batches) or entry at the start of b.
+func readUnit(b []byte, batches bool) (frame, rest []byte, ok bool) {
+	if batches {
+		return readBatch(b)
+	}
+	return readEntry(b)
+}
+
+// unitEntries returns the payloads of the entries of an intact batch (or
+// the one payload of an intact entry), each decoding whole.
+func unitEntries(frame []byte, batches bool) ([][]byte, error) {
+	if !batches {
+		return [][]byte{frame}, validPayload(frame)
+	}
+	var out [][]byte
+	for len(frame) > 0 {
+		payload, next, ok := readEntry(frame)
+		if !ok {
+			return nil, errCorrupt
+		}
+		if err := validPayload(payload); err != nil {
+			return nil, err
+		}
+		out = append(out, payload)
+		frame = next
+	}
+	return out, nil
 }
 
 // validPayload reports whether every operation of an entry's payload decodes.
@@ -236,13 +285,15 @@ func validPayload(payload []byte) error {
 	}
 }
 
-// intactAfter looks for a whole, intact entry (its checksum matches and its
-// operations decode) starting anywhere after the first byte of b, which
-// starts with an entry that is not; at is its offset in b.
-func intactAfter(b []byte) (at int, ok bool) {
+// intactAfter looks for a whole, intact batch or entry (its checksum
+// matches and its operations decode) starting anywhere after the first
+// byte of b, which starts with one that is not; at is its offset in b.
+func intactAfter(b []byte, batches bool) (at int, ok bool) {
 	for i := 1; i+entryHeader < len(b); i++ {
-		if payload, _, ok := readEntry(b[i:]); ok && validPayload(payload) == nil {
-			return i, true
+		if frame, _, ok := readUnit(b[i:], batches); ok {
+			if _, err := unitEntries(frame, batches); err == nil {
+				return i, true
+			}
 		}
 	}
 	return 0, false

@@ -114,6 +114,7 @@ type Store struct {
 
 	// Owned by the syncer goroutine.
 	out      appender       // the journal file being written
+	frame    []byte         // the batch being written, framed
 	gen      uint64         // its generation
 	snapping sync.WaitGroup // a snapshot being written
 	snapBusy atomic.Bool
@@ -435,7 +436,8 @@ func (s *Store) takeWithTurn() *job {
 func (s *Store) sync(j *job) {
 	err := j.failed
 	if err == nil {
-		if err = s.out.append(j.data); err != nil {
+		s.frame = frameBatch(s.frame[:0], j.data)
+		if err = s.out.append(s.frame); err != nil {
 			s.log.Error("journal: write failed; the store takes no more writes until Hoist restarts", "err", err)
 			err = fmt.Errorf("journal: write failed, the store takes no more writes until restarted: %w", err)
 			s.failure.Store(&err)

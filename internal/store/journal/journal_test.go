@@ -213,11 +213,11 @@ func testTornTail(t *testing.T, opts Options) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// A torn entry: a header claiming more than follows, then the start of
-	// its payload, cut short.
+	// A torn batch: a header claiming more than follows, then the start of
+	// its entries, cut short.
 	ghost, start := beginEntry(nil)
 	ghost = appendPut(ghost, "K", &rec{id: "ghost", seq: 99, data: []byte("boo")})
-	ghost = finishEntry(ghost, start)
+	ghost = frameBatch(nil, finishEntry(ghost, start))
 	writeAt(t, path, end, ghost[:len(ghost)-5])
 
 	s = openDir(t, dir, opts)
@@ -329,9 +329,9 @@ func TestDamageBeforeTheEnd(t *testing.T) {
 	}
 	// A newer generation after journal-1, as a rotation leaves it until its
 	// snapshot is written.
-	e, start := beginEntry(append([]byte(nil), journalMagic...))
+	e, start := beginEntry(nil)
 	e = appendPut(e, "K", &rec{id: "later", seq: 100, data: []byte("z")})
-	e = finishEntry(e, start)
+	e = frameBatch(append([]byte(nil), journalMagic...), finishEntry(e, start))
 	if err := os.WriteFile(filepath.Join(dir, fileName(journalPrefix, 2)), e, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -373,6 +373,53 @@ func TestWriteFailure(t *testing.T) {
 	}
 	if got := contents(t, s); !maps.Equal(got, map[string]string{"kept": "1"}) {
 		t.Errorf("View after the failure: %v", got)
+	}
+}
+
+// TestFormat1: a journal file an older Hoist wrote (entries alone, not in
+// batches) opens with its records, its torn tail cleared and damage
+// refused as in format 2; new writes go to a new file of format 2, and the
+// whole opens again.
+func TestFormat1(t *testing.T) {
+	entry := func(id, data string, seq int64) []byte {
+		e, start := beginEntry(nil)
+		e = appendPut(e, "K", &rec{id: id, seq: seq, data: []byte(data)})
+		return finishEntry(e, start)
+	}
+	v1 := append(append(append([]byte(nil), journalMagicV1...), entry("a", "1", 1)...), entry("b", "2", 2)...)
+	torn := entry("torn", "x", 3)
+	dir := t.TempDir()
+	path := filepath.Join(dir, fileName(journalPrefix, 1))
+	if err := os.WriteFile(path, append(bytes.Clone(v1), torn[:len(torn)-2]...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := openDir(t, dir, Options{})
+	if got := contents(t, s); !maps.Equal(got, map[string]string{"a": "1", "b": "2"}) {
+		t.Fatalf("format 1: %v", got)
+	}
+	if s.gen != 2 {
+		t.Errorf("writing to generation %d, want a new file (2)", s.gen)
+	}
+	put(t, s, "c", "3")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openDir(t, dir, Options{})
+	if got := contents(t, s); !maps.Equal(got, map[string]string{"a": "1", "b": "2", "c": "3"}) {
+		t.Fatalf("format 1 then 2: %v", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	damaged := t.TempDir()
+	bad := append(bytes.Clone(v1), entry("c", "3", 3)...)
+	bad[len(journalMagicV1)+entryHeader+2] ^= 1 // a's entry
+	if err := os.WriteFile(filepath.Join(damaged, fileName(journalPrefix, 1)), bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(damaged, Options{}); err == nil || !strings.Contains(err.Error(), "damaged entry at offset 8") {
+		t.Fatalf("format 1 with damage: %v", err)
 	}
 }
 
@@ -444,11 +491,16 @@ func FuzzOpen(f *testing.F) {
 	e = appendPut(e, "K", &rec{id: "a", parent: "p", key: "k", rank: 3, seq: 1, data: []byte("d")})
 	e = appendLease(e, "l", "h", 5)
 	e = finishEntry(e, start)
-	j := append(append([]byte(nil), journalMagic...), e...)
+	j := frameBatch(append([]byte(nil), journalMagic...), e)
 	f.Add(j, []byte(nil), []byte(nil))
 	f.Add(append(bytes.Clone(j), 9, 0, 0, 0, 1), []byte(nil), []byte(nil))
-	f.Add(append(append(bytes.Clone(j), 9, 0, 0, 0, 1, 2, 3, 4, 5), e...), []byte(nil), []byte(nil))
+	f.Add(frameBatch(append(bytes.Clone(j), 9, 0, 0, 0, 1, 2, 3, 4, 5), e), []byte(nil), []byte(nil))
 	f.Add([]byte("HOISTJ"), []byte(nil), []byte(nil))
+	// Format 1 (entries alone), as an older Hoist wrote it.
+	v1 := append(append([]byte(nil), journalMagicV1...), e...)
+	f.Add(v1, []byte(nil), []byte(nil))
+	f.Add(append(append(bytes.Clone(v1), 9, 0, 0, 0, 1, 2, 3, 4, 5), e...), []byte(nil), []byte(nil))
+	f.Add(v1, []byte(nil), j)
 	// Two generations as a store leaves them: snapshot-2 and journal-2.
 	gen := fuzzGenerations(f)
 	f.Add(j, gen[1], gen[2])

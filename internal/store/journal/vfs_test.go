@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -33,10 +34,10 @@ type memFS struct {
 	cut     bool
 	cutNow  bool // the power went at the operation running
 	fail    error
-	// tornWrite, when set, decides how many bytes of a direct write the
-	// power cut interrupted reached the disk (from 0 to n): a write in
-	// flight when the power goes may land in part.
-	tornWrite func(n int) int
+	// tornWrite, when set, decides which 512-byte sectors of a direct
+	// write the power cut interrupted reached the disk: a write in flight
+	// when the power goes may land in part, in any order.
+	tornWrite func() bool
 	// stall, when set, is called (without the lock) before each write
 	// and sync of a file: a disk that takes its time.
 	stall func(path string)
@@ -104,39 +105,51 @@ func (m *memFS) change() error {
 
 // image returns a new memFS holding what was durable: the machine after
 // the power came back. With tear, the disk also got some of the writes
-// not yet synced, in order, the last of them cut short (as the page
-// cache's writeback may leave a file); tear picks how many bytes of the
-// pending writes of a file land, from 0 to all.
-func (m *memFS) image(tear func(pending int) int) *memFS {
+// not yet synced: each 512-byte sector of them lands or not, in any order
+// (as a disk's volatile cache may leave them), each with the same
+// probability, drawn from tear for the whole image.
+func (m *memFS) image(tear *rand.Rand) *memFS {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := newMemFS()
 	for d := range m.dirs {
 		n.dirs[d] = true
 	}
+	var keep func() bool
+	if tear != nil {
+		p := tear.Float64()
+		keep = func() bool { return tear.Float64() < p }
+	}
 	for name, ino := range m.durable {
 		data := slices.Clone(ino.synced)
-		if tear != nil {
-			total := 0
+		if keep != nil {
 			for _, w := range ino.pending {
-				total += max(len(w.b), 1)
-			}
-			keep := tear(total)
-			for _, w := range ino.pending {
-				if keep <= 0 {
-					break
+				for _, part := range sectors(w, keep) {
+					data = apply(data, part)
 				}
-				if w.b != nil && len(w.b) > keep {
-					w.b = w.b[:keep]
-				}
-				data = apply(data, w)
-				keep -= max(len(w.b), 1)
 			}
 		}
 		c := &memInode{data: data, synced: slices.Clone(data)}
 		n.names[name], n.durable[name] = c, c
 	}
 	return n
+}
+
+// sectors splits w at 512-byte boundaries of the file and returns the
+// parts keep chooses (a truncation always).
+func sectors(w memWrite, keep func() bool) []memWrite {
+	if w.b == nil {
+		return []memWrite{w}
+	}
+	var out []memWrite
+	for off, b := w.off, w.b; len(b) > 0; {
+		n := min(int64(len(b)), (off|511)+1-off)
+		if keep() {
+			out = append(out, memWrite{off: off, b: b[:n]})
+		}
+		off, b = off+n, b[n:]
+	}
+	return out
 }
 
 func (m *memFS) MkdirAll(dir string) error {
@@ -274,7 +287,9 @@ func (f *memFile) WriteAt(b []byte, off int64) (int, error) {
 	}
 	if err := f.m.change(); err != nil {
 		if f.m.cutNow && f.direct && f.m.tornWrite != nil {
-			f.ino.write(memWrite{off: off, b: slices.Clone(b[:f.m.tornWrite(len(b))])}, true)
+			for _, part := range sectors(memWrite{off: off, b: slices.Clone(b)}, f.m.tornWrite) {
+				f.ino.write(part, true)
+			}
 		}
 		return 0, err
 	}
