@@ -99,9 +99,14 @@ func serve(args []string, stderr io.Writer) error {
 			return err
 		}
 	}
+	// Until the store is open (replayed), Starting answers: alive, not ready.
+	starting := &server.Starting{}
+	hs := &http.Server{Handler: starting, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	errc := make(chan error, 3)
+	go func() { errc <- hs.Serve(ln) }()
 	srv, err := server.New(server.Options{Config: cfg, Logger: log, Addr: ln.Addr().String(), TLSAddr: addrOf(tlsLn)})
 	if err != nil {
-		ln.Close()
+		_ = hs.Close()
 		if tlsLn != nil {
 			tlsLn.Close()
 		}
@@ -113,9 +118,7 @@ func serve(args []string, stderr io.Writer) error {
 		log.Info("verifying SigV4 signatures", "access_keys", len(cfg.Credentials))
 	}
 
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	errc := make(chan error, 3)
-	go func() { errc <- hs.Serve(ln) }()
+	starting.Ready(srv.Handler())
 	var ths *http.Server
 	if tlsLn != nil {
 		cert, err := srv.TLSCertificate()

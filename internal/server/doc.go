@@ -13,7 +13,8 @@
 //	     /<build bucket>/<key>             S3 uploads of aws gamelift upload-build
 //	POST /hoist/admin/<Action>             operator actions (SigV4-signed)
 //	GET  /hoist/logs?...                   game session logs (signed, expiring URLs)
-//	GET  /hoist/health                     liveness ("ok")
+//	GET  /hoist/health                     liveness: 200 "ok", 503 and the reason once the store failed
+//	GET  /hoist/ready                      readiness: 200 "ready"; 503 while the store opens (Starting) or once it failed
 //
 // The api.Service is a struct embedding each domain's Service, with
 // api.Unimplemented one level deeper: Go's embedding rules pick a domain's

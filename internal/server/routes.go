@@ -19,9 +19,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("/"+s.builds.Bucket()+"/", s3)
 	mux.HandleFunc("/hoist/admin/", s.serveAdmin)
 	mux.HandleFunc("/hoist/logs", s.serveLogs)
-	mux.HandleFunc("/hoist/health", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	mux.HandleFunc("/hoist/health", s.serveHealth)
+	mux.HandleFunc("/hoist/ready", s.serveReady)
 	return mux
 }

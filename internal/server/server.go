@@ -51,6 +51,7 @@ type Server struct {
 	replica string
 	baseURL string
 
+	dataLock  *os.File // the data directory's lock
 	store     store.Store
 	ca        *pki.CA
 	fleetiq   *fleetiq.Service
@@ -108,6 +109,15 @@ func New(opts Options) (_ *Server, err error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	// The data directory's lock first: nothing in it is touched before.
+	if s.dataLock, err = lockDataDir(cfg.DataDir); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil && s.store == nil {
+			_ = s.dataLock.Close()
+		}
+	}()
 	// Before anything is created in the data directory: as root, Hoist's
 	// files are made unreadable to the user server processes run as.
 	if s.procUsers, err = local.SetupUser(cfg.ProcessUser, cfg.DataDir, s.log.With("component", "processes")); err != nil {
@@ -122,7 +132,6 @@ func New(opts Options) (_ *Server, err error) {
 		return nil, err
 	}
 	s.store = st
-	tuneProcs(s.log, st)
 	defer func() {
 		if err != nil {
 			s.closeParts(context.Background())
@@ -300,6 +309,9 @@ func (s *Server) closeParts(ctx context.Context) error {
 	}
 	if s.store != nil {
 		errs = append(errs, s.store.Close())
+	}
+	if s.dataLock != nil {
+		errs = append(errs, s.dataLock.Close()) // last: nothing of the directory is in use any more
 	}
 	return errors.Join(errs...)
 }

@@ -274,7 +274,7 @@ func TestOpenStoreChoice(t *testing.T) {
 }
 
 // TestOpenStoreJournalWrites: --journal-writes buffered keeps the journal
-// out of direct writes (and so GOMAXPROCS where the runtime put it).
+// out of direct writes.
 func TestOpenStoreJournalWrites(t *testing.T) {
 	st, err := openStore(&config.Config{DataDir: t.TempDir(), JournalWrites: config.JournalBuffered}, slog.New(slog.DiscardHandler))
 	if err != nil {

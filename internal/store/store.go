@@ -139,6 +139,10 @@ type Store interface {
 	Lease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (bool, error)
 	// Close releases the store. Pending Updates finish first.
 	Close() error
+	// Failed returns why the store can no longer be trusted to make writes
+	// durable (a write or fsync of its files failed), or nil while it can.
+	// Hoist's health check answers 503 with it.
+	Failed() error
 }
 
 // LeaseTimes returns now and now+ttl in Unix nanoseconds, saturated to the

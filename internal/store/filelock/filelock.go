@@ -7,4 +7,4 @@ import "errors"
 
 // ErrLocked is returned by Lock when another process (or another open store
 // in this process) holds the lock.
-var ErrLocked = errors.New("store is in use by another Hoist process")
+var ErrLocked = errors.New("in use by another Hoist process")

@@ -2,7 +2,7 @@ package journal
 
 import (
 	"errors"
-	"os"
+	"io"
 	"unsafe"
 )
 
@@ -28,8 +28,15 @@ const dioBlock = 4096
 // block is zeros, as the file is, so the bytes on disk are the same in both
 // modes. Elsewhere (or if a direct write is refused) it writes through the
 // page cache and calls fdatasync.
+//
+// Both are ordinary system calls through the Go runtime, which hands the
+// writing goroutine's P to other goroutines while the kernel works: a write
+// that hangs on a stalled disk blocks the syncer (and the Updates waiting
+// for it), never the rest of the process, its garbage collections, signal
+// handling, health checks or Views.
 type appender struct {
-	f      *os.File
+	fs     vfs
+	f      vfsFile
 	size   int64 // bytes of the file written: header and entries
 	alloc  int64 // bytes of the file allocated: size and the zeros after it
 	direct bool
@@ -43,12 +50,12 @@ type appender struct {
 // are zeros; tail is the file's content from the last block boundary at or
 // before size up to size. It takes f: from now on, close closes it. With
 // buffered, it writes through the page cache even where direct writes work.
-func (a *appender) open(f *os.File, size, alloc int64, tail []byte, buffered bool) {
-	a.f, a.size, a.alloc, a.direct = f, size, alloc, false
+func (a *appender) open(fs vfs, f vfsFile, size, alloc int64, tail []byte, buffered bool) {
+	a.fs, a.f, a.size, a.alloc, a.direct = fs, f, size, alloc, false
 	if buffered {
 		return
 	}
-	d, err := openDirect(f.Name())
+	d, err := fs.OpenDirect(f.Name())
 	if err != nil {
 		return
 	}
@@ -77,7 +84,7 @@ func (a *appender) append(data []byte) error {
 			return err
 		}
 		a.size += int64(len(data))
-		return datasync(a.f)
+		return a.f.Datasync()
 	}
 	start := a.size &^ (dioBlock - 1)
 	end := alignUp(a.size + int64(len(data)))
@@ -93,7 +100,7 @@ func (a *appender) append(data []byte) error {
 	}
 	copy(a.buf[head:], data)
 	clear(a.buf[head+len(data) : n])
-	if err := writeHoldingP(a.f, a.buf[:n], start); err != nil {
+	if _, err := a.f.WriteAt(a.buf[:n], start); err != nil {
 		if errors.Is(err, errInvalid) {
 			// The file system or device takes no direct writes of this
 			// alignment (nothing was written): go on through the page cache.
@@ -110,7 +117,7 @@ func (a *appender) append(data []byte) error {
 
 // fallBack reopens the file for buffered writes and appends data so.
 func (a *appender) fallBack(data []byte) error {
-	f, err := os.OpenFile(a.f.Name(), os.O_RDWR, 0o600)
+	f, err := a.fs.OpenRW(a.f.Name())
 	if err != nil {
 		return err
 	}
@@ -157,7 +164,7 @@ var zeros = alignedBuf(1<<20, nil)
 
 // writeZeros writes n zero bytes to f at off (with f's writes: buffered or
 // direct, where off and n must then be block-aligned).
-func writeZeros(f *os.File, off, n int64) error {
+func writeZeros(f io.WriterAt, off, n int64) error {
 	for n > 0 {
 		k := min(n, int64(len(zeros)))
 		if _, err := f.WriteAt(zeros[:k], off); err != nil {

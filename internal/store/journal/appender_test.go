@@ -23,7 +23,7 @@ func newAppenderFile(t *testing.T, size, alloc int64, buffered bool) (*appender,
 		t.Fatal(err)
 	}
 	a := &appender{}
-	a.open(f, size, alloc, content[size&^(dioBlock-1):], buffered)
+	a.open(osFS{}, osFile{f}, size, alloc, content[size&^(dioBlock-1):], buffered)
 	t.Cleanup(func() { _ = a.close() })
 	return a, content
 }

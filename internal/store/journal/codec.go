@@ -92,7 +92,28 @@ var errCorrupt = errors.New("corrupt entry")
 // ok is false when b does not start with a whole, intact entry: the zeros
 // of the preallocated end of a journal file, a torn write, or damage. (An
 // entry is never empty, so a zero header is never an entry.)
-func readEntry(b []byte) (payload, rest []byte, ok bool) {
+func readEntry(b []byte) (payload, rest []byte, ok bool) { return readFrame(b, 0) }
+
+// A batch is what the syncer writes at once (journal format 2): a header
+// as an entry's, whose CRC-32C starts from batchSeed instead of zero (so
+// that no entry passes for a batch, nor a batch for an entry), then the
+// batch's entries. A write cut short, even one whose parts reached the
+// disk out of order, leaves one batch that is not intact, and nothing
+// intact after it: what follows a batch was written only once the batch
+// was durable.
+const batchSeed = 0x4a424154
+
+// frameBatch appends to dst the batch of the given entries.
+func frameBatch(dst, entries []byte) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(entries)))
+	dst = binary.LittleEndian.AppendUint32(dst, crc32.Update(batchSeed, crcTable, entries))
+	return append(dst, entries...)
+}
+
+// readBatch is readEntry for a batch: its entries and the rest.
+func readBatch(b []byte) (entries, rest []byte, ok bool) { return readFrame(b, batchSeed) }
+
+func readFrame(b []byte, seed uint32) (payload, rest []byte, ok bool) {
 	if len(b) < entryHeader {
 		return nil, b, false
 	}
@@ -101,7 +122,7 @@ func readEntry(b []byte) (payload, rest []byte, ok bool) {
 		return nil, b, false
 	}
 	payload = b[entryHeader : entryHeader+int(n)]
-	if crc32.Checksum(payload, crcTable) != binary.LittleEndian.Uint32(b[4:]) {
+	if crc32.Update(seed, crcTable, payload) != binary.LittleEndian.Uint32(b[4:]) {
 		return nil, b, false
 	}
 	return payload, b[entryHeader+int(n):], true

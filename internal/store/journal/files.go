@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -32,8 +32,11 @@ const (
 )
 
 var (
-	journalMagic  = []byte("HOISTJ\x00\x01")
-	snapshotMagic = []byte("HOISTS\x00\x01")
+	// journalMagic starts a journal file of format 2 (batches of entries);
+	// journalMagicV1, format 1 (entries alone), which Hoist still reads.
+	journalMagic   = []byte("HOISTJ\x00\x02")
+	journalMagicV1 = []byte("HOISTJ\x00\x01")
+	snapshotMagic  = []byte("HOISTS\x00\x01")
 )
 
 func fileName(prefix string, gen uint64) string {
@@ -55,15 +58,14 @@ func parseGen(name, prefix string) (uint64, bool) {
 // that a crash interrupted: never acknowledged), removes files older than
 // the snapshot and opens the last journal file for appending.
 func (s *Store) recover() error {
-	entries, err := os.ReadDir(s.dir)
+	names, err := s.fs.ReadDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
 	var journals, snapshots []uint64
-	for _, e := range entries {
-		name := e.Name()
+	for _, name := range names {
 		if strings.HasSuffix(name, tmpSuffix) {
-			_ = os.Remove(filepath.Join(s.dir, name)) // an unfinished snapshot
+			_ = s.fs.Remove(filepath.Join(s.dir, name)) // an unfinished snapshot or copy
 			continue
 		}
 		if g, ok := parseGen(name, journalPrefix); ok {
@@ -113,12 +115,12 @@ func (s *Store) recover() error {
 	}
 	for _, g := range journals {
 		if g < base {
-			_ = os.Remove(filepath.Join(s.dir, fileName(journalPrefix, g)))
+			_ = s.fs.Remove(filepath.Join(s.dir, fileName(journalPrefix, g)))
 		}
 	}
 	for _, g := range snapshots {
 		if g < base {
-			_ = os.Remove(filepath.Join(s.dir, fileName(snapshotPrefix, g)))
+			_ = s.fs.Remove(filepath.Join(s.dir, fileName(snapshotPrefix, g)))
 		}
 	}
 	return nil
@@ -148,13 +150,20 @@ func (s *Store) apply(o *op) {
 }
 
 // replay applies the entries of journal-g, up to the first zero header (the
-// preallocated rest of the file). In the last file, an entry that is not
-// whole and intact also ends the journal: a batch whose write a crash
-// interrupted, which is zeroed. In any other file that is damage, and Open
-// fails.
+// preallocated rest of the file). Files of format 2 (journalMagic) hold
+// batches of entries, one per write; files of format 1 (an older Hoist's)
+// hold entries alone.
+//
+// Only a torn tail may end the journal early: in the last file, a batch
+// (format 1: an entry) that is not whole and intact and after which no
+// intact one follows: the write a crash interrupted, so never
+// acknowledged, which is zeroed. Anything else is damage: a bad batch that
+// an intact one follows (or, in a file that newer files follow, any bad
+// batch) would mean dropping writes that were acknowledged. Then the file
+// is copied aside and Open fails, saying where and what the operator can do.
 func (s *Store) replay(g uint64, last bool) error {
 	path := filepath.Join(s.dir, fileName(journalPrefix, g))
-	data, err := os.ReadFile(path)
+	data, err := s.fs.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
@@ -162,44 +171,59 @@ func (s *Store) replay(g uint64, last bool) error {
 		// Created, but its header never reached the disk.
 		return s.createJournal(g)
 	}
-	if !bytes.Equal(data[:min(len(data), len(journalMagic))], journalMagic) {
+	batches := bytes.HasPrefix(data, journalMagic)
+	if !batches && !bytes.HasPrefix(data, journalMagicV1) {
 		return fmt.Errorf("journal: %s is not a Hoist journal file", path)
+	}
+	unit := "entry"
+	if batches {
+		unit = "batch"
 	}
 	rest, entries := data[len(journalMagic):], 0
 	for len(rest) > 0 {
-		payload, next, ok := readEntry(rest)
+		frame, next, ok := readUnit(rest, batches)
 		if !ok {
 			break
 		}
-		d := decoder{b: payload}
-		for {
-			o, ok := d.next()
-			if !ok {
-				break
+		at := int64(len(data) - len(rest))
+		payloads, err := unitEntries(frame, batches)
+		if err != nil {
+			return s.damaged(path, data, at, fmt.Sprintf("the %s at offset %d has a matching checksum but does not decode", unit, at))
+		}
+		for _, payload := range payloads {
+			d := decoder{b: payload}
+			for {
+				o, ok := d.next()
+				if !ok {
+					break
+				}
+				s.apply(&o)
 			}
-			s.apply(&o)
+			entries++
 		}
-		if d.err != nil {
-			return fmt.Errorf("journal: %s: entry at offset %d: %w", path, len(data)-len(rest), d.err)
-		}
-		rest, entries = next, entries+1
+		rest = next
 	}
 	end := int64(len(data) - len(rest))
 	dirty := slices.ContainsFunc(rest, func(c byte) bool { return c != 0 })
 	if dirty && !last {
-		return fmt.Errorf("journal: %s: damaged entry at offset %d, and newer journal files follow it", path, end)
+		return s.damaged(path, data, end, fmt.Sprintf("damaged %s at offset %d, and newer journal files follow it", unit, end))
+	}
+	if dirty {
+		if at, ok := intactAfter(rest, batches); ok {
+			return s.damaged(path, data, end, fmt.Sprintf("damaged %s at offset %d, and an intact %s follows it at offset %d", unit, end, unit, end+int64(at)))
+		}
 	}
 	if !last {
 		return nil
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0o600)
+	f, err := s.fs.OpenRW(path)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
 	if dirty {
 		// A batch a crash interrupted: never acknowledged. Zero it, so that
 		// no part of it can pass for an entry once new ones are written over it.
-		s.log.Warn("journal: cleared an entry a crash left unfinished (it was never acknowledged)",
+		s.log.Warn("journal: cleared a write a crash left unfinished (it was never acknowledged)",
 			"file", filepath.Base(path), "offset", end, "bytes", len(rest))
 		if err := writeZeros(f, end, int64(len(rest))); err != nil {
 			_ = f.Close()
@@ -210,17 +234,137 @@ func (s *Store) replay(g uint64, last bool) error {
 			return fmt.Errorf("journal: %w", err)
 		}
 	}
-	s.gen = g
-	s.out.open(f, end, int64(len(data)), data[end&^(dioBlock-1):end], s.opts.BufferedWrites)
 	s.log.Info("journal: replayed", "file", filepath.Base(path), "entries", entries)
+	if !batches {
+		// An older Hoist's file: new writes go to a new generation, in
+		// format 2; this one is removed with the next snapshot.
+		_ = f.Close()
+		return s.createJournal(g + 1)
+	}
+	s.gen = g
+	s.out.open(s.fs, f, end, int64(len(data)), data[end&^(dioBlock-1):end], s.opts.BufferedWrites)
 	return nil
+}
+
+// readUnit reads the batch (with batches) or entry at the start of b.
+func readUnit(b []byte, batches bool) (frame, rest []byte, ok bool) {
+	if batches {
+		return readBatch(b)
+	}
+	return readEntry(b)
+}
+
+// unitEntries returns the payloads of the entries of an intact batch (or
+// the one payload of an intact entry), each decoding whole.
+func unitEntries(frame []byte, batches bool) ([][]byte, error) {
+	if !batches {
+		return [][]byte{frame}, validPayload(frame)
+	}
+	var out [][]byte
+	for len(frame) > 0 {
+		payload, next, ok := readEntry(frame)
+		if !ok {
+			return nil, errCorrupt
+		}
+		if err := validPayload(payload); err != nil {
+			return nil, err
+		}
+		out = append(out, payload)
+		frame = next
+	}
+	return out, nil
+}
+
+// validPayload reports whether every operation of an entry's payload decodes.
+func validPayload(payload []byte) error {
+	d := decoder{b: payload}
+	for {
+		if _, ok := d.next(); !ok {
+			return d.err
+		}
+	}
+}
+
+// intactAfter looks for a whole, intact batch or entry (its checksum
+// matches and its operations decode) starting anywhere after the first
+// byte of b, which starts with one that is not; at is its offset in b.
+func intactAfter(b []byte, batches bool) (at int, ok bool) {
+	for i := 1; i+entryHeader < len(b); i++ {
+		if frame, _, ok := readUnit(b[i:], batches); ok {
+			if _, err := unitEntries(frame, batches); err == nil {
+				return i, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// brokenSuffix names the copy of a damaged journal file that Open leaves
+// next to it.
+const brokenSuffix = ".broken"
+
+// damaged copies the journal file at path (whose content is data) aside as
+// path.broken, durably, and returns the error Open fails with: which file,
+// the offset and what the operator can do. Nothing of the file is changed.
+func (s *Store) damaged(path string, data []byte, off int64, what string) error {
+	copyPath, err := s.copyAside(path, data)
+	kept := "a copy of the file is " + copyPath
+	if err != nil {
+		s.log.Error("journal: could not copy a damaged journal file aside", "file", path, "err", err)
+		kept = "it could not be copied aside (" + err.Error() + "); copy it before changing it"
+	}
+	return fmt.Errorf("journal: %s: %s: dropping it would lose acknowledged writes, so the store does not open; %s. "+
+		"Restore the data directory from a backup, or, to give up everything in this file from offset %d on "+
+		"(and keep the rest), truncate it to that size (truncate -s %d %s) and start Hoist again (see internal/store/README.md, \"Damage\")",
+		path, what, kept, off, off, path)
+}
+
+// copyAside writes data to path.broken (or path.broken.N when that holds
+// something else), through a temporary file, and syncs it. A copy with the
+// same content already there is kept, so that restarts do not pile copies up.
+func (s *Store) copyAside(path string, data []byte) (string, error) {
+	for n := 0; ; n++ {
+		dst := path + brokenSuffix
+		if n > 0 {
+			dst += "." + strconv.Itoa(n)
+		}
+		old, err := s.fs.ReadFile(dst)
+		if err == nil {
+			if bytes.Equal(old, data) {
+				return dst, nil
+			}
+			continue
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		f, err := s.fs.Create(dst + tmpSuffix)
+		if err != nil {
+			return "", err
+		}
+		if _, err := f.Write(data); err != nil {
+			_ = f.Close()
+			return "", err
+		}
+		if err := f.Sync(); err != nil {
+			_ = f.Close()
+			return "", err
+		}
+		if err := f.Close(); err != nil {
+			return "", err
+		}
+		if err := s.fs.Rename(dst+tmpSuffix, dst); err != nil {
+			return "", err
+		}
+		return dst, s.fs.SyncDir(s.dir)
+	}
 }
 
 // createJournal creates journal-g with its header, durably (the file and
 // its directory entry), and makes it the file the syncer appends to.
 func (s *Store) createJournal(g uint64) error {
 	path := filepath.Join(s.dir, fileName(journalPrefix, g))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := s.fs.Create(path)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
@@ -236,13 +380,13 @@ func (s *Store) createJournal(g uint64) error {
 		_ = f.Close()
 		return fmt.Errorf("journal: %w", err)
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := s.fs.SyncDir(s.dir); err != nil {
 		_ = f.Close()
-		return err
+		return fmt.Errorf("journal: sync directory: %w", err)
 	}
 	_ = s.out.close()
 	s.gen = g
-	s.out.open(f, int64(len(journalMagic)), preallocate, journalMagic, s.opts.BufferedWrites)
+	s.out.open(s.fs, f, int64(len(journalMagic)), preallocate, journalMagic, s.opts.BufferedWrites)
 	return nil
 }
 
@@ -263,7 +407,7 @@ func (s *Store) rotate(snap *snapshot) {
 			return
 		}
 		for _, name := range []string{fileName(journalPrefix, old), fileName(snapshotPrefix, old)} {
-			if err := os.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := s.fs.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				s.log.Warn("journal: could not remove a replaced file", "file", name, "err", err)
 			}
 		}
@@ -277,14 +421,14 @@ const snapshotEntry = 256 << 10
 // renamed into place, and the directory fsynced.
 func (s *Store) writeSnapshot(g uint64, snap *snapshot) error {
 	path := filepath.Join(s.dir, fileName(snapshotPrefix, g))
-	f, err := os.OpenFile(path+tmpSuffix, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := s.fs.Create(path + tmpSuffix)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
 	defer func() {
 		if f != nil {
 			_ = f.Close()
-			_ = os.Remove(path + tmpSuffix)
+			_ = s.fs.Remove(path + tmpSuffix)
 		}
 	}()
 	w := bufio.NewWriterSize(f, 1<<20)
@@ -339,15 +483,18 @@ func (s *Store) writeSnapshot(g uint64, snap *snapshot) error {
 	}
 	if err := f.Close(); err != nil {
 		f = nil
-		_ = os.Remove(path + tmpSuffix)
+		_ = s.fs.Remove(path + tmpSuffix)
 		return fmt.Errorf("journal: %w", err)
 	}
 	f = nil
-	if err := os.Rename(path+tmpSuffix, path); err != nil {
-		_ = os.Remove(path + tmpSuffix)
+	if err := s.fs.Rename(path+tmpSuffix, path); err != nil {
+		_ = s.fs.Remove(path + tmpSuffix)
 		return fmt.Errorf("journal: %w", err)
 	}
-	return syncDir(s.dir)
+	if err := s.fs.SyncDir(s.dir); err != nil {
+		return fmt.Errorf("journal: sync directory: %w", err)
+	}
+	return nil
 }
 
 // loadSnapshot reads snapshot-g into the (empty) working state. A snapshot
@@ -355,7 +502,7 @@ func (s *Store) writeSnapshot(g uint64, snap *snapshot) error {
 // matching the records read.
 func (s *Store) loadSnapshot(g uint64) error {
 	path := filepath.Join(s.dir, fileName(snapshotPrefix, g))
-	data, err := os.ReadFile(path)
+	data, err := s.fs.ReadFile(path)
 	if err != nil {
 		return err
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -32,6 +32,9 @@ type Options struct {
 	// fdatasync after each batch even where it could use O_DIRECT|O_DSYNC
 	// (Linux, on most file systems). The bytes written are the same.
 	BufferedWrites bool
+
+	// fs is the file system (tests); default osFS.
+	fs vfs
 }
 
 func (o Options) withDefaults() Options {
@@ -40,6 +43,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SnapshotBytes <= 0 {
 		o.SnapshotBytes = 64 << 20
+	}
+	if o.fs == nil {
+		o.fs = osFS{}
 	}
 	return o
 }
@@ -72,7 +78,8 @@ type Store struct {
 	dir  string
 	opts Options
 	log  *slog.Logger
-	lock *os.File
+	fs   vfs
+	lock io.Closer
 
 	// turn is held by the Update whose function runs and by the syncer
 	// while it takes the entries to write.
@@ -84,11 +91,12 @@ type Store struct {
 	leases      map[string]lease
 	leasesDirty bool
 	nextSeq     int64
-	buf         []byte    // entries not yet taken by the syncer
-	open        *batch    // the batch the entries in buf will be part of
-	last        *batch    // the batch of the newest entry, nil before the first
-	cutSnap     *snapshot // the state as of the end of the last batch taken
-	failed      error     // a journal write failed: the store takes no more writes
+	buf         []byte                // entries not yet taken by the syncer
+	open        *batch                // the batch the entries in buf will be part of
+	last        *batch                // the batch of the newest entry, nil before the first
+	cutSnap     *snapshot             // the state as of the end of the last batch taken
+	failed      error                 // a journal write failed: the store takes no more writes
+	failure     atomic.Pointer[error] // failed, for Failed
 
 	durable atomic.Pointer[snapshot] // what Views read: the state as of the last durable batch
 
@@ -106,6 +114,7 @@ type Store struct {
 
 	// Owned by the syncer goroutine.
 	out      appender       // the journal file being written
+	frame    []byte         // the batch being written, framed
 	gen      uint64         // its generation
 	snapping sync.WaitGroup // a snapshot being written
 	snapBusy atomic.Bool
@@ -133,15 +142,15 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	if err := os.MkdirAll(abs, 0o750); err != nil {
+	if err := opts.fs.MkdirAll(abs); err != nil {
 		return nil, fmt.Errorf("journal: directory: %w", err)
 	}
-	lock, err := filelock.Lock(filepath.Join(abs, "LOCK"))
+	lock, err := opts.fs.Lock(filepath.Join(abs, "LOCK"))
 	if err != nil {
 		return nil, err
 	}
 	s := &Store{
-		dir: abs, opts: opts, log: opts.Logger, lock: lock,
+		dir: abs, opts: opts, log: opts.Logger, fs: opts.fs, lock: lock,
 		tables: map[store.Kind]*table{}, dirty: map[store.Kind]bool{}, leases: map[string]lease{},
 		nextSeq: 1, open: newBatch(),
 		idle: true, jobs: make(chan *job, 1), stop: make(chan struct{}), exited: make(chan struct{}),
@@ -427,9 +436,11 @@ func (s *Store) takeWithTurn() *job {
 func (s *Store) sync(j *job) {
 	err := j.failed
 	if err == nil {
-		if err = s.out.append(j.data); err != nil {
+		s.frame = frameBatch(s.frame[:0], j.data)
+		if err = s.out.append(s.frame); err != nil {
 			s.log.Error("journal: write failed; the store takes no more writes until Hoist restarts", "err", err)
 			err = fmt.Errorf("journal: write failed, the store takes no more writes until restarted: %w", err)
+			s.failure.Store(&err)
 			s.turn.lock(context.Background())
 			s.failed = err
 			s.turn.unlock()
@@ -450,8 +461,17 @@ func (s *Store) sync(j *job) {
 	s.direct.Store(s.out.direct)
 }
 
+// Failed returns the error of the journal write or fsync that failed, after
+// which the store takes no more writes until it is opened again, or nil.
+func (s *Store) Failed() error {
+	if p := s.failure.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
 // DirectWrites reports whether the journal is being written with
-// O_DIRECT|O_DSYNC (and writeHoldingP) rather than through the page cache.
+// O_DIRECT|O_DSYNC rather than through the page cache.
 func (s *Store) DirectWrites() bool { return s.direct.Load() }
 
 // Stats are counters since Open.

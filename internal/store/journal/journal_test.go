@@ -199,7 +199,8 @@ func testSnapshots(t *testing.T, opts Options) {
 
 // TestTornTail: bytes of a batch whose write a crash interrupted follow the
 // last entry. Open keeps every whole entry, clears the rest, and later
-// writes and reopens work.
+// writes and reopens work. (Before, the torn bytes here also held a whole,
+// intact entry after the torn one; that is damage now: TestDamageThenIntact.)
 func TestTornTail(t *testing.T) { forWriteModes(t, testTornTail) }
 
 func testTornTail(t *testing.T, opts Options) {
@@ -212,20 +213,12 @@ func testTornTail(t *testing.T, opts Options) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// A torn entry: a header claiming more than follows, then garbage, then
-	// a whole entry that must not come back to life either.
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A torn batch: a header claiming more than follows, then the start of
+	// its entries, cut short.
 	ghost, start := beginEntry(nil)
 	ghost = appendPut(ghost, "K", &rec{id: "ghost", seq: 99, data: []byte("boo")})
-	ghost = finishEntry(ghost, start)
-	torn := append([]byte{200, 0, 0, 0, 1, 2, 3, 4, 5, 6}, ghost...)
-	if _, err := f.WriteAt(torn, end); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	ghost = frameBatch(nil, finishEntry(ghost, start))
+	writeAt(t, path, end, ghost[:len(ghost)-5])
 
 	s = openDir(t, dir, opts)
 	if got := contents(t, s); !maps.Equal(got, map[string]string{"a": "1", "b": "2"}) {
@@ -238,6 +231,88 @@ func testTornTail(t *testing.T, opts Options) {
 	s = openDir(t, dir, opts)
 	if got := contents(t, s); !maps.Equal(got, map[string]string{"a": "1", "b": "2", "c": "3"}) {
 		t.Fatalf("after writing over the torn tail: %v", got)
+	}
+	if names, _ := filepath.Glob(filepath.Join(dir, "*"+brokenSuffix+"*")); len(names) > 0 {
+		t.Errorf("a torn tail was taken for damage: %v", names)
+	}
+}
+
+func writeAt(t *testing.T, path string, off int64, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDamageThenIntact: an entry whose checksum does not match, followed by
+// an intact one, is damage, not a torn tail: Open copies the file aside,
+// changes nothing, refuses with the file, the offset and what to do, and
+// does the same (without a second copy) when started again. Doing what the
+// error says (truncating at the offset) opens the store with the entries
+// before the damage. Before, Open zeroed everything from the damaged entry
+// on, the acknowledged "c" and "d" included, and said nothing.
+func TestDamageThenIntact(t *testing.T) { forWriteModes(t, testDamageThenIntact) }
+
+func testDamageThenIntact(t *testing.T, opts Options) {
+	dir := t.TempDir()
+	s := openDir(t, dir, opts)
+	put(t, s, "a", "1")
+	put(t, s, "b", "2")
+	damagedAt := s.out.size
+	put(t, s, "c", "3")
+	put(t, s, "d", "4")
+	path := filepath.Join(dir, fileName(journalPrefix, s.gen))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// One bit of c's payload flips.
+	writeAt(t, path, damagedAt+entryHeader+2, []byte{0xee})
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		_, err = Open(dir, opts)
+		if err == nil {
+			t.Fatal("Open over damage followed by intact entries succeeded")
+		}
+		for _, want := range []string{path, fmt.Sprintf("offset %d", damagedAt), path + brokenSuffix, fmt.Sprintf("truncate -s %d", damagedAt)} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not say %q", err, want)
+			}
+		}
+		after, _ := os.ReadFile(path)
+		if !bytes.Equal(after, before) {
+			t.Fatal("Open changed the damaged file")
+		}
+		copied, err := os.ReadFile(path + brokenSuffix)
+		if err != nil || !bytes.Equal(copied, before) {
+			t.Fatalf("copy aside: %v (same content: %v)", err, bytes.Equal(copied, before))
+		}
+	}
+	if names, _ := filepath.Glob(filepath.Join(dir, "*"+brokenSuffix+"*")); len(names) != 1 {
+		t.Errorf("copies after two attempts: %v, want one", names)
+	}
+	// The operator gives up c and d, as the error explains.
+	if err := os.Truncate(path, damagedAt); err != nil {
+		t.Fatal(err)
+	}
+	s = openDir(t, dir, opts)
+	if got := contents(t, s); !maps.Equal(got, map[string]string{"a": "1", "b": "2"}) {
+		t.Fatalf("after truncating: %v", got)
+	}
+	put(t, s, "e", "5")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openDir(t, dir, opts)
+	if got := contents(t, s); !maps.Equal(got, map[string]string{"a": "1", "b": "2", "e": "5"}) {
+		t.Fatalf("after truncating and writing: %v", got)
 	}
 }
 
@@ -254,9 +329,9 @@ func TestDamageBeforeTheEnd(t *testing.T) {
 	}
 	// A newer generation after journal-1, as a rotation leaves it until its
 	// snapshot is written.
-	e, start := beginEntry(append([]byte(nil), journalMagic...))
+	e, start := beginEntry(nil)
 	e = appendPut(e, "K", &rec{id: "later", seq: 100, data: []byte("z")})
-	e = finishEntry(e, start)
+	e = frameBatch(append([]byte(nil), journalMagic...), finishEntry(e, start))
 	if err := os.WriteFile(filepath.Join(dir, fileName(journalPrefix, 2)), e, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -301,6 +376,82 @@ func TestWriteFailure(t *testing.T) {
 	}
 }
 
+// TestFormat1: a journal file an older Hoist wrote (entries alone, not in
+// batches) opens with its records, its torn tail cleared and damage
+// refused as in format 2; new writes go to a new file of format 2, and the
+// whole opens again.
+func TestFormat1(t *testing.T) {
+	entry := func(id, data string, seq int64) []byte {
+		e, start := beginEntry(nil)
+		e = appendPut(e, "K", &rec{id: id, seq: seq, data: []byte(data)})
+		return finishEntry(e, start)
+	}
+	v1 := append(append(append([]byte(nil), journalMagicV1...), entry("a", "1", 1)...), entry("b", "2", 2)...)
+	torn := entry("torn", "x", 3)
+	dir := t.TempDir()
+	path := filepath.Join(dir, fileName(journalPrefix, 1))
+	if err := os.WriteFile(path, append(bytes.Clone(v1), torn[:len(torn)-2]...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := openDir(t, dir, Options{})
+	if got := contents(t, s); !maps.Equal(got, map[string]string{"a": "1", "b": "2"}) {
+		t.Fatalf("format 1: %v", got)
+	}
+	if s.gen != 2 {
+		t.Errorf("writing to generation %d, want a new file (2)", s.gen)
+	}
+	put(t, s, "c", "3")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openDir(t, dir, Options{})
+	if got := contents(t, s); !maps.Equal(got, map[string]string{"a": "1", "b": "2", "c": "3"}) {
+		t.Fatalf("format 1 then 2: %v", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	damaged := t.TempDir()
+	bad := append(bytes.Clone(v1), entry("c", "3", 3)...)
+	bad[len(journalMagicV1)+entryHeader+2] ^= 1 // a's entry
+	if err := os.WriteFile(filepath.Join(damaged, fileName(journalPrefix, 1)), bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(damaged, Options{}); err == nil || !strings.Contains(err.Error(), "damaged entry at offset 8") {
+		t.Fatalf("format 1 with damage: %v", err)
+	}
+}
+
+// TestFailedReported: a journal write that fails (the disk refuses it)
+// makes Failed report it, with the cause; Views go on.
+func TestFailedReported(t *testing.T) {
+	forWriteModes(t, func(t *testing.T, opts Options) {
+		m := newMemFS()
+		opts.fs = m
+		s := openDir(t, "/mem/store", opts)
+		put(t, s, "kept", "1")
+		if err := s.Failed(); err != nil {
+			t.Fatalf("Failed() before the failure: %v", err)
+		}
+		m.mu.Lock()
+		m.fail = errors.New("input/output error")
+		m.mu.Unlock()
+		if err := s.Update(context.Background(), func(tx store.Tx) error {
+			return tx.Put(context.Background(), store.Record{Kind: "K", ID: "lost"})
+		}); err == nil {
+			t.Fatal("Update on a failing disk returned nil")
+		}
+		err := s.Failed()
+		if err == nil || !strings.Contains(err.Error(), "input/output error") {
+			t.Fatalf("Failed() = %v, want the write's error", err)
+		}
+		if got := contents(t, s); !maps.Equal(got, map[string]string{"kept": "1"}) {
+			t.Errorf("View after the failure: %v", got)
+		}
+	})
+}
+
 // TestInSynctestBubble: domain tests run their loops in testing/synctest
 // bubbles with a real store; Open, Update, View, Lease and Close work
 // inside one and leave no goroutine behind.
@@ -327,40 +478,112 @@ func TestInSynctestBubble(t *testing.T) {
 	})
 }
 
-// FuzzOpen: whatever bytes a journal file holds, Open fails cleanly or
-// opens, and a store it opens takes a write and opens again with it.
+// fuzzFiles are the files FuzzOpen fills: two generations of journal and
+// the snapshot between them.
+var fuzzFiles = []string{fileName(journalPrefix, 1), fileName(snapshotPrefix, 2), fileName(journalPrefix, 2)}
+
+// FuzzOpen: whatever bytes the journal and snapshot files of one or two
+// generations hold, Open fails cleanly, changing none of them, or opens; a
+// store it opens opens again with the same state, takes a write and opens
+// again with it.
 func FuzzOpen(f *testing.F) {
 	e, start := beginEntry(nil)
 	e = appendPut(e, "K", &rec{id: "a", parent: "p", key: "k", rank: 3, seq: 1, data: []byte("d")})
 	e = appendLease(e, "l", "h", 5)
 	e = finishEntry(e, start)
-	f.Add(append(append([]byte(nil), journalMagic...), e...))
-	f.Add(append(append(append([]byte(nil), journalMagic...), e...), 9, 0, 0, 0, 1))
-	f.Add([]byte("HOISTJ"))
-	f.Fuzz(func(t *testing.T, data []byte) {
+	j := frameBatch(append([]byte(nil), journalMagic...), e)
+	f.Add(j, []byte(nil), []byte(nil))
+	f.Add(append(bytes.Clone(j), 9, 0, 0, 0, 1), []byte(nil), []byte(nil))
+	f.Add(frameBatch(append(bytes.Clone(j), 9, 0, 0, 0, 1, 2, 3, 4, 5), e), []byte(nil), []byte(nil))
+	f.Add([]byte("HOISTJ"), []byte(nil), []byte(nil))
+	// Format 1 (entries alone), as an older Hoist wrote it.
+	v1 := append(append([]byte(nil), journalMagicV1...), e...)
+	f.Add(v1, []byte(nil), []byte(nil))
+	f.Add(append(append(bytes.Clone(v1), 9, 0, 0, 0, 1, 2, 3, 4, 5), e...), []byte(nil), []byte(nil))
+	f.Add(v1, []byte(nil), j)
+	// Two generations as a store leaves them: snapshot-2 and journal-2.
+	gen := fuzzGenerations(f)
+	f.Add(j, gen[1], gen[2])
+	f.Add([]byte(nil), gen[1], gen[2])
+	f.Add([]byte(nil), gen[1][:len(gen[1])-3], gen[2])
+	f.Add(j, []byte(nil), gen[2])
+	f.Fuzz(func(t *testing.T, j1, s2, j2 []byte) {
 		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, fileName(journalPrefix, 1)), data, 0o600); err != nil {
-			t.Fatal(err)
+		written := map[string][]byte{}
+		for i, data := range [][]byte{j1, s2, j2} {
+			if data == nil {
+				continue
+			}
+			written[fuzzFiles[i]] = data
+			if err := os.WriteFile(filepath.Join(dir, fuzzFiles[i]), data, 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}
 		s, err := Open(dir, Options{})
 		if err != nil {
+			for name, data := range written {
+				if got, _ := os.ReadFile(filepath.Join(dir, name)); !bytes.Equal(got, data) {
+					t.Fatalf("Open failed (%v) and changed %s", err, name)
+				}
+			}
 			return
 		}
 		before := contents(t, s)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s = openDir(t, dir, Options{})
+		if got := contents(t, s); !maps.Equal(got, before) {
+			t.Fatalf("second open: %v, want %v", got, before)
+		}
 		put(t, s, "fuzz-new", "n")
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		s2, err := Open(dir, Options{})
+		s2store, err := Open(dir, Options{})
 		if err != nil {
 			t.Fatalf("reopen: %v", err)
 		}
-		defer s2.Close()
+		defer s2store.Close()
 		before["fuzz-new"] = "n"
-		if got := contents(t, s2); !maps.Equal(got, before) {
+		if got := contents(t, s2store); !maps.Equal(got, before) {
 			t.Fatalf("reopen: %v, want %v", got, before)
 		}
 	})
+}
+
+// fuzzGenerations runs a store until it rotates to generation 2 and
+// returns its files by the index of fuzzFiles (the journal's preallocated
+// zeros cut off).
+func fuzzGenerations(f *testing.F) [3][]byte {
+	dir := f.TempDir()
+	s, err := Open(dir, Options{SnapshotBytes: 64})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for i := 0; s.gen < 2; i++ {
+		err := s.Update(context.Background(), func(tx store.Tx) error {
+			return tx.Put(context.Background(), store.Record{Kind: "K", ID: strconv.Itoa(i % 3), Data: []byte(strings.Repeat("v", i))})
+		})
+		if err != nil {
+			f.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		f.Fatal(err)
+	}
+	var out [3][]byte
+	for i, name := range fuzzFiles {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		out[i] = bytes.TrimRight(data, "\x00")
+	}
+	if out[1] == nil || out[2] == nil {
+		f.Fatal("the store did not leave snapshot-2 and journal-2")
+	}
+	return out
 }
 
 // TestDirectWritesReported: DirectWrites says how the journal is written,

@@ -14,9 +14,3 @@ var errInvalid = errors.New("journal: direct writes are not supported")
 
 // openDirect: direct writes are used on Linux only.
 func openDirect(string) (*os.File, error) { return nil, errInvalid }
-
-// writeHoldingP is f.WriteAt where direct writes are not used.
-func writeHoldingP(f *os.File, b []byte, off int64) error {
-	_, err := f.WriteAt(b, off)
-	return err
-}

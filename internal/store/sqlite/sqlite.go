@@ -64,6 +64,17 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
+// Failed returns the error of the first COMMIT that failed since Open (the
+// write or fsync of the WAL: what the disk holds is then in doubt), or nil.
+// SQLite goes on taking writes after one; Hoist's health check reports it
+// until a restart.
+func (s *Store) Failed() error {
+	if p := s.w.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
 // Open opens (creating it if needed) the database file at path, takes the
 // lock file path+".lock", and brings the schema up to date. A second Open of
 // the same path, from any process, fails with ErrLocked until Close.

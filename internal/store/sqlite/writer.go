@@ -66,6 +66,9 @@ type writer struct {
 	poison  error
 	waiting []*request // requests whose function succeeded in the open transaction
 	stats   counters
+	// failed is the first failed COMMIT (the write or fsync of the WAL), for
+	// Store.Failed.
+	failed atomic.Pointer[error]
 }
 
 type counters struct {
@@ -215,6 +218,7 @@ func (w *writer) commit() error {
 		w.rollback()
 		err = dbErr("commit", err)
 		w.log.Error("sqlite: commit failed", "err", err, "updates", len(w.waiting))
+		w.failed.CompareAndSwap(nil, &err)
 		return err
 	}
 	w.savedSeq = max(w.savedSeq, last)

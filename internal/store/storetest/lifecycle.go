@@ -17,6 +17,21 @@ var lifecycleTests = []test{
 	{"CanceledBeforeStart", testCanceledBeforeStart},
 	{"CanceledInsideFunction", testCanceledInside},
 	{"CanceledWhileWaiting", testCanceledWhileWaiting},
+	{"NotFailed", testNotFailed},
+}
+
+// testNotFailed: a store whose writes and failed functions went as they
+// should reports no failure (a failed function is the caller's error, not
+// the store's).
+func testNotFailed(t *testing.T, s store.Store) {
+	if err := s.Failed(); err != nil {
+		t.Fatalf("Failed() after Open: %v", err)
+	}
+	insert(t, s, store.Record{Kind: kindItem, ID: "a"})
+	_ = s.Update(t.Context(), func(tx store.Tx) error { return errBoom })
+	if err := s.Failed(); err != nil {
+		t.Fatalf("Failed() after writes: %v", err)
+	}
 }
 
 func testUseAfterClose(t *testing.T, s store.Store) {
