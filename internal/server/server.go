@@ -144,19 +144,21 @@ func dataDirError(dir string, err error) error {
 // compose builds the domain services and wires them together.
 func (s *Server) compose(opts Options) error {
 	cfg, t := s.cfg, s.cfg.Timings
-	arns := arn.Builder{Region: cfg.Region, Account: cfg.Account}
 	s.tags = tags.New(s.store)
 	s.fleetiq = fleetiq.New(fleetiq.Config{
-		Store: s.store, ARNs: arns, Tags: s.tags, Now: s.now,
+		Store: s.store, Region: cfg.Region, Account: cfg.Account, Tags: s.tags, Now: s.now,
 		Logger: s.log.With("component", "fleetiq"), HealthExpiry: cfg.HealthExpiry,
-		StatusStep: t.FleetIQStatusStep, SweepInterval: t.FleetIQSweep,
-		DeletedRetention: t.FleetIQDeletedRetention,
-		ReplicaID:        s.replica,
+		Timings: fleetiq.Timings{
+			StatusStep:       t.FleetIQStatusStep,
+			SweepInterval:    t.FleetIQSweep,
+			DeletedRetention: t.FleetIQDeletedRetention,
+		},
+		ReplicaID: s.replica,
 	})
 	var err error
 	s.builds, err = builds.New(builds.Config{
 		Store: s.store, DataDir: cfg.DataDir, Region: cfg.Region, Account: cfg.Account,
-		ARN: arns.ARN, SetTags: tags.Set, RemoveTags: tags.DeleteAll, PublicURL: s.baseURL,
+		SetTags: tags.Set, RemoveTags: tags.DeleteAll, PublicURL: s.baseURL,
 		APICredentials: cfg.Credentials, ReplicaID: s.replica, Now: s.now,
 		Logger: s.log.With("component", "builds"),
 	})
@@ -200,7 +202,7 @@ func (s *Server) compose(opts Options) error {
 		return err
 	}
 	s.fleets, err = fleets.New(fleets.Config{
-		Store: s.store, Region: cfg.Region, AccountID: cfg.Account, ARN: arns.ARN,
+		Store: s.store, Region: cfg.Region, Account: cfg.Account,
 		SetTags: tags.Set, RemoveTags: tags.DeleteAll, Builds: s.builds,
 		Events: s.sessions, Messenger: msgr, Provider: s.provider, Now: s.now,
 		Logger: s.log.With("component", "fleets"), ReplicaID: s.replica,
