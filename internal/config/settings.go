@@ -92,7 +92,7 @@ var settings = []Setting{
 		value: str(func(c *Config) *string { return &c.ReadyFile })},
 }
 
-// Settings returns every setting, in the order of `hoist serve --help`.
+// Settings returns every setting, in declaration order.
 func Settings() []Setting { return append([]Setting(nil), settings...) }
 
 // Parse reads the settings from flags (args, without the program and
@@ -120,7 +120,7 @@ func Parse(args []string, lookupEnv func(string) (string, bool), stderr io.Write
 		}
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: hoist [serve] [flags]\n\nEvery flag has an environment variable (named after its help); a flag wins.\n\nflags:\n")
+		fmt.Fprintf(fs.Output(), "usage: hoist [serve] [flags]\n\nEvery flag has an environment variable (shown after its help); a flag given here wins over it.\n\nflags:\n")
 		fs.PrintDefaults()
 		fmt.Fprintf(fs.Output(), "\nenvironment only:\n")
 		for _, s := range settings {

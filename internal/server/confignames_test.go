@@ -1,10 +1,13 @@
 package server
 
 import (
+	"os"
 	"reflect"
+	"regexp"
 	"testing"
 
 	"github.com/hoistgg/hoist/internal/builds"
+	"github.com/hoistgg/hoist/internal/config"
 	"github.com/hoistgg/hoist/internal/fleetiq"
 	"github.com/hoistgg/hoist/internal/fleets"
 	"github.com/hoistgg/hoist/internal/sessions"
@@ -42,6 +45,23 @@ func TestDomainConfigsAgree(t *testing.T) {
 			if _, ok := typ.FieldByName(other); ok {
 				t.Errorf("%s has a field %s: the domains make ARNs from Region and Account", typ, other)
 			}
+		}
+	}
+}
+
+// TestEveryTimingIsWired: compose hands every field of config.Timings to a
+// domain (each appears as t.<Field> in server.go, where compose reads
+// them).
+func TestEveryTimingIsWired(t *testing.T) {
+	src, err := os.ReadFile("server.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := reflect.TypeOf(config.Timings{})
+	for i := range typ.NumField() {
+		name := typ.Field(i).Name
+		if !regexp.MustCompile(`\bt\.` + name + `\b`).Match(src) {
+			t.Errorf("config.Timings.%s is not handed to any domain in server.go", name)
 		}
 	}
 }
