@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -33,8 +34,13 @@ type Setting struct {
 	value func(*Config) flag.Value
 }
 
-// Adding a setting is one entry here (and a field in Config, and a row in
-// the README's and docs/configuration.md's tables, which TestDocs checks).
+// Adding a setting is one entry here, binding it to its Config field with
+// str, dur, boolean or integer (and a row in the README's and
+// docs/configuration.md's tables, which TestDocs checks):
+//
+//	{Flag: "dns-suffix", Env: "HOIST_DNS_SUFFIX", Default: "localhost",
+//		Help:  "domain under which game sessions' DnsName is made",
+//		value: str(func(c *Config) *string { return &c.DNSSuffix })},
 var settings = []Setting{
 	{Flag: "addr", Env: "HOIST_ADDR", Default: DefaultAddr,
 		Help:  "API, S3 upload and SDK WebSocket listen address",
@@ -148,6 +154,17 @@ func str(field func(*Config) *string) func(*Config) flag.Value {
 	return func(c *Config) flag.Value { return (*stringValue)(field(c)) }
 }
 
+// boolean binds a bool field (given as --flag, --flag=false, or a
+// variable holding true or false).
+func boolean(field func(*Config) *bool) func(*Config) flag.Value {
+	return func(c *Config) flag.Value { return (*boolValue)(field(c)) }
+}
+
+// integer binds an int field.
+func integer(field func(*Config) *int) func(*Config) flag.Value {
+	return func(c *Config) flag.Value { return (*intValue)(field(c)) }
+}
+
 // dur binds a duration field.
 func dur(field func(*Config) *time.Duration) func(*Config) flag.Value {
 	return func(c *Config) flag.Value { return (*durationValue)(field(c)) }
@@ -161,6 +178,38 @@ func (v *stringValue) String() string {
 		return ""
 	}
 	return string(*v)
+}
+
+type boolValue bool
+
+func (v *boolValue) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("want true or false")
+	}
+	*v = boolValue(b)
+	return nil
+}
+
+func (v *boolValue) String() string   { return strconv.FormatBool(v != nil && bool(*v)) }
+func (v *boolValue) IsBoolFlag() bool { return true }
+
+type intValue int
+
+func (v *intValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("want an integer")
+	}
+	*v = intValue(n)
+	return nil
+}
+
+func (v *intValue) String() string {
+	if v == nil {
+		return "0"
+	}
+	return strconv.Itoa(int(*v))
 }
 
 type durationValue time.Duration

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -226,4 +227,30 @@ func splitRow(line string) []string {
 		cells = append(cells, strings.TrimSpace(strings.ReplaceAll(c, "`", "")))
 	}
 	return cells
+}
+
+// TestBinders: the bool and int binders, which no setting uses yet, parse
+// as their flags would.
+func TestBinders(t *testing.T) {
+	var c struct {
+		b bool
+		n int
+	}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Var((*boolValue)(&c.b), "b", "")
+	fs.Var((*intValue)(&c.n), "n", "")
+	if err := fs.Parse([]string{"-b", "-n", "7"}); err != nil || !c.b || c.n != 7 {
+		t.Errorf("parsed %+v, %v", c, err)
+	}
+	if err := fs.Parse([]string{"-b=false"}); err != nil || c.b {
+		t.Errorf("-b=false: %+v, %v", c, err)
+	}
+	for _, bad := range [][]string{{"-b=maybe"}, {"-n", "x"}, {"-n="}} {
+		if err := fs.Parse(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	_ = boolean(func(*Config) *bool { return &c.b })
+	_ = integer(func(*Config) *int { return &c.n })
 }
