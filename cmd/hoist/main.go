@@ -98,6 +98,11 @@ func versionString() string {
 	if !ok {
 		return "dev"
 	}
+	return versionFrom(bi)
+}
+
+// versionFrom reads the version from build information.
+func versionFrom(bi *debug.BuildInfo) string {
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		return v
 	}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -242,5 +243,24 @@ func TestAdminRegionLikeTheAWSCLI(t *testing.T) {
 				t.Errorf("region %q, want %q", c.region, tc.want)
 			}
 		})
+	}
+}
+
+func TestVersionFromBuildInfo(t *testing.T) {
+	vcs := []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123abc"},
+		{Key: "vcs.time", Value: "2026-11-25T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}
+	for name, tc := range map[string]struct {
+		bi   debug.BuildInfo
+		want string
+	}{
+		"go install @version": {bi: debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}, Settings: vcs}, want: "v1.2.3"},
+		"a git checkout":      {bi: debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs}, want: "dev (0123abc, 2026-11-25T10:00:00Z, modified)"},
+		"clean checkout": {bi: debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs[:3]},
+			want: "dev (0123abc, 2026-11-25T10:00:00Z)"},
+		"no VCS information": {bi: debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, want: "dev"},
+	} {
+		if got := versionFrom(&tc.bi); got != tc.want {
+			t.Errorf("%s: %q, want %q", name, got, tc.want)
+		}
 	}
 }
