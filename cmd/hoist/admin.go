@@ -70,7 +70,7 @@ func adminFlags(fs *flag.FlagSet) *adminClient {
 	if region == "" {
 		region = config.DefaultRegion
 	}
-	fs.StringVar(&c.region, "region", region, "region to sign for ($AWS_REGION)")
+	fs.StringVar(&c.region, "region", region, "region to sign for ($AWS_REGION, else $AWS_DEFAULT_REGION)")
 	fs.StringVar(&c.creds.AccessKeyID, "access-key-id", env("AWS_ACCESS_KEY_ID"), "access key ID ($AWS_ACCESS_KEY_ID)")
 	fs.StringVar(&c.creds.SecretAccessKey, "secret-access-key", env("AWS_SECRET_ACCESS_KEY"), "secret access key ($AWS_SECRET_ACCESS_KEY)")
 	c.creds.SessionToken = env("AWS_SESSION_TOKEN")

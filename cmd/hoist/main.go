@@ -1,9 +1,10 @@
 // Command hoist serves the GameLift API, the S3 upload endpoint and the Server
 // SDK 5 WebSocket endpoint, and hosts game server processes.
 //
-//	hoist [serve] [flags]    serve (the default)
-//	hoist version            print the version
-//	hoist admin ...          operator commands (see `hoist admin -h`)
+//	hoist [serve] [flags]    serve (the default; `hoist serve --help` lists the flags)
+//	hoist admin ...          operator commands (see `hoist admin --help`)
+//	hoist version            print the version (also --version)
+//	hoist help               list the commands (also --help, -h)
 package main
 
 import (
@@ -11,6 +12,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,36 +30,98 @@ import (
 	"github.com/hoistgg/hoist/internal/server"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version is set at build time with -ldflags "-X main.version=..."; without
+// it the version comes from the build information (see versionString).
+var version = ""
+
+const usage = `usage: hoist [command] [flags]
+
+commands:
+  serve     serve the GameLift API and host game servers (the default command)
+  admin     operator actions on a running Hoist (hoist admin --help)
+  version   print the version (also hoist --version)
+  help      print this help (also hoist --help)
+
+hoist serve --help lists the settings: every flag has a HOIST_* environment variable.
+`
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run runs the command line args (without the program name) and returns
+// the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
+	} else if len(args) > 0 {
+		switch args[0] {
+		case "-h", "-help", "--help":
+			cmd, args = "help", args[1:]
+		case "-version", "--version":
+			cmd, args = "version", args[1:]
+		}
 	}
 	switch cmd {
 	case "serve":
-		if err := serve(args, stderr); err != nil {
+		err := serve(args, stderr)
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case err != nil:
 			fmt.Fprintln(stderr, "hoist:", err)
 			return 1
 		}
 		return 0
 	case "version":
-		fmt.Fprintln(stdout, "hoist", version)
+		fmt.Fprintln(stdout, "hoist", versionString())
 		return 0
 	case "admin":
 		return admin(args, stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, "usage: hoist [serve] [flags] | hoist version | hoist admin <command> [flags]")
+	case "help":
+		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "hoist: unknown command %q (want serve, version or admin)\n", cmd)
+	fmt.Fprintf(stderr, "hoist: unknown command %q\n\n%s", cmd, usage)
 	return 2
+}
+
+// versionString is the version set at build time, else the module version
+// from the build information (`go install ...@v1.2.3`), else "dev" with the
+// VCS revision and time the go command stamped, when it did.
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	return versionFrom(bi)
+}
+
+// versionFrom reads the version from build information.
+func versionFrom(bi *debug.BuildInfo) string {
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var vcs []string
+	for _, key := range []string{"vcs.revision", "vcs.time", "vcs.modified"} {
+		for _, s := range bi.Settings {
+			switch {
+			case s.Key != key:
+			case key == "vcs.modified" && s.Value == "true":
+				vcs = append(vcs, "modified")
+			case key != "vcs.modified":
+				vcs = append(vcs, s.Value)
+			}
+		}
+	}
+	if len(vcs) == 0 {
+		return "dev"
+	}
+	return "dev (" + strings.Join(vcs, ", ") + ")"
 }
 
 func newLogger(cfg *config.Config, w io.Writer) (*slog.Logger, error) {
@@ -75,8 +139,12 @@ func newLogger(cfg *config.Config, w io.Writer) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format: want text or json, got %q", cfg.LogFormat)
 }
 
+// testHookServerOpened, when set (by tests), runs right after the store
+// opened; an error from it takes the failure path from there.
+var testHookServerOpened func() error
+
 func serve(args []string, stderr io.Writer) error {
-	cfg, err := config.Parse(args, os.Getenv, stderr)
+	cfg, err := config.Parse(args, os.LookupEnv, stderr)
 	if err != nil {
 		return err
 	}
@@ -88,29 +156,44 @@ func serve(args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	ln, err := net.Listen("tcp", cfg.Addr)
+	// Every listener is bound before the store opens, and from here on
+	// every path out releases what was opened: the listeners, the store and
+	// its lock, the server processes.
+	ls, err := listen(cfg)
 	if err != nil {
 		return err
 	}
-	var tlsLn net.Listener
-	if cfg.TLSAddr != "" {
-		if tlsLn, err = net.Listen("tcp", cfg.TLSAddr); err != nil {
-			ln.Close()
+	defer ls.close()
+	// Until the store is open (replayed), Starting answers on the plain
+	// listener: alive, not ready.
+	starting := &server.Starting{}
+	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
+	hs := &http.Server{Handler: starting, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}
+	errc := make(chan error, 3)
+	go func() { errc <- hs.Serve(ls.api) }()
+	defer hs.Close() // after Shutdown on the way out; alone on an early return
+	srv, err := server.New(server.Options{Config: cfg, Logger: log, Addr: ls.api.Addr().String(), TLSAddr: addrOf(ls.tls)})
+	if err != nil {
+		return err
+	}
+	closed := false
+	closeServer := func(ctx context.Context) {
+		if !closed {
+			closed = true
+			if err := srv.Close(ctx); err != nil {
+				log.Error("closing", "err", err)
+			}
+		}
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+		defer cancel()
+		closeServer(cctx)
+	}()
+	if testHookServerOpened != nil {
+		if err := testHookServerOpened(); err != nil {
 			return err
 		}
-	}
-	// Until the store is open (replayed), Starting answers: alive, not ready.
-	starting := &server.Starting{}
-	hs := &http.Server{Handler: starting, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	errc := make(chan error, 3)
-	go func() { errc <- hs.Serve(ln) }()
-	srv, err := server.New(server.Options{Config: cfg, Logger: log, Addr: ln.Addr().String(), TLSAddr: addrOf(tlsLn)})
-	if err != nil {
-		_ = hs.Close()
-		if tlsLn != nil {
-			tlsLn.Close()
-		}
-		return err
 	}
 	if len(cfg.Credentials) == 0 {
 		log.Warn("NO CREDENTIALS CONFIGURED: Hoist accepts any SigV4-signed request without checking the signature; this mode only listens on loopback. Set --credentials-file or $HOIST_CREDENTIALS to verify signatures.")
@@ -118,23 +201,22 @@ func serve(args []string, stderr io.Writer) error {
 		log.Info("verifying SigV4 signatures", "access_keys", len(cfg.Credentials))
 	}
 
-	starting.Ready(srv.Handler())
-	var ths *http.Server
-	if tlsLn != nil {
+	var tlsConfig *tls.Config
+	if ls.tls != nil {
 		cert, err := srv.TLSCertificate()
 		if err != nil {
-			return err
+			return fmt.Errorf("TLS certificate: %w", err)
 		}
-		ths = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
-			TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
-			ErrorLog:  slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-		go func() { errc <- ths.ServeTLS(tlsLn, "", "") }()
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	if cfg.PprofAddr != "" {
-		ps, err := servePprof(cfg.PprofAddr, log)
-		if err != nil {
-			return err
-		}
+	starting.Ready(srv.Handler())
+	var ths *http.Server
+	if ls.tls != nil {
+		ths = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig, ErrorLog: errLog}
+		go func() { errc <- ths.ServeTLS(ls.tls, "", "") }()
+	}
+	if ls.pprof != nil {
+		ps := servePprof(ls.pprof, log)
 		defer ps.Close()
 	}
 	loopCtx, cancelLoops := context.WithCancel(ctx)
@@ -144,8 +226,8 @@ func serve(args []string, stderr io.Writer) error {
 			errc <- fmt.Errorf("background work: %w", err)
 		}
 	}()
-	log.Info("hoist serving", "version", version, "addr", ln.Addr().String(), "tls_addr", addrOf(tlsLn), "data_dir", cfg.DataDir, "region", cfg.Region)
-	if err := writeReadyFile(ln, tlsLn); err != nil {
+	log.Info("hoist serving", "version", versionString(), "addr", ls.api.Addr().String(), "tls_addr", addrOf(ls.tls), "data_dir", cfg.DataDir, "region", cfg.Region)
+	if err := writeReadyFile(cfg.ReadyFile, ls.api, ls.tls); err != nil {
 		log.Error("writing ready file", "err", err)
 	}
 
@@ -163,9 +245,7 @@ func serve(args []string, stderr io.Writer) error {
 		_ = ths.Shutdown(shutdownCtx)
 	}
 	cancelLoops()
-	if err := srv.Close(shutdownCtx); err != nil {
-		log.Error("closing", "err", err)
-	}
+	closeServer(shutdownCtx)
 	log.Info("stopped")
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		return nil
@@ -173,13 +253,46 @@ func serve(args []string, stderr io.Writer) error {
 	return serveErr
 }
 
-// servePprof serves net/http/pprof on addr (a loopback address, which
-// config checks) on its own listener, apart from the API's routes.
-func servePprof(addr string, log *slog.Logger) (*http.Server, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--pprof-addr: %w", err)
+// listeners are the sockets `hoist serve` binds; tls and pprof are nil
+// when not configured.
+type listeners struct{ api, tls, pprof net.Listener }
+
+// listen binds every configured listener, or none: on an error it closes
+// what it had bound. Each error names its setting.
+func listen(cfg *config.Config) (*listeners, error) {
+	ls := &listeners{}
+	var err error
+	if ls.api, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("--addr: %w", err)
 	}
+	if cfg.TLSAddr != "" {
+		if ls.tls, err = net.Listen("tcp", cfg.TLSAddr); err != nil {
+			ls.close()
+			return nil, fmt.Errorf("--tls-addr: %w", err)
+		}
+	}
+	if cfg.PprofAddr != "" {
+		if ls.pprof, err = net.Listen("tcp", cfg.PprofAddr); err != nil {
+			ls.close()
+			return nil, fmt.Errorf("--pprof-addr: %w", err)
+		}
+	}
+	return ls, nil
+}
+
+// close closes the listeners (closing one an http.Server already closed is
+// harmless).
+func (ls *listeners) close() {
+	for _, l := range []net.Listener{ls.api, ls.tls, ls.pprof} {
+		if l != nil {
+			_ = l.Close()
+		}
+	}
+}
+
+// servePprof serves net/http/pprof on ln (a loopback address, which config
+// checks), apart from the API's routes.
+func servePprof(ln net.Listener, log *slog.Logger) *http.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -189,7 +302,7 @@ func servePprof(addr string, log *slog.Logger) (*http.Server, error) {
 	ps := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = ps.Serve(ln) }()
 	log.Info("serving pprof", "addr", ln.Addr().String())
-	return ps, nil
+	return ps
 }
 
 func addrOf(ln net.Listener) string {
@@ -199,10 +312,10 @@ func addrOf(ln net.Listener) string {
 	return ln.Addr().String()
 }
 
-// writeReadyFile writes the listen addresses as JSON to $HOIST_READY_FILE (if
-// set) once Hoist serves: tests and scripts that start Hoist on port 0 read it.
-func writeReadyFile(ln, tlsLn net.Listener) error {
-	path := os.Getenv("HOIST_READY_FILE")
+// writeReadyFile writes the listen addresses as JSON to path ($HOIST_READY_FILE;
+// nothing when "") once Hoist serves: tests and scripts that start Hoist on
+// port 0 read it.
+func writeReadyFile(path string, ln, tlsLn net.Listener) error {
 	if path == "" {
 		return nil
 	}

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 aws-sdk-go v1 is one of the real clients Hoist is tested against
+
 // Package api_test drives every GameLift operation of the service model
 // through the real AWS SDKs (aws-sdk-go-v2 over Smithy RPC v2 CBOR,
 // aws-sdk-go v1 over AWS JSON 1.1) and raw signed HTTP against a real Hoist

@@ -15,8 +15,8 @@ import (
 	"github.com/hoistgg/hoist/internal/apigen"
 )
 
-// The GameLift service model (botocore's copy, as internal/api is generated
-// from it) is the source of the operation names and of the constraints the
+// The GameLift service model (the pinned copy internal/api is generated
+// from) is the source of the operation names and of the constraints the
 // generated inputs satisfy.
 
 var (
@@ -28,15 +28,10 @@ var (
 func loadModel(t testing.TB) *apigen.Model {
 	t.Helper()
 	modelOnce.Do(func() {
-		path, err := apigen.FindModel()
-		if err != nil {
-			modelErr = err
-			return
-		}
-		theModel, modelErr = apigen.LoadModel(path)
+		theModel, modelErr = apigen.PinnedModel()
 	})
 	if modelErr != nil {
-		t.Fatalf("the GameLift service model is needed (botocore, or $%s): %v", apigen.ModelPathEnv, modelErr)
+		t.Fatalf("the pinned GameLift service model: %v", modelErr)
 	}
 	return theModel
 }

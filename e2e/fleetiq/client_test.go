@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 aws-sdk-go v1 is one of the real clients Hoist is tested against
+
 package fleetiq_test
 
 import (
@@ -80,14 +82,6 @@ func i64(p *int32) *int64 {
 		return nil
 	}
 	v := int64(*p)
-	return &v
-}
-
-func i32(p *int64) *int32 {
-	if p == nil {
-		return nil
-	}
-	v := int32(*p)
 	return &v
 }
 

@@ -54,8 +54,7 @@ func ceilingHandler(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	out := ceilingAnswer{GameServer: ceilingServer{GameServerGroupName: in.GameServerGroupName,
-		GameServerId: in.GameServerId, UtilizationStatus: in.UtilizationStatus}}
+	out := ceilingAnswer{GameServer: ceilingServer(in)}
 	if out.GameServer.GameServerId == "" {
 		out.GameServer.GameServerId = "gs-ceiling"
 	}

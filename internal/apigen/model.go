@@ -1,5 +1,6 @@
 // Package apigen generates Hoist's API package (internal/api) from the GameLift
-// service model that ships with botocore: Go types for every shape, enums,
+// service model (a pinned copy of botocore's, without its documentation text,
+// in model/): Go types for every shape, enums,
 // modeled errors, the Service interface, the not-implemented fallback, the
 // operation table and input validation.
 //
@@ -10,6 +11,7 @@ package apigen
 import (
 	"bytes"
 	"compress/gzip"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -58,32 +60,96 @@ type Shape struct {
 	} `json:"error"`
 }
 
-// ModelPathEnv names the environment variable that may point at the model file.
-const ModelPathEnv = "HOIST_GAMELIFT_MODEL"
+// The pinned model: the GameLift service model from the botocore release
+// named in model/botocore-version, stripped of its documentation text
+// (StripModel). The generator reads it, so that generation does not depend
+// on what the machine has installed; `go run ./tools/apigen -pin` replaces
+// it with the installed botocore's, and TestPinnedModelDrift reports how
+// the two differ.
+var (
+	//go:embed model/gamelift-2015-10-01.json
+	pinnedModel []byte
+	//go:embed model/botocore-version
+	pinnedVersion string
+)
 
-// FindModel returns the path of the GameLift service model: $HOIST_GAMELIFT_MODEL
-// if set, otherwise the copy inside the botocore that python3 imports.
-func FindModel() (string, error) {
-	if p := os.Getenv(ModelPathEnv); p != "" {
-		return p, nil
-	}
+// PinnedModelFile is the pinned model's path in this package's directory,
+// and PinnedVersionFile the file naming its botocore release.
+const (
+	PinnedModelFile   = "model/gamelift-2015-10-01.json"
+	PinnedVersionFile = "model/botocore-version"
+)
+
+// PinnedModel parses the pinned model.
+func PinnedModel() (*Model, error) { return ParseModel(pinnedModel) }
+
+// PinnedModelJSON returns the pinned model's bytes.
+func PinnedModelJSON() []byte { return bytes.Clone(pinnedModel) }
+
+// PinnedBotocoreVersion is the botocore release the pinned model comes from.
+func PinnedBotocoreVersion() string { return strings.TrimSpace(pinnedVersion) }
+
+// InstalledBotocoreModel returns the GameLift model inside the botocore
+// that python3 imports (raw, as botocore ships it) and botocore's version.
+func InstalledBotocoreModel() (raw []byte, version string, err error) {
 	out, err := exec.Command("python3", "-c",
-		"import botocore,os;print(os.path.dirname(botocore.__file__))").Output()
+		"import botocore,os;print(botocore.__version__);print(os.path.dirname(botocore.__file__))").Output()
 	if err != nil {
-		return "", fmt.Errorf("apigen: cannot find botocore (set %s to the GameLift service-2.json(.gz)): %w", ModelPathEnv, err)
+		return nil, "", fmt.Errorf("apigen: cannot import botocore: %w", err)
 	}
-	dir := strings.TrimSpace(string(out))
+	version, dir, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	for _, name := range []string{"service-2.json.gz", "service-2.json"} {
 		p := dir + "/data/gamelift/2015-10-01/" + name
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
+		if raw, err := readModelFile(p); err == nil {
+			return raw, version, nil
 		}
 	}
-	return "", fmt.Errorf("apigen: no GameLift model under botocore at %s", dir)
+	return nil, "", fmt.Errorf("apigen: no GameLift model under botocore at %s", dir)
+}
+
+// StripModel returns a model with its documentation text removed (every
+// "documentation" and "documentationUrl" member, at any depth), written
+// as indented JSON with sorted keys: shapes, members, traits, constraints
+// and errors stay.
+func StripModel(raw []byte) ([]byte, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("apigen: parse model: %w", err)
+	}
+	var strip func(any)
+	strip = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			delete(v, "documentation")
+			delete(v, "documentationUrl")
+			for _, x := range v {
+				strip(x)
+			}
+		case []any:
+			for _, x := range v {
+				strip(x)
+			}
+		}
+	}
+	strip(v)
+	out, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
 }
 
 // LoadModel reads and parses a model file (plain or gzip JSON).
 func LoadModel(path string) (*Model, error) {
+	raw, err := readModelFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseModel(raw)
+}
+
+// readModelFile reads a model file, gunzipping it if needed.
+func readModelFile(path string) ([]byte, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -93,10 +159,13 @@ func LoadModel(path string) (*Model, error) {
 		if err != nil {
 			return nil, err
 		}
-		if raw, err = io.ReadAll(zr); err != nil {
-			return nil, err
-		}
+		return io.ReadAll(zr)
 	}
+	return raw, nil
+}
+
+// ParseModel parses a model.
+func ParseModel(raw []byte) (*Model, error) {
 	var m Model
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("apigen: parse model: %w", err)

@@ -382,13 +382,13 @@ func TestRecordFormat(t *testing.T) {
 	})
 }
 
-// TestTagsAndARN checks the hooks the wiring plugs internal/tags and
-// internal/arn into: tags are written in CreateBuild's transaction and
-// removed with the build.
+// TestTagsAndARN checks the ARN made from Region and Account, and the hooks
+// the wiring plugs internal/tags into: tags are written in CreateBuild's
+// transaction and removed with the build.
 func TestTagsAndARN(t *testing.T) {
 	const kindTag store.Kind = "TestTag"
 	h := newHarness(t, func(c *Config) {
-		c.ARN = func(typ, id string) string { return "arn:test:" + typ + "/" + id }
+		c.Region, c.Account = "eu-west-1", "111122223333"
 		c.SetTags = func(ctx context.Context, tx store.Tx, arn string, tags []api.Tag) error {
 			for _, tag := range tags {
 				if err := tx.Put(ctx, store.Record{Kind: kindTag, ID: arn + "#" + *tag.Key, Parent: arn, Data: []byte(`"` + *tag.Value + `"`)}); err != nil {
@@ -407,7 +407,7 @@ func TestTagsAndARN(t *testing.T) {
 		t.Fatal(err)
 	}
 	arn := *out.Build.BuildArn
-	if arn != "arn:test:build/"+*out.Build.BuildId {
+	if arn != "arn:aws:gamelift:eu-west-1:111122223333:build/"+*out.Build.BuildId {
 		t.Fatalf("ARN %q", arn)
 	}
 	tags := func() int {

@@ -5,16 +5,14 @@ import (
 	"errors"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/arn"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
 // buildARN returns a build's ARN.
 func (s *Service) buildARN(id string) string {
-	if s.cfg.ARN != nil {
-		return s.cfg.ARN("build", id)
-	}
-	return "arn:aws:gamelift:" + s.cfg.Region + ":" + s.cfg.Account + ":build/" + id
+	return arn.Builder{Region: s.cfg.Region, Account: s.cfg.Account}.ARN(arn.TypeBuild, id)
 }
 
 // setTags records the tags given at creation.

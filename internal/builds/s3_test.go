@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 feature/s3/manager is the uploader the aws CLI's upload-build path is tested with
+
 package builds
 
 import (

@@ -59,11 +59,9 @@ type Config struct {
 	DataDir string
 	// Region names the bucket (hoist-builds-<Region>) and goes into ARNs.
 	Region string
-	// Account is the account ID in build ARNs. Default 123456789012.
+	// Account is the account ID in build ARNs
+	// (arn:aws:gamelift:<Region>:<Account>:build/<id>). Default 123456789012.
 	Account string
-	// ARN, when set, returns the ARN of a resource ("build", id) instead of
-	// the default arn:aws:gamelift:<Region>:<Account>:build/<id>.
-	ARN func(resourceType, id string) string
 	// SetTags stores the tags given to CreateBuild (in its transaction);
 	// RemoveTags forgets a deleted build's tags. Both optional (without
 	// SetTags the tags are dropped).

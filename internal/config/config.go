@@ -1,12 +1,13 @@
-// Package config reads Hoist's configuration from flags and the environment
-// (every flag has a HOIST_* equivalent; a flag given on the command line wins),
-// and the API credentials Hoist verifies SigV4 signatures against.
+// Package config reads Hoist's configuration from flags and the environment,
+// and the API credentials Hoist verifies SigV4 signatures against. Every
+// setting is declared once, in Settings (settings.go): its flag, its HOIST_*
+// environment variable, its default and its help; a flag given on the
+// command line wins over the variable, which wins over the default.
 package config
 
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -53,34 +54,15 @@ type Config struct {
 	// running at once get ProcessUser-1, -2, ...); empty runs them as
 	// Hoist's own user.
 	ProcessUser string
-	// Timings override timers of the background loops, by name (see
-	// TimingNames); meant for development and tests.
-	Timings map[string]time.Duration
-}
+	// Timings override timers of the background loops (zero keeps the
+	// domain's default); meant for development and tests.
+	Timings Timings
+	// ReadyFile, when set, is where Hoist writes its bound addresses as JSON
+	// once it serves (tests and scripts that listen on port 0 read it).
+	ReadyFile string
 
-// TimingNames lists the timers --timings may override, with what each is.
-var TimingNames = map[string]string{
-	"fleetiq.status-step":         "time a game server group spends in each transient status",
-	"fleetiq.sweep":               "how often expired claims and health are swept",
-	"fleetiq.deleted-retention":   "how long a DELETED game server group stays visible",
-	"sessions.sweep":              "how often the session timers are checked",
-	"sessions.reservation":        "how long a player session stays RESERVED",
-	"sessions.activation-timeout": "game session activation timeout when the fleet sets none",
-	"sessions.heartbeat-interval": "the SDK's heartbeat period",
-	"sessions.heartbeat-jitter":   "the SDK's heartbeat jitter",
-	"sessions.ready-timeout":      "how long a process may take to call ProcessReady",
-	"sessions.terminate-grace":    "how long a TERMINATING process has before Hoist escalates",
-	"fleets.reconcile":            "how often fleets are reconciled",
-	"fleets.policy-interval":      "how often scaling policies are evaluated",
-	"fleets.activation-timeout":   "how long a fleet location may take to become ACTIVE",
-	"fleets.launch-backoff":       "first wait after an instance failed to start",
-	"fleets.token-ttl":            "lifetime of an Anywhere compute auth token",
-	"processes.stagger":           "least time between two process launches on an instance",
-	"processes.terminate-grace":   "how long a process has after TerminateProcess before it is killed",
-	"processes.shutdown-grace":    "the same while Hoist shuts down",
-	"processes.kill-grace":        "how long an unreachable process has after SIGTERM",
-	"processes.min-uptime":        "a process ending sooner than this counts as a crash",
-	"processes.crash-backoff":     "first wait before relaunching a crashed process",
+	// credentialsInline is $HOIST_CREDENTIALS, read into Credentials.
+	credentialsInline string
 }
 
 // Defaults.
@@ -92,6 +74,8 @@ const (
 	DefaultAccount      = "123456789012"
 	DefaultHealthExpiry = 5 * time.Minute
 	DefaultProcessUser  = "hoist-game"
+	// DefaultShutdownGrace bounds a graceful shutdown.
+	DefaultShutdownGrace = 30 * time.Second
 
 	// StoreJournal is the default store: in memory, with a journal on disk.
 	StoreJournal = "journal"
@@ -102,74 +86,12 @@ const (
 	JournalBuffered = "buffered"
 )
 
-// Parse reads flags (args, without the program and subcommand names) and the
-// environment (getenv, normally os.Getenv).
-func Parse(args []string, getenv func(string) string, stderr io.Writer) (*Config, error) {
-	c := &Config{}
-	fs := flag.NewFlagSet("hoist serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	env := func(name, def string) string {
-		if v := getenv(name); v != "" {
-			return v
-		}
-		return def
-	}
-	fs.StringVar(&c.Addr, "addr", env("HOIST_ADDR", DefaultAddr), "API, S3 upload and SDK WebSocket listen address ($HOIST_ADDR)")
-	fs.StringVar(&c.TLSAddr, "tls-addr", env("HOIST_TLS_ADDR", DefaultTLSAddr), "the same routes over TLS (wss for the SDK); empty disables ($HOIST_TLS_ADDR)")
-	fs.StringVar(&c.DataDir, "data-dir", env("HOIST_DATA_DIR", DefaultDataDir), "where Hoist keeps its store, builds, instances and CA ($HOIST_DATA_DIR)")
-	fs.StringVar(&c.Store, "store", env("HOIST_STORE", ""), "embedded store: journal (the default for a new data directory) or sqlite ($HOIST_STORE; see docs/configuration.md)")
-	fs.StringVar(&c.JournalWrites, "journal-writes", env("HOIST_JOURNAL_WRITES", JournalDirect), "journal store writes: direct (O_DIRECT|O_DSYNC where possible) or buffered (page cache and fdatasync) ($HOIST_JOURNAL_WRITES; see docs/configuration.md)")
-	fs.StringVar(&c.Region, "region", env("HOIST_REGION", DefaultRegion), "the region in ARNs and the fleets' home location ($HOIST_REGION)")
-	fs.StringVar(&c.Account, "account", env("HOIST_ACCOUNT", DefaultAccount), "the account ID in ARNs ($HOIST_ACCOUNT)")
-	fs.StringVar(&c.InstanceIP, "instance-ip", env("HOIST_INSTANCE_IP", "127.0.0.1"), "IP address reported for instances and game sessions ($HOIST_INSTANCE_IP)")
-	fs.StringVar(&c.CredentialsFile, "credentials-file", env("HOIST_CREDENTIALS_FILE", ""), "AWS-style credentials file of access keys to accept ($HOIST_CREDENTIALS_FILE)")
-	fs.StringVar(&c.LogLevel, "log-level", env("HOIST_LOG_LEVEL", "info"), "debug, info, warn or error ($HOIST_LOG_LEVEL)")
-	fs.StringVar(&c.LogFormat, "log-format", env("HOIST_LOG_FORMAT", "text"), "text or json ($HOIST_LOG_FORMAT)")
-	fs.StringVar(&c.PprofAddr, "pprof-addr", env("HOIST_PPROF_ADDR", ""), "serve net/http/pprof on this loopback address, for profiling; empty disables ($HOIST_PPROF_ADDR)")
-	he, err := durationEnv(getenv, "HOIST_HEALTH_EXPIRY", DefaultHealthExpiry)
-	if err != nil {
-		return nil, err
-	}
-	fs.DurationVar(&c.HealthExpiry, "health-expiry", he, "deregister FleetIQ game servers silent this long ($HOIST_HEALTH_EXPIRY)")
-	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long graceful shutdown may take")
-	processEnv := fs.String("process-env", env("HOIST_PROCESS_ENV", ""), "KEY=value,... added to the environment of managed server processes ($HOIST_PROCESS_ENV)")
-	fs.StringVar(&c.ProcessUser, "process-user", env("HOIST_PROCESS_USER", DefaultProcessUser), "when Hoist runs as root, the unprivileged user managed server processes run as (NAME, then NAME-1, NAME-2, ... for each further instance running at once), created with useradd if missing; --process-user= (empty) runs them as Hoist's own user ($HOIST_PROCESS_USER)")
-	timings := fs.String("timings", env("HOIST_TIMINGS", ""), "name=duration,... overriding background timers, for development and tests ($HOIST_TIMINGS; see docs/configuration.md)")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	creds, err := LoadCredentials(c.CredentialsFile, getenv("HOIST_CREDENTIALS"))
-	if err != nil {
-		return nil, err
-	}
-	c.Credentials = creds
-	if c.ProcessEnv, err = parseProcessEnv(*processEnv); err != nil {
-		return nil, err
-	}
-	if c.Timings, err = ParseTimings(*timings); err != nil {
-		return nil, err
-	}
-	return c, c.check()
-}
-
-func durationEnv(getenv func(string) string, name string, def time.Duration) (time.Duration, error) {
-	v := getenv(name)
-	if v == "" {
-		return def, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return 0, fmt.Errorf("$%s: %w", name, err)
-	}
-	return d, nil
-}
-
 func (c *Config) check() error {
 	if c.Region == "" || c.Account == "" {
-		return errors.New("region and account must not be empty")
+		return errors.New("--region and --account must not be empty")
+	}
+	if c.DataDir == "" {
+		return errors.New("--data-dir ($HOIST_DATA_DIR) must not be empty")
 	}
 	switch c.Store {
 	case "", StoreJournal, StoreSQLite:
@@ -273,45 +195,4 @@ func parseCredentialsFile(r io.Reader, name string, creds map[string]string) err
 		return err
 	}
 	return flush()
-}
-
-// parseProcessEnv reads "KEY=value,KEY2=value2".
-func parseProcessEnv(v string) ([]string, error) {
-	var out []string
-	for _, kv := range strings.Split(v, ",") {
-		kv = strings.TrimSpace(kv)
-		if kv == "" {
-			continue
-		}
-		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return nil, fmt.Errorf("--process-env: %q is not KEY=value", kv)
-		}
-		out = append(out, kv)
-	}
-	return out, nil
-}
-
-// ParseTimings reads "name=duration,..." with names from TimingNames.
-func ParseTimings(v string) (map[string]time.Duration, error) {
-	out := map[string]time.Duration{}
-	for _, kv := range strings.Split(v, ",") {
-		kv = strings.TrimSpace(kv)
-		if kv == "" {
-			continue
-		}
-		k, dv, ok := strings.Cut(kv, "=")
-		if !ok {
-			return nil, fmt.Errorf("--timings: %q is not name=duration", kv)
-		}
-		k = strings.TrimSpace(k)
-		if _, known := TimingNames[k]; !known {
-			return nil, fmt.Errorf("--timings: unknown timer %q (see docs/configuration.md)", k)
-		}
-		d, err := time.ParseDuration(strings.TrimSpace(dv))
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("--timings: %s: want a positive duration such as 2s, got %q", k, dv)
-		}
-		out[k] = d
-	}
-	return out, nil
 }

@@ -9,7 +9,9 @@ import (
 	"time"
 )
 
-func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+func envOf(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
 
 func TestParse(t *testing.T) {
 	dir := t.TempDir()
@@ -70,6 +72,47 @@ func TestParse(t *testing.T) {
 		}},
 		"unknown journal writes refused": {args: []string{"--journal-writes", "async"}, wantErr: `--journal-writes "async"`},
 		"pprof elsewhere refused":        {env: map[string]string{"HOIST_PPROF_ADDR": "0.0.0.0:6060", "HOIST_CREDENTIALS": "AK:x"}, wantErr: "loopback addresses only"},
+		"empty variable turns TLS off": {env: map[string]string{"HOIST_TLS_ADDR": ""}, check: func(t *testing.T, c *Config) {
+			if c.TLSAddr != "" {
+				t.Errorf("TLSAddr = %q", c.TLSAddr)
+			}
+		}},
+		"empty flag turns TLS off": {args: []string{"--tls-addr="}, check: func(t *testing.T, c *Config) {
+			if c.TLSAddr != "" {
+				t.Errorf("TLSAddr = %q", c.TLSAddr)
+			}
+		}},
+		"shutdown grace and pprof from env": {env: map[string]string{"HOIST_SHUTDOWN_GRACE": "5s", "HOIST_PPROF_ADDR": "127.0.0.1:6060"}, check: func(t *testing.T, c *Config) {
+			if c.ShutdownGrace != 5*time.Second || c.PprofAddr != "127.0.0.1:6060" {
+				t.Errorf("%+v", c)
+			}
+		}},
+		"shutdown grace default": {check: func(t *testing.T, c *Config) {
+			if c.ShutdownGrace != DefaultShutdownGrace {
+				t.Errorf("ShutdownGrace = %v", c.ShutdownGrace)
+			}
+		}},
+		"empty duration variable refused like an empty flag": {env: map[string]string{"HOIST_SHUTDOWN_GRACE": ""}, wantErr: "$HOIST_SHUTDOWN_GRACE"},
+		"empty data dir refused":                             {env: map[string]string{"HOIST_DATA_DIR": ""}, wantErr: "--data-dir"},
+		"timings typed": {env: map[string]string{"HOIST_TIMINGS": "fleets.reconcile=100ms"}, args: []string{"--timings", "sessions.reservation=2s, processes.stagger=10ms"},
+			check: func(t *testing.T, c *Config) {
+				want := Timings{SessionsReservation: 2 * time.Second, ProcessesStagger: 10 * time.Millisecond}
+				if c.Timings != want {
+					t.Errorf("Timings = %+v, want %+v (the flag replaces the variable)", c.Timings, want)
+				}
+			}},
+		"unknown timer refused": {args: []string{"--timings", "fleets.nap=1s"}, wantErr: `unknown timer "fleets.nap"`},
+		"process env": {env: map[string]string{"HOIST_PROCESS_ENV": "A=1, B=2"}, check: func(t *testing.T, c *Config) {
+			if strings.Join(c.ProcessEnv, ";") != "A=1;B=2" {
+				t.Errorf("ProcessEnv = %q", c.ProcessEnv)
+			}
+		}},
+		"bad process env": {args: []string{"--process-env", "nokey"}, wantErr: `"nokey" is not KEY=value`},
+		"ready file": {env: map[string]string{"HOIST_READY_FILE": "r.json"}, check: func(t *testing.T, c *Config) {
+			if c.ReadyFile != "r.json" {
+				t.Errorf("ReadyFile = %q", c.ReadyFile)
+			}
+		}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -24,21 +24,26 @@ func FuzzParseCredentialsFile(f *testing.F) {
 	})
 }
 
-// FuzzParseTimings: every accepted timer is known and positive.
+// FuzzParseTimings: every accepted timer is positive, and String reads
+// back as the same Timings.
 func FuzzParseTimings(f *testing.F) {
 	f.Add("sessions.reservation=2s,fleets.reconcile=100ms")
 	f.Add("x=1s")
 	f.Add("sessions.sweep=-1s")
 	f.Add(",,=,")
 	f.Fuzz(func(t *testing.T, s string) {
-		m, err := ParseTimings(s)
+		tm, err := ParseTimings(s)
 		if err != nil {
 			return
 		}
-		for k, d := range m {
-			if _, ok := TimingNames[k]; !ok || d <= 0 {
-				t.Fatalf("accepted %s=%v", k, d)
+		for _, tg := range timings {
+			if d := *tg.field(&tm); d < 0 {
+				t.Fatalf("accepted %s=%v", tg.Name, d)
 			}
+		}
+		again, err := ParseTimings(tm.String())
+		if err != nil || again != tm {
+			t.Fatalf("%q: String %q reads back as %+v, %v", s, tm.String(), again, err)
 		}
 	})
 }

@@ -59,9 +59,9 @@ const (
 // usable default.
 type Config struct {
 	Store store.Store
-	// ARNs builds game server group ARNs (and the Region and account of the
+	// Region and Account make the game server group ARNs (and the
 	// synthesized Auto Scaling group ARNs).
-	ARNs arn.Builder
+	Region, Account string
 	// Tags, when set, gets the "gameservergroup" resource type registered so
 	// that TagResource and friends work on game server group ARNs.
 	Tags *tags.Service
@@ -72,6 +72,14 @@ type Config struct {
 	// HEALTHY within it is deregistered by the sweep. Default 5 minutes;
 	// negative disables health expiry.
 	HealthExpiry time.Duration
+	// Timings overrides the default timers (zero fields keep the default).
+	Timings Timings
+	// ReplicaID holds the sweep lease. Default: random.
+	ReplicaID string
+}
+
+// Timings are FleetIQ's timers.
+type Timings struct {
 	// StatusStep is how long a group spends in each transient status (NEW,
 	// ACTIVATING; DELETE_SCHEDULED, DELETING). Default 1s; negative makes
 	// the transitions immediate.
@@ -81,8 +89,6 @@ type Config struct {
 	DeletedRetention time.Duration
 	// SweepInterval is how often Run sweeps. Default 1s.
 	SweepInterval time.Duration
-	// ReplicaID holds the sweep lease. Default: random.
-	ReplicaID string
 }
 
 // Service serves the FleetIQ operations. Its methods have the signatures of
@@ -103,17 +109,18 @@ func New(cfg Config) *Service {
 	if cfg.HealthExpiry == 0 {
 		cfg.HealthExpiry = DefaultHealthExpiry
 	}
-	if cfg.StatusStep == 0 {
-		cfg.StatusStep = DefaultStatusStep
+	t := &cfg.Timings
+	if t.StatusStep == 0 {
+		t.StatusStep = DefaultStatusStep
 	}
-	if cfg.StatusStep < 0 {
-		cfg.StatusStep = 0
+	if t.StatusStep < 0 {
+		t.StatusStep = 0
 	}
-	if cfg.DeletedRetention <= 0 {
-		cfg.DeletedRetention = DefaultDeletedRetention
+	if t.DeletedRetention <= 0 {
+		t.DeletedRetention = DefaultDeletedRetention
 	}
-	if cfg.SweepInterval <= 0 {
-		cfg.SweepInterval = DefaultSweepInterval
+	if t.SweepInterval <= 0 {
+		t.SweepInterval = DefaultSweepInterval
 	}
 	if cfg.ReplicaID == "" {
 		var b [8]byte
@@ -135,7 +142,7 @@ func (s *Service) now() time.Time {
 
 // groupARN returns the ARN of the group named name.
 func (s *Service) groupARN(name string) string {
-	return s.cfg.ARNs.ARN(arn.TypeGameServerGroup, name)
+	return s.arns().ARN(arn.TypeGameServerGroup, name)
 }
 
 // groupName returns the group name of a GameServerGroupName parameter (a
@@ -172,4 +179,9 @@ func (s *Service) groupExists(ctx context.Context, tx store.Tx, name string) (bo
 	}
 	st := s.status(g, s.now())
 	return !st.gone && st.live(), nil
+}
+
+// arns builds ARNs in the configured Region and account.
+func (s *Service) arns() arn.Builder {
+	return arn.Builder{Region: s.cfg.Region, Account: s.cfg.Account}
 }

@@ -110,7 +110,7 @@ func (s *Service) asgARN(name string, created time.Time) string {
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d", name, created.UnixNano())))
 	h := hex.EncodeToString(sum[:16])
 	uuid := h[:8] + "-" + h[8:12] + "-4" + h[13:16] + "-a" + h[17:20] + "-" + h[20:32]
-	return "arn:aws:autoscaling:" + s.cfg.ARNs.Region + ":" + s.cfg.ARNs.Account +
+	return "arn:aws:autoscaling:" + s.cfg.Region + ":" + s.cfg.Account +
 		":autoScalingGroup:" + uuid + ":autoScalingGroupName/" + name
 }
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
-	"github.com/hoistgg/hoist/internal/arn"
 	"github.com/hoistgg/hoist/internal/clocktest"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/journal"
@@ -45,7 +44,7 @@ func newHarness(t testing.TB, edit func(*Config)) *harness {
 	}
 	t.Cleanup(func() { st.Close() })
 	h := &harness{t: t, ctx: context.Background(), st: st, clock: clocktest.New(t0), tags: tags.New(st)}
-	cfg := Config{Store: st, ARNs: arn.Builder{Region: "us-west-2", Account: "123456789012"},
+	cfg := Config{Store: st, Region: "us-west-2", Account: "123456789012",
 		Tags: h.tags, Now: h.clock.Now}
 	if edit != nil {
 		edit(&cfg)

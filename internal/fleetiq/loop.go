@@ -19,11 +19,11 @@ const (
 	sweepRounds = 64
 )
 
-// Run sweeps every SweepInterval while this replica holds the sweep lease,
+// Run sweeps every Timings.SweepInterval while this replica holds the sweep lease,
 // until ctx ends (then it returns nil).
 func (s *Service) Run(ctx context.Context) error {
 	return store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
-		Interval: s.cfg.SweepInterval, Now: s.cfg.Now, Work: s.Sweep, Log: s.log.With("loop", "fleetiq sweep")})
+		Interval: s.cfg.Timings.SweepInterval, Now: s.cfg.Now, Work: s.Sweep, Log: s.log.With("loop", "fleetiq sweep")})
 }
 
 // sweepStep is one kind of background work: the records due at now, and

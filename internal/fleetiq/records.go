@@ -188,7 +188,7 @@ func (s *Service) putGroup(ctx context.Context, tx store.Tx, g *groupRec) error 
 	if err != nil {
 		return err
 	}
-	due := dueAt(g.Status, fromMS(g.Since), s.cfg.StatusStep, s.cfg.DeletedRetention)
+	due := dueAt(g.Status, fromMS(g.Since), s.cfg.Timings.StatusStep, s.cfg.Timings.DeletedRetention)
 	return tx.Put(ctx, store.Record{Kind: kindGroup, ID: g.Name, Key: string(g.Status), Rank: ms(due), Data: data})
 }
 

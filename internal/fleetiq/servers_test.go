@@ -12,7 +12,7 @@ import (
 // TestSeedSample replays the ClaimGameServer documentation's example: the
 // claimed game server looks like its sample response.
 func TestSeedSample(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.StatusStep = -1 })
+	h := newHarness(t, func(c *Config) { c.Timings.StatusStep = -1 })
 	h.group(seedGroup)
 	reg := h.register(seedGroup, seedServer, seedInstance)
 	if reg.ClaimStatus != "" || reg.UtilizationStatus != api.GameServerUtilizationStatusAvailable || reg.LastClaimTime != nil {

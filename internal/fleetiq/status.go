@@ -73,5 +73,5 @@ func dueAt(status api.GameServerGroupStatus, since time.Time, step, retention ti
 
 // status returns g's state at now.
 func (s *Service) status(g *groupRec, now time.Time) groupState {
-	return progress(g.Status, fromMS(g.Since), now, s.cfg.StatusStep, s.cfg.DeletedRetention)
+	return progress(g.Status, fromMS(g.Since), now, s.cfg.Timings.StatusStep, s.cfg.Timings.DeletedRetention)
 }

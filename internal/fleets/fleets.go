@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/arn"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/ids"
 	"github.com/hoistgg/hoist/internal/store"
@@ -45,13 +46,9 @@ type Config struct {
 	// Region is the fleets' home Region and the Region in ARNs. Default
 	// us-east-1.
 	Region string
-	// AccountID is the account in ARNs (GameLift's documented fleet ARNs
-	// leave it empty, the default).
-	AccountID string
-	// ARN, when set, builds the ARN of a resource ("fleet", "compute",
-	// "location", "build") instead of the default
-	// arn:aws:gamelift:<Region>:<AccountID>:<type>/<id>.
-	ARN func(resourceType, id string) string
+	// Account is the account in ARNs, arn:aws:gamelift:<Region>:<Account>:<type>/<id>
+	// (GameLift's documented fleet ARNs leave it empty, the default).
+	Account string
 	// SetTags stores the tags given to CreateFleet and CreateLocation;
 	// RemoveTags forgets a deleted resource's tags. Both optional.
 	SetTags    func(ctx context.Context, tx store.Tx, arn string, tags []api.Tag) error
@@ -247,10 +244,7 @@ func (s *Service) wake() {
 
 // arn returns the ARN of a resource.
 func (s *Service) arn(resourceType, id string) string {
-	if s.cfg.ARN != nil {
-		return s.cfg.ARN(resourceType, id)
-	}
-	return "arn:aws:gamelift:" + s.cfg.Region + ":" + s.cfg.AccountID + ":" + resourceType + "/" + id
+	return arn.Builder{Region: s.cfg.Region, Account: s.cfg.Account}.ARN(resourceType, id)
 }
 
 // newInstanceID returns an EC2-style instance ID: "i-" and 17 hex digits.

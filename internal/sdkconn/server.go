@@ -224,7 +224,7 @@ func (s *Server) open(id hosting.Conn) (*procConn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, errors.New("Hoist is shutting down")
+		return nil, errors.New("Hoist is shutting down") //lint:ignore ST1005 Hoist is a name
 	}
 	pc := newProcConn(s, id)
 	s.procs[id.ProcessID] = append(s.procs[id.ProcessID], pc)

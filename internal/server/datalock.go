@@ -20,17 +20,17 @@ const dataLockFile = "LOCK"
 func lockDataDir(dir string) (*os.File, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
+		return nil, dataDirError(abs, err)
 	}
 	if err := os.MkdirAll(abs, 0o750); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
+		return nil, dataDirError(abs, err)
 	}
 	f, err := filelock.Lock(filepath.Join(abs, dataLockFile))
 	if errors.Is(err, filelock.ErrLocked) {
 		return nil, fmt.Errorf("--data-dir %s: %w; stop that Hoist, or give this one another --data-dir", abs, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
+		return nil, dataDirError(abs, err)
 	}
 	return f, nil
 }

@@ -14,7 +14,7 @@ import (
 
 func newOnDir(t *testing.T, dir, storeKind string) (*Server, error) {
 	t.Helper()
-	cfg, err := config.Parse([]string{"--data-dir", dir, "--store", storeKind}, func(string) string { return "" }, io.Discard)
+	cfg, err := config.Parse([]string{"--data-dir", dir, "--store", storeKind}, func(string) (string, bool) { return "", false }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ const replicaFile = "replica-id"
 // sharing one database tell their own records apart.
 func replicaID(dataDir string) (string, error) {
 	if err := os.MkdirAll(dataDir, 0o750); err != nil {
-		return "", fmt.Errorf("data directory: %w", err)
+		return "", err
 	}
 	path := filepath.Join(dataDir, replicaFile)
 	b, err := os.ReadFile(path)

@@ -124,12 +124,12 @@ func New(opts Options) (_ *Server, err error) {
 		return nil, err
 	}
 	if s.replica, err = replicaID(cfg.DataDir); err != nil {
-		return nil, err
+		return nil, dataDirError(cfg.DataDir, err)
 	}
 	s.baseURL = "http://" + publicAddr(opts.Addr, cfg.InstanceIP)
 	st, err := openStore(cfg, s.log)
 	if err != nil {
-		return nil, err
+		return nil, dataDirError(cfg.DataDir, err)
 	}
 	s.store = st
 	defer func() {
@@ -138,7 +138,7 @@ func New(opts Options) (_ *Server, err error) {
 		}
 	}()
 	if s.ca, err = pki.LoadOrCreateCA(filepath.Join(cfg.DataDir, "pki")); err != nil {
-		return nil, err
+		return nil, dataDirError(cfg.DataDir, err)
 	}
 	if s.logKey, err = sharedKey(context.Background(), st, "log-urls", s.now); err != nil {
 		return nil, err
@@ -150,22 +150,30 @@ func New(opts Options) (_ *Server, err error) {
 	return s, nil
 }
 
+// dataDirError says which setting names the data directory an error is
+// about, and its path.
+func dataDirError(dir string, err error) error {
+	return fmt.Errorf("data directory %s (--data-dir, $HOIST_DATA_DIR): %w", dir, err)
+}
+
 // compose builds the domain services and wires them together.
 func (s *Server) compose(opts Options) error {
-	cfg, t := s.cfg, timings(s.cfg.Timings)
-	arns := arn.Builder{Region: cfg.Region, Account: cfg.Account}
+	cfg, t := s.cfg, s.cfg.Timings
 	s.tags = tags.New(s.store)
 	s.fleetiq = fleetiq.New(fleetiq.Config{
-		Store: s.store, ARNs: arns, Tags: s.tags, Now: s.now,
+		Store: s.store, Region: cfg.Region, Account: cfg.Account, Tags: s.tags, Now: s.now,
 		Logger: s.log.With("component", "fleetiq"), HealthExpiry: cfg.HealthExpiry,
-		StatusStep: t.get("fleetiq.status-step", 0), SweepInterval: t.get("fleetiq.sweep", 0),
-		DeletedRetention: t.get("fleetiq.deleted-retention", 0),
-		ReplicaID:        s.replica,
+		Timings: fleetiq.Timings{
+			StatusStep:       t.FleetIQStatusStep,
+			SweepInterval:    t.FleetIQSweep,
+			DeletedRetention: t.FleetIQDeletedRetention,
+		},
+		ReplicaID: s.replica,
 	})
 	var err error
 	s.builds, err = builds.New(builds.Config{
 		Store: s.store, DataDir: cfg.DataDir, Region: cfg.Region, Account: cfg.Account,
-		ARN: arns.ARN, SetTags: tags.Set, RemoveTags: tags.DeleteAll, PublicURL: s.baseURL,
+		SetTags: tags.Set, RemoveTags: tags.DeleteAll, PublicURL: s.baseURL,
 		APICredentials: cfg.Credentials, ReplicaID: s.replica, Now: s.now,
 		Logger: s.log.With("component", "builds"),
 	})
@@ -183,13 +191,13 @@ func (s *Server) compose(opts Options) error {
 		Logger: s.log.With("component", "sessions"), ReplicaID: s.replica,
 		LogURL: s.logURL, DataDir: cfg.DataDir,
 		Timings: sessions.Timings{
-			SweepInterval:     t.get("sessions.sweep", 0),
-			Reservation:       t.get("sessions.reservation", 0),
-			ActivationTimeout: t.get("sessions.activation-timeout", 0),
-			HeartbeatInterval: t.get("sessions.heartbeat-interval", 0),
-			HeartbeatJitter:   t.get("sessions.heartbeat-jitter", 0),
-			ReadyTimeout:      t.get("sessions.ready-timeout", 0),
-			TerminateGrace:    t.get("sessions.terminate-grace", 0),
+			SweepInterval:     t.SessionsSweep,
+			Reservation:       t.SessionsReservation,
+			ActivationTimeout: t.SessionsActivationTimeout,
+			HeartbeatInterval: t.SessionsHeartbeatInterval,
+			HeartbeatJitter:   t.SessionsHeartbeatJitter,
+			ReadyTimeout:      t.SessionsReadyTimeout,
+			TerminateGrace:    t.SessionsTerminateGrace,
 		},
 	})
 	if err != nil {
@@ -202,30 +210,30 @@ func (s *Server) compose(opts Options) error {
 	s.provider, err = local.New(local.Config{
 		Dir:            filepath.Join(cfg.DataDir, "instances"),
 		Users:          users,
-		Stagger:        t.get("processes.stagger", 0),
-		TerminateGrace: t.get("processes.terminate-grace", 0),
-		ShutdownGrace:  t.get("processes.shutdown-grace", 0),
-		KillGrace:      t.get("processes.kill-grace", 0),
-		MinUptime:      t.get("processes.min-uptime", 0),
-		CrashBackoff:   t.get("processes.crash-backoff", 0),
+		Stagger:        t.ProcessesStagger,
+		TerminateGrace: t.ProcessesTerminateGrace,
+		ShutdownGrace:  t.ProcessesShutdownGrace,
+		KillGrace:      t.ProcessesKillGrace,
+		MinUptime:      t.ProcessesMinUptime,
+		CrashBackoff:   t.ProcessesCrashBackoff,
 		Logger:         s.log.With("component", "processes"),
 	})
 	if err != nil {
 		return err
 	}
 	s.fleets, err = fleets.New(fleets.Config{
-		Store: s.store, Region: cfg.Region, AccountID: cfg.Account, ARN: arns.ARN,
+		Store: s.store, Region: cfg.Region, Account: cfg.Account,
 		SetTags: tags.Set, RemoveTags: tags.DeleteAll, Builds: s.builds,
 		Events: s.sessions, Messenger: msgr, Provider: s.provider, Now: s.now,
 		Logger: s.log.With("component", "fleets"), ReplicaID: s.replica,
 		SDKEndpoint: "ws://" + publicAddr(opts.Addr, cfg.InstanceIP) + "/sdk",
 		InstanceIP:  cfg.InstanceIP, DataDir: cfg.DataDir, ProcessEnv: cfg.ProcessEnv,
 		Timings: fleets.Timings{
-			ReconcileInterval: t.get("fleets.reconcile", 0),
-			PolicyInterval:    t.get("fleets.policy-interval", 0),
-			ActivationTimeout: t.get("fleets.activation-timeout", 0),
-			LaunchBackoff:     t.get("fleets.launch-backoff", 0),
-			TokenTTL:          t.get("fleets.token-ttl", 0),
+			ReconcileInterval: t.FleetsReconcile,
+			PolicyInterval:    t.FleetsPolicyInterval,
+			ActivationTimeout: t.FleetsActivationTimeout,
+			LaunchBackoff:     t.FleetsLaunchBackoff,
+			TokenTTL:          t.FleetsTokenTTL,
 		},
 	})
 	if err != nil {
@@ -348,19 +356,6 @@ func publicAddr(addr, ip string) string {
 		host = ip
 	}
 	return net.JoinHostPort(host, port)
-}
-
-// timingMap reads --timings overrides.
-type timingMap map[string]time.Duration
-
-func timings(m map[string]time.Duration) timingMap { return m }
-
-// get returns the override of name, or def.
-func (t timingMap) get(name string, def time.Duration) time.Duration {
-	if d, ok := t[name]; ok {
-		return d
-	}
-	return def
 }
 
 // openStore opens the embedded store cfg.Store names. Without a choice it

@@ -43,11 +43,11 @@ const (
 func start(t *testing.T, clk *clocktest.Clock) (*Server, *httptest.Server) {
 	t.Helper()
 	cfg, err := config.Parse([]string{"--data-dir", t.TempDir(), "--timings", "fleetiq.status-step=1ms"},
-		func(k string) string {
+		func(k string) (string, bool) {
 			if k == "HOIST_CREDENTIALS" {
-				return testKey + ":" + testSecret
+				return testKey + ":" + testSecret, true
 			}
-			return ""
+			return "", false
 		}, io.Discard)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,260 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Setting declares one setting, once: the flag, the environment variable,
+// the default and the help all come from here, and the README's and
+// docs/configuration.md's tables are tested against it.
+type Setting struct {
+	// Flag is the flag's name without dashes; "" for a setting read only
+	// from the environment.
+	Flag string
+	// Env is the environment variable. A variable that is set, even to the
+	// empty string, counts as given: HOIST_TLS_ADDR= turns TLS off as
+	// --tls-addr= does.
+	Env string
+	// Default is the value the setting has when neither is given, written
+	// as it would be given ("" is none).
+	Default string
+	// DocDefault is what the docs' tables show as the default when it is not
+	// Default (a default that depends on something else).
+	DocDefault string
+	// Help is the flag's help text (without the variable's name, which is
+	// added).
+	Help string
+	// value binds the setting to its field of a Config.
+	value func(*Config) flag.Value
+}
+
+// Adding a setting is one entry here, binding it to its Config field with
+// str, dur, boolean or integer (and a row in the README's and
+// docs/configuration.md's tables, which TestDocs checks):
+//
+//	{Flag: "dns-suffix", Env: "HOIST_DNS_SUFFIX", Default: "localhost",
+//		Help:  "domain under which game sessions' DnsName is made",
+//		value: str(func(c *Config) *string { return &c.DNSSuffix })},
+var settings = []Setting{
+	{Flag: "addr", Env: "HOIST_ADDR", Default: DefaultAddr,
+		Help:  "API, S3 upload and SDK WebSocket listen address",
+		value: str(func(c *Config) *string { return &c.Addr })},
+	{Flag: "tls-addr", Env: "HOIST_TLS_ADDR", Default: DefaultTLSAddr,
+		Help:  "the same routes over TLS (wss for the SDK); empty disables",
+		value: str(func(c *Config) *string { return &c.TLSAddr })},
+	{Flag: "data-dir", Env: "HOIST_DATA_DIR", Default: DefaultDataDir,
+		Help:  "where Hoist keeps its store, builds, instances and CA",
+		value: str(func(c *Config) *string { return &c.DataDir })},
+	{Flag: "store", Env: "HOIST_STORE", DocDefault: StoreJournal,
+		Help:  "embedded store: journal (the default for a new data directory) or sqlite (see docs/configuration.md)",
+		value: str(func(c *Config) *string { return &c.Store })},
+	{Flag: "journal-writes", Env: "HOIST_JOURNAL_WRITES", Default: JournalDirect,
+		Help:  "journal store writes: direct (O_DIRECT|O_DSYNC where possible) or buffered (page cache and fdatasync)",
+		value: str(func(c *Config) *string { return &c.JournalWrites })},
+	{Flag: "region", Env: "HOIST_REGION", Default: DefaultRegion,
+		Help:  "the region in ARNs and the fleets' home location",
+		value: str(func(c *Config) *string { return &c.Region })},
+	{Flag: "account", Env: "HOIST_ACCOUNT", Default: DefaultAccount,
+		Help:  "the account ID in ARNs",
+		value: str(func(c *Config) *string { return &c.Account })},
+	{Flag: "instance-ip", Env: "HOIST_INSTANCE_IP", Default: "127.0.0.1",
+		Help:  "IP address reported for instances and game sessions",
+		value: str(func(c *Config) *string { return &c.InstanceIP })},
+	{Flag: "credentials-file", Env: "HOIST_CREDENTIALS_FILE",
+		Help:  "AWS-style credentials file of access keys to accept",
+		value: str(func(c *Config) *string { return &c.CredentialsFile })},
+	{Env: "HOIST_CREDENTIALS",
+		Help:  "access keys to accept: AKID:SECRET,AKID2:SECRET2",
+		value: str(func(c *Config) *string { return &c.credentialsInline })},
+	{Flag: "health-expiry", Env: "HOIST_HEALTH_EXPIRY", Default: DefaultHealthExpiry.String(), DocDefault: "5m",
+		Help:  "deregister FleetIQ game servers silent this long; negative disables",
+		value: dur(func(c *Config) *time.Duration { return &c.HealthExpiry })},
+	{Flag: "process-env", Env: "HOIST_PROCESS_ENV",
+		Help:  "KEY=value,... added to the environment of managed server processes",
+		value: func(c *Config) flag.Value { return (*processEnvValue)(&c.ProcessEnv) }},
+	{Flag: "process-user", Env: "HOIST_PROCESS_USER", Default: DefaultProcessUser,
+		Help:  "when Hoist runs as root, the unprivileged user managed server processes run as (NAME, then NAME-1, NAME-2, ... for each further instance running at once), created with useradd if missing; empty runs them as Hoist's own user",
+		value: str(func(c *Config) *string { return &c.ProcessUser })},
+	{Flag: "timings", Env: "HOIST_TIMINGS",
+		Help:  "name=duration,... overriding background timers, for development and tests (see docs/configuration.md)",
+		value: func(c *Config) flag.Value { return (*timingsValue)(&c.Timings) }},
+	{Flag: "log-level", Env: "HOIST_LOG_LEVEL", Default: "info",
+		Help:  "debug, info, warn or error",
+		value: str(func(c *Config) *string { return &c.LogLevel })},
+	{Flag: "log-format", Env: "HOIST_LOG_FORMAT", Default: "text",
+		Help:  "text or json",
+		value: str(func(c *Config) *string { return &c.LogFormat })},
+	{Flag: "pprof-addr", Env: "HOIST_PPROF_ADDR",
+		Help:  "serve net/http/pprof on this loopback address, for profiling; empty disables",
+		value: str(func(c *Config) *string { return &c.PprofAddr })},
+	{Flag: "shutdown-grace", Env: "HOIST_SHUTDOWN_GRACE", Default: DefaultShutdownGrace.String(), DocDefault: "30s",
+		Help:  "how long a graceful shutdown (SIGINT, SIGTERM) may take",
+		value: dur(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
+	{Env: "HOIST_READY_FILE",
+		Help:  "once serving, write the bound addresses as JSON to this file (for tests and scripts)",
+		value: str(func(c *Config) *string { return &c.ReadyFile })},
+}
+
+// Settings returns every setting, in declaration order.
+func Settings() []Setting { return append([]Setting(nil), settings...) }
+
+// Parse reads the settings from flags (args, without the program and
+// subcommand names), the environment (lookupEnv, normally os.LookupEnv) and
+// the defaults, then the credentials. With -h or --help it prints the
+// flags to stderr and returns flag.ErrHelp.
+func Parse(args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (*Config, error) {
+	c := &Config{}
+	fs := flag.NewFlagSet("hoist serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	for _, s := range settings {
+		v := s.value(c)
+		if s.Default != "" {
+			if err := v.Set(s.Default); err != nil {
+				return nil, fmt.Errorf("config: default of %s: %w", s.Env, err)
+			}
+		}
+		if e, ok := lookupEnv(s.Env); ok {
+			if err := v.Set(e); err != nil {
+				return nil, fmt.Errorf("$%s: %w", s.Env, err)
+			}
+		}
+		if s.Flag != "" {
+			fs.Var(v, s.Flag, s.Help+" ($"+s.Env+")")
+		}
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: hoist [serve] [flags]\n\nEvery flag has an environment variable (shown after its help); a flag given here wins over it.\n\nflags:\n")
+		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), "\nenvironment only:\n")
+		for _, s := range settings {
+			if s.Flag == "" {
+				fmt.Fprintf(fs.Output(), "  %s\n    \t%s\n", s.Env, s.Help)
+			}
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	creds, err := LoadCredentials(c.CredentialsFile, c.credentialsInline)
+	if err != nil {
+		return nil, err
+	}
+	c.Credentials = creds
+	return c, c.check()
+}
+
+// str binds a string field.
+func str(field func(*Config) *string) func(*Config) flag.Value {
+	return func(c *Config) flag.Value { return (*stringValue)(field(c)) }
+}
+
+// boolean binds a bool field (given as --flag, --flag=false, or a
+// variable holding true or false).
+func boolean(field func(*Config) *bool) func(*Config) flag.Value {
+	return func(c *Config) flag.Value { return (*boolValue)(field(c)) }
+}
+
+// integer binds an int field.
+func integer(field func(*Config) *int) func(*Config) flag.Value {
+	return func(c *Config) flag.Value { return (*intValue)(field(c)) }
+}
+
+// dur binds a duration field.
+func dur(field func(*Config) *time.Duration) func(*Config) flag.Value {
+	return func(c *Config) flag.Value { return (*durationValue)(field(c)) }
+}
+
+type stringValue string
+
+func (v *stringValue) Set(s string) error { *v = stringValue(s); return nil }
+func (v *stringValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return string(*v)
+}
+
+type boolValue bool
+
+func (v *boolValue) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("want true or false")
+	}
+	*v = boolValue(b)
+	return nil
+}
+
+func (v *boolValue) String() string   { return strconv.FormatBool(v != nil && bool(*v)) }
+func (v *boolValue) IsBoolFlag() bool { return true }
+
+type intValue int
+
+func (v *intValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("want an integer")
+	}
+	*v = intValue(n)
+	return nil
+}
+
+func (v *intValue) String() string {
+	if v == nil {
+		return "0"
+	}
+	return strconv.Itoa(int(*v))
+}
+
+type durationValue time.Duration
+
+func (v *durationValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("want a duration such as 30s or 5m")
+	}
+	*v = durationValue(d)
+	return nil
+}
+
+func (v *durationValue) String() string {
+	if v == nil {
+		return "0s"
+	}
+	return time.Duration(*v).String()
+}
+
+// processEnvValue is --process-env: "KEY=value,KEY2=value2".
+type processEnvValue []string
+
+func (v *processEnvValue) Set(s string) error {
+	var out []string
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fmt.Errorf("%q is not KEY=value", kv)
+		}
+		out = append(out, kv)
+	}
+	*v = out
+	return nil
+}
+
+func (v *processEnvValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return strings.Join(*v, ",")
+}
