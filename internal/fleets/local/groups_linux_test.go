@@ -67,7 +67,8 @@ func orphanGroup(t *testing.T) (pgid int, start uint64, child int) {
 		t.Fatal("no start time for the wrapper")
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		b, err := os.ReadFile(pidFile)
+		b, _ := os.ReadFile(pidFile) // absent or empty until the wrapper writes it
+		var err error
 		if child, err = strconv.Atoi(strings.TrimSpace(string(b))); err == nil && child > 0 {
 			break
 		}
