@@ -65,12 +65,22 @@ type entry struct {
 // as separators (archives made by some Windows tools use them). On error dir
 // may hold a partial tree; the caller removes it.
 func Unpack(r io.ReaderAt, size int64, dir string, maxBytes int64, maxEntries int) (int64, error) {
+	idx, err := readZipIndex(r, size)
+	if err != nil {
+		return 0, archiveErrorf("not a valid zip archive: %v", err)
+	}
+	if err := checkZipIndex(idx, maxEntries); err != nil {
+		return 0, err
+	}
 	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return 0, archiveErrorf("not a valid zip archive: %v", err)
 	}
 	entries, err := checkEntries(zr.File, unpackLimits{maxBytes: maxBytes, maxEntries: maxEntries})
 	if err != nil {
+		return 0, err
+	}
+	if err := checkSpans(zr.File, size); err != nil {
 		return 0, err
 	}
 	root, err := os.OpenRoot(dir)
@@ -86,6 +96,23 @@ func Unpack(r io.ReaderAt, size int64, dir string, maxBytes int64, maxEntries in
 		return 0, err
 	}
 	return x.written, nil
+}
+
+// checkSpans refuses entries whose data overlaps (see checkOverlaps) in an
+// archive of size bytes.
+func checkSpans(files []*zip.File, size int64) error {
+	spans := make([]span, 0, len(files))
+	for _, f := range files {
+		off, err := f.DataOffset()
+		if err != nil {
+			return archiveErrorf("entry %q cannot be read: %v", f.Name, err)
+		}
+		if f.CompressedSize64 > uint64(size) {
+			return archiveErrorf("entry %q reaches past the end of the archive", f.Name)
+		}
+		spans = append(spans, span{start: off, end: off + int64(f.CompressedSize64), name: f.Name})
+	}
+	return checkOverlaps(spans, size)
 }
 
 // clearRoot removes everything under root (never following links).
