@@ -323,6 +323,32 @@ func TestS3Refusals(t *testing.T) {
 	}
 }
 
+// TestS3LongEntryName: an entry name over the file system's limit is the
+// archive's fault: the upload is answered InvalidBuildArchive with the
+// reason, and the build is FAILED with it. Before the check the unpack
+// failed creating the file, and the build was FAILED as Hoist's own error.
+func TestS3LongEntryName(t *testing.T) {
+	h := newHarness(t)
+	srv := startHoist(t, h)
+	out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := makeZip(t, zent{name: "game/" + strings.Repeat("n", 256), body: "x"})
+	_, err = uploadClient(srv, out.UploadCredentials).PutObject(h.ctx, &s3.PutObjectInput{
+		Bucket: out.StorageLocation.Bucket, Key: out.StorageLocation.Key, Body: bytes.NewReader(archive)})
+	if code := s3Code(err); code != "InvalidBuildArchive" || !strings.Contains(err.Error(), "path element of 256 bytes") {
+		t.Fatalf("PutObject = %v, want InvalidBuildArchive naming the long element", err)
+	}
+	r, err := h.get(h.ctx, *out.Build.BuildId)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != api.BuildStatusFailed || !strings.Contains(r.StatusReason, "path element") {
+		t.Errorf("build is %s (%q), want FAILED for the long name", r.Status, r.StatusReason)
+	}
+}
+
 func TestS3Expired(t *testing.T) {
 	h := newHarness(t)
 	srv := startHoist(t, h)

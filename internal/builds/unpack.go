@@ -26,6 +26,14 @@ func archiveErrorf(format string, a ...any) error {
 // maxSymlinkTarget bounds the length of a symlink entry's target.
 const maxSymlinkTarget = 4096
 
+// Name limits of Linux file systems (NAME_MAX, and PATH_MAX less room for
+// the build directory's own path): a longer entry name is the archive's
+// fault, refused before anything is created.
+const (
+	maxNameElement = 255
+	maxEntryPath   = 3072
+)
+
 // unpackLimits bound what one archive may unpack to.
 type unpackLimits struct {
 	maxBytes   int64 // total bytes of the files
@@ -220,10 +228,16 @@ func localPath(name string) (string, bool, error) {
 			return "", false, archiveErrorf("entry %q has a \"..\" path element", name)
 		case "", ".":
 		default:
+			if len(seg) > maxNameElement {
+				return "", false, archiveErrorf("entry %q has a path element of %d bytes; file systems allow %d", name, len(seg), maxNameElement)
+			}
 			kept = append(kept, seg)
 		}
 	}
 	p := strings.Join(kept, "/")
+	if len(p) > maxEntryPath {
+		return "", false, archiveErrorf("entry %q has a path of %d bytes; Hoist allows %d", name, len(p), maxEntryPath)
+	}
 	if p != "" && !filepath.IsLocal(filepath.FromSlash(p)) {
 		return "", false, archiveErrorf("entry %q is not a local path", name)
 	}
