@@ -182,6 +182,9 @@ func setDefaults(cfg *Config) {
 // paths under "/" + Bucket() + "/".
 func (s *Service) Bucket() string { return s.bucket }
 
+// Limits returns the limits in force (the defaults filled in).
+func (s *Service) Limits() Limits { return s.lim }
+
 // Close waits for archives being unpacked to finish.
 func (s *Service) Close() error {
 	s.work.Wait()

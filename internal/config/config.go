@@ -9,9 +9,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -48,6 +50,9 @@ type Config struct {
 	// ProcessEnv is added to the environment of every server process Hoist
 	// launches for a managed fleet (KEY=value entries).
 	ProcessEnv []string
+	// MaxUnpackedSize caps the total size of the files one build archive
+	// unpacks to, in bytes.
+	MaxUnpackedSize int64
 	// Timings override timers of the background loops, by name (see
 	// TimingNames); meant for development and tests.
 	Timings map[string]time.Duration
@@ -86,6 +91,8 @@ const (
 	DefaultRegion       = "us-west-2"
 	DefaultAccount      = "123456789012"
 	DefaultHealthExpiry = 5 * time.Minute
+	// DefaultMaxUnpackedSize is the default of --max-unpacked-size.
+	DefaultMaxUnpackedSize int64 = 20 << 30
 
 	// StoreJournal is the default store: in memory, with a journal on disk.
 	StoreJournal = "journal"
@@ -125,6 +132,16 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (*Config
 		return nil, err
 	}
 	fs.DurationVar(&c.HealthExpiry, "health-expiry", he, "deregister FleetIQ game servers silent this long ($HOIST_HEALTH_EXPIRY)")
+	mus, err := sizeEnv(getenv, "HOIST_MAX_UNPACKED_SIZE", DefaultMaxUnpackedSize)
+	if err != nil {
+		return nil, err
+	}
+	c.MaxUnpackedSize = mus
+	fs.Func("max-unpacked-size", "most bytes one build archive may unpack to, e.g. 20GiB (default 20GiB) ($HOIST_MAX_UNPACKED_SIZE)", func(v string) error {
+		n, err := ParseSize(v)
+		c.MaxUnpackedSize = n
+		return err
+	})
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long graceful shutdown may take")
 	processEnv := fs.String("process-env", env("HOIST_PROCESS_ENV", ""), "KEY=value,... added to the environment of managed server processes ($HOIST_PROCESS_ENV)")
 	timings := fs.String("timings", env("HOIST_TIMINGS", ""), "name=duration,... overriding background timers, for development and tests ($HOIST_TIMINGS; see docs/configuration.md)")
@@ -158,6 +175,41 @@ func durationEnv(getenv func(string) string, name string, def time.Duration) (ti
 		return 0, fmt.Errorf("$%s: %w", name, err)
 	}
 	return d, nil
+}
+
+func sizeEnv(getenv func(string) string, name string, def int64) (int64, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := ParseSize(v)
+	if err != nil {
+		return 0, fmt.Errorf("$%s: %w", name, err)
+	}
+	return n, nil
+}
+
+// sizeUnits are the suffixes ParseSize reads, longest first.
+var sizeUnits = []struct {
+	suffix string
+	shift  uint
+}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}}
+
+// ParseSize reads a positive byte count: digits, optionally followed by
+// B, KiB, MiB, GiB or TiB.
+func ParseSize(v string) (int64, error) {
+	num, shift := strings.TrimSpace(v), uint(0)
+	for _, u := range sizeUnits {
+		if n, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, shift = strings.TrimSpace(n), u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("size %q: want a positive number of bytes, optionally with B, KiB, MiB, GiB or TiB", v)
+	}
+	return n << shift, nil
 }
 
 func (c *Config) check() error {
