@@ -190,6 +190,38 @@ func TestS3MultipartAbort(t *testing.T) {
 	}
 }
 
+// TestS3OpenUploadsCapped: a build may have DefaultMaxOpenUploads
+// unfinished multipart uploads; the next CreateMultipartUpload is refused
+// until one is aborted. Before the cap every call added an upload (each
+// able to hold up to the archive size limit in parts).
+func TestS3OpenUploadsCapped(t *testing.T) {
+	h := newHarness(t)
+	srv := startHoist(t, h)
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	c := uploadClient(srv, out.UploadCredentials)
+	loc := out.StorageLocation
+	var first *string
+	for i := range DefaultMaxOpenUploads {
+		cr, err := c.CreateMultipartUpload(h.ctx, &s3.CreateMultipartUploadInput{Bucket: loc.Bucket, Key: loc.Key})
+		if err != nil {
+			t.Fatalf("upload %d: %v", i+1, err)
+		}
+		if first == nil {
+			first = cr.UploadId
+		}
+	}
+	_, err := c.CreateMultipartUpload(h.ctx, &s3.CreateMultipartUploadInput{Bucket: loc.Bucket, Key: loc.Key})
+	if code := s3Code(err); code != "InvalidRequest" || !strings.Contains(err.Error(), "unfinished multipart uploads") {
+		t.Fatalf("upload %d: %v, want InvalidRequest", DefaultMaxOpenUploads+1, err)
+	}
+	if _, err := c.AbortMultipartUpload(h.ctx, &s3.AbortMultipartUploadInput{Bucket: loc.Bucket, Key: loc.Key, UploadId: first}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateMultipartUpload(h.ctx, &s3.CreateMultipartUploadInput{Bucket: loc.Bucket, Key: loc.Key}); err != nil {
+		t.Errorf("after an abort: %v", err)
+	}
+}
+
 // TestS3OperatorObject uploads with Hoist's API credentials to a key of
 // the operator's choosing, then creates a build from it.
 func TestS3OperatorObject(t *testing.T) {

@@ -39,6 +39,9 @@ func (s *Service) createMultipart(w http.ResponseWriter, r *http.Request, a *aut
 		up.BuildID = *t.build.BuildId
 	}
 	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		if err := s.checkOpenUploads(ctx, tx, key); err != nil {
+			return err
+		}
 		return store.PutJSON(ctx, tx, store.Record{Kind: KindMultipartUpload, ID: up.UploadID, Parent: key}, up)
 	})
 	if err != nil {
@@ -49,6 +52,22 @@ func (s *Service) createMultipart(w http.ResponseWriter, r *http.Request, a *aut
 	}
 	writeXML(w, http.StatusOK, initiateResult{Xmlns: s3Namespace, Bucket: s.bucket, Key: key, UploadID: up.UploadID})
 	return nil
+}
+
+// checkOpenUploads refuses a new multipart upload of key when
+// Limits.MaxOpenUploads of its uploads are unfinished (each may hold up to
+// the archive size limit in parts).
+func (s *Service) checkOpenUploads(ctx context.Context, tx store.Tx, key string) error {
+	open := 0
+	err := store.Each(ctx, tx, store.Query{Kind: KindMultipartUpload, Parent: key, HasParent: true}, func(store.Record) error {
+		open++
+		return nil
+	})
+	if err != nil || open < s.lim.MaxOpenUploads {
+		return err
+	}
+	return s3Errorf(http.StatusBadRequest, "InvalidRequest",
+		"%s already has %d unfinished multipart uploads (the limit); complete or abort one (AbortMultipartUpload) first.", key, open)
 }
 
 // getUpload reads a multipart upload of key that a may act on.

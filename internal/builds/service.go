@@ -19,6 +19,7 @@ const (
 	DefaultMaxArchiveSize  int64 = 5 << 30
 	DefaultMaxUnpackedSize int64 = 20 << 30
 	DefaultMaxEntries            = 200_000
+	DefaultMaxOpenUploads        = 10
 	DefaultCredentialsTTL        = 6 * time.Hour
 	DefaultProcessWait           = 30 * time.Second
 	DefaultUploadRetention       = 7 * 24 * time.Hour
@@ -36,6 +37,9 @@ type Limits struct {
 	MaxUnpackedSize int64
 	// MaxEntries caps the entries of an archive. Default 200,000.
 	MaxEntries int
+	// MaxOpenUploads caps the unfinished multipart uploads of one key (a
+	// build's archive, or an object of the operator's). Default 10.
+	MaxOpenUploads int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -47,6 +51,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxEntries <= 0 {
 		l.MaxEntries = DefaultMaxEntries
+	}
+	if l.MaxOpenUploads <= 0 {
+		l.MaxOpenUploads = DefaultMaxOpenUploads
 	}
 	return l
 }
