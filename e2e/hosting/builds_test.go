@@ -36,7 +36,8 @@ func testBuilds(t *testing.T, e *env) {
 
 	// Fresh credentials from RequestUploadCredentials upload the archive;
 	// another build's credentials cannot.
-	created, err := e.gl.CreateBuild(e.ctx, &gl.CreateBuildInput{Name: aws.String("builds-second"), Version: aws.String("7")})
+	created, err := e.gl.CreateBuild(e.ctx, &gl.CreateBuildInput{Name: aws.String("builds-second"), Version: aws.String("7"),
+		OperatingSystem: types.OperatingSystemAmazonLinux2023})
 	if err != nil {
 		t.Fatalf("CreateBuild: %v", err)
 	}
@@ -48,7 +49,7 @@ func testBuilds(t *testing.T, e *env) {
 	if aws.ToString(fresh.UploadCredentials.AccessKeyId) == aws.ToString(created.UploadCredentials.AccessKeyId) {
 		t.Errorf("RequestUploadCredentials returned the same access key")
 	}
-	other, err := e.gl.CreateBuild(e.ctx, &gl.CreateBuildInput{Name: aws.String("builds-other")})
+	other, err := e.gl.CreateBuild(e.ctx, &gl.CreateBuildInput{Name: aws.String("builds-other"), OperatingSystem: types.OperatingSystemAmazonLinux2023})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,9 +116,14 @@ func testBuilds(t *testing.T, e *env) {
 		_, err = e.gl.DescribeBuild(e.ctx, &gl.DescribeBuildInput{BuildId: aws.String(id)})
 		wantErr[*types.NotFoundException](t, "DescribeBuild of a deleted build", err)
 	}
-	_, err = e.gl.CreateBuild(e.ctx, &gl.CreateBuildInput{Name: aws.String("nothing"), StorageLocation: &types.S3Location{
+	_, err = e.gl.CreateBuild(e.ctx, &gl.CreateBuildInput{Name: aws.String("nothing"), OperatingSystem: types.OperatingSystemAmazonLinux2023, StorageLocation: &types.S3Location{
 		Bucket: aws.String("hoist-builds-" + hoisttest.Region), Key: aws.String("games/none.zip"), RoleArn: aws.String("arn:aws:iam::1:role/x")}})
 	wantErr[*types.InvalidRequestException](t, "CreateBuild from an object that does not exist", err)
+
+	// GameLift has no default operating system: CreateBuild without one is
+	// refused (Hoist took AMAZON_LINUX_2023 before).
+	_, err = e.gl.CreateBuild(e.ctx, &gl.CreateBuildInput{Name: aws.String("no-os")})
+	wantErr[*types.InvalidRequestException](t, "CreateBuild without OperatingSystem", err)
 }
 
 func buildIDs(bs []types.Build) []string {

@@ -12,11 +12,18 @@ import (
 
 const defaultLimit = 100
 
-// CreateBuild creates an INITIALIZED build. Without a StorageLocation it
-// returns upload credentials and the location in Hoist's bucket to upload
-// the archive to; with one (an object already uploaded to Hoist's bucket)
-// the object is taken as the archive and unpacked in the background.
+// CreateBuild creates an INITIALIZED build; OperatingSystem is required, as
+// on GameLift. Without a StorageLocation it returns upload credentials and
+// the location in Hoist's bucket to upload the archive to; with one (an
+// object already uploaded to Hoist's bucket) the object is taken as the
+// archive and unpacked in the background, and the build's SizeOnDisk stays
+// 0, as GameLift reports for builds from a StorageLocation.
 func (s *Service) CreateBuild(ctx context.Context, in *api.CreateBuildInput) (*api.CreateBuildOutput, error) {
+	if in.OperatingSystem == "" {
+		// GameLift: "You must specify a valid operating system in this
+		// request. There is no default value."
+		return nil, api.NewInvalidRequestException("OperatingSystem is required: GameLift has no default (for example AMAZON_LINUX_2023)")
+	}
 	id := "build-" + s.cfg.NewID()
 	r := s.newRecord(id, in)
 	var src *objectRecord
@@ -28,7 +35,7 @@ func (s *Service) CreateBuild(ctx context.Context, in *api.CreateBuildInput) (*a
 		if r.Archive, err = s.blobs.link(src.Blob); err != nil {
 			return nil, fmt.Errorf("take object %s: %w", src.Key, err)
 		}
-		r.Received = s.now()
+		r.Received, r.FromObject = s.now(), true
 	}
 	var creds issuedCredentials
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
@@ -63,10 +70,6 @@ func (s *Service) CreateBuild(ctx context.Context, in *api.CreateBuildInput) (*a
 }
 
 func (s *Service) newRecord(id string, in *api.CreateBuildInput) *Record {
-	os := in.OperatingSystem
-	if os == "" {
-		os = api.OperatingSystemAmazonLinux2023
-	}
 	sdk := in.ServerSdkVersion
 	if sdk == nil {
 		sdk = api.String(DefaultServerSdkVersion)
@@ -77,7 +80,7 @@ func (s *Service) newRecord(id string, in *api.CreateBuildInput) *Record {
 			BuildArn:         api.String(s.buildARN(id)),
 			Name:             in.Name,
 			Version:          in.Version,
-			OperatingSystem:  os,
+			OperatingSystem:  in.OperatingSystem,
 			ServerSdkVersion: sdk,
 			Status:           api.BuildStatusInitialized,
 			SizeOnDisk:       api.Int64(0),

@@ -73,7 +73,7 @@ func TestS3PutObject(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t)
 			srv := startHoist(t, h)
-			out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+			out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +106,7 @@ func TestS3PutObjectTLS(t *testing.T) {
 	})
 	srv := httptest.NewTLSServer(mux)
 	defer srv.Close()
-	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	_, err := uploadClient(srv, out.UploadCredentials).PutObject(h.ctx, &s3.PutObjectInput{
 		Bucket: out.StorageLocation.Bucket, Key: out.StorageLocation.Key,
 		Body: bytes.NewReader(goodArchive(t)), ChecksumAlgorithm: types.ChecksumAlgorithmCrc64nvme,
@@ -133,7 +133,7 @@ func bigArchive(t testing.TB, n int) ([]byte, []byte) {
 func TestS3MultipartUploadManager(t *testing.T) {
 	h := newHarness(t)
 	srv := startHoist(t, h)
-	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	archive, payload := bigArchive(t, 11<<20)
 	up := manager.NewUploader(uploadClient(srv, out.UploadCredentials), func(u *manager.Uploader) {
 		u.PartSize = manager.MinUploadPartSize
@@ -165,7 +165,7 @@ func TestS3MultipartUploadManager(t *testing.T) {
 func TestS3MultipartAbort(t *testing.T) {
 	h := newHarness(t)
 	srv := startHoist(t, h)
-	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	c := uploadClient(srv, out.UploadCredentials)
 	loc := out.StorageLocation
 	cr, err := c.CreateMultipartUpload(h.ctx, &s3.CreateMultipartUploadInput{Bucket: loc.Bucket, Key: loc.Key})
@@ -197,7 +197,7 @@ func TestS3MultipartAbort(t *testing.T) {
 func TestS3OpenUploadsCapped(t *testing.T) {
 	h := newHarness(t)
 	srv := startHoist(t, h)
-	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	c := uploadClient(srv, out.UploadCredentials)
 	loc := out.StorageLocation
 	var first *string
@@ -236,7 +236,7 @@ func TestS3OperatorObject(t *testing.T) {
 	if err != nil || aws.ToInt64(head.ContentLength) != int64(len(goodArchive(t))) {
 		t.Fatalf("HeadObject: %+v %v", head, err)
 	}
-	out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{StorageLocation: &api.S3Location{Bucket: bucket, Key: key}})
+	out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023, StorageLocation: &api.S3Location{Bucket: bucket, Key: key}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestS3Refusals(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Limits.MaxArchiveSize = 64 << 10 })
 	srv := startHoist(t, h)
 	newBuild := func() *api.CreateBuildOutput {
-		out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+		out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -362,7 +362,7 @@ func TestS3Refusals(t *testing.T) {
 func TestS3LongEntryName(t *testing.T) {
 	h := newHarness(t)
 	srv := startHoist(t, h)
-	out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +384,7 @@ func TestS3LongEntryName(t *testing.T) {
 func TestS3Expired(t *testing.T) {
 	h := newHarness(t)
 	srv := startHoist(t, h)
-	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	h.clock.Advance(DefaultCredentialsTTL)
 	_, err := uploadClient(srv, out.UploadCredentials).PutObject(context.Background(), &s3.PutObjectInput{
 		Bucket: out.StorageLocation.Bucket, Key: out.StorageLocation.Key, Body: bytes.NewReader(goodArchive(t))})
@@ -409,7 +409,7 @@ func TestS3Expired(t *testing.T) {
 func TestS3ConcurrentUploads(t *testing.T) {
 	h := newHarness(t)
 	srv := startHoist(t, h)
-	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	c := uploadClient(srv, out.UploadCredentials)
 	const n = 6
 	codes := make(chan string, n)
