@@ -5,6 +5,9 @@ package hosting
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -144,4 +147,39 @@ func testCLIUpload(t *testing.T, e *env) {
 	fleetID := e.newFleet(t, fleetSpec{name: "cli", build: id})
 	e.createGameSession(t, fleetID, 1)
 	e.deleteFleet(t, fleetID)
+}
+
+// testDeletedBuild: DeleteBuild does not affect a fleet created from the
+// build (as on GameLift): the fleet still scales out to 2 instances, and
+// the build's files are removed once the fleet is deleted. Before, the
+// files went with the build and the fleet stayed at one instance.
+func testDeletedBuild(t *testing.T, e *env) {
+	buildID := e.uploadGameServer(t, "deleted-build")
+	fleetID := e.newFleet(t, fleetSpec{name: "deleted-build", build: buildID})
+	if _, err := e.gl.DeleteBuild(e.ctx, &gl.DeleteBuildInput{BuildId: aws.String(buildID)}); err != nil {
+		t.Fatalf("DeleteBuild: %v", err)
+	}
+	_, err := e.gl.DescribeBuild(e.ctx, &gl.DescribeBuildInput{BuildId: aws.String(buildID)})
+	wantErr[*types.NotFoundException](t, "DescribeBuild of a deleted build", err)
+	_, err = e.gl.CreateFleet(e.ctx, &gl.CreateFleetInput{Name: aws.String("from-deleted"), BuildId: aws.String(buildID),
+		EC2InstanceType: types.EC2InstanceTypeC5Large, RuntimeConfiguration: &types.RuntimeConfiguration{
+			ServerProcesses: []types.ServerProcess{{LaunchPath: aws.String(gameServerLaunchPath), ConcurrentExecutions: aws.Int32(1)}}}})
+	wantErr[*types.NotFoundException](t, "CreateFleet from a deleted build", err)
+
+	if _, err := e.gl.UpdateFleetCapacity(e.ctx, &gl.UpdateFleetCapacityInput{FleetId: aws.String(fleetID),
+		DesiredInstances: aws.Int32(2), MinSize: aws.Int32(0), MaxSize: aws.Int32(2)}); err != nil {
+		t.Fatalf("UpdateFleetCapacity: %v", err)
+	}
+	e.waitInstances(t, fleetID, 2)
+	waitPIDs(t, fleetID, 2)
+
+	files := filepath.Join(e.h.DataDir, "builds", buildID)
+	if _, err := os.Stat(files); err != nil {
+		t.Fatalf("the deleted build's files are gone while its fleet runs: %v", err)
+	}
+	e.deleteFleet(t, fleetID)
+	eventually(t, waitShort, "the deleted build's files removed after its fleet", func() (bool, string) {
+		_, err := os.Stat(files)
+		return os.IsNotExist(err), fmt.Sprint(err)
+	})
 }

@@ -214,17 +214,23 @@ func (s *Service) RequestUploadCredentials(ctx context.Context, in *api.RequestU
 }
 
 // DeleteBuild deletes a build, its upload credentials, its unfinished
-// uploads, its tags and its files. Fleets already running the build are
-// not affected (their instances hold their own copy).
+// uploads, its tags and its files. Fleets created from the build are not
+// affected: while any of them (not DELETING or TERMINATED) remains, the
+// files are kept for the instances they launch (KindRetainedBuild), and
+// removed once the last is gone (releaseRetained).
 func (s *Service) DeleteBuild(ctx context.Context, in *api.DeleteBuildInput) error {
 	var r *Record
 	var blobs []string
+	var kept bool
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		var err error
 		if r, err = Get(ctx, tx, api.ToString(in.BuildId)); err != nil {
 			return err
 		}
 		if err := tx.Delete(ctx, hosting.KindBuild, *r.BuildId); err != nil {
+			return err
+		}
+		if kept, err = retainIfUsed(ctx, tx, r); err != nil {
 			return err
 		}
 		if _, err := deleteChildren(ctx, tx, KindUploadCredentials, *r.BuildId); err != nil {
@@ -243,6 +249,10 @@ func (s *Service) DeleteBuild(ctx context.Context, in *api.DeleteBuildInput) err
 		return nil
 	}
 	s.blobs.remove(append(blobs, r.Archive)...)
+	if kept {
+		s.log.Info("build deleted; its files are kept while fleets use them", "build", *r.BuildId)
+		return nil
+	}
 	s.removeBuildDir(*r.BuildId)
 	s.log.Info("build deleted", "build", *r.BuildId)
 	return nil
@@ -295,10 +305,22 @@ func (s *Service) Build(ctx context.Context, tx store.Tx, buildID string) (api.B
 }
 
 // BuildDir returns the directory holding a READY build's files on this
-// replica. Instances must copy (or hard-link) what they need: DeleteBuild
-// removes the directory.
+// replica, also after DeleteBuild while fleets use the build (see
+// FleetBuild). Instances must copy (or hard-link) what they need: the
+// directory goes once the build is deleted and no fleet uses it.
 func (s *Service) BuildDir(ctx context.Context, buildID string) (string, error) {
-	r, err := s.get(ctx, buildID)
+	var r *Record
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		var err error
+		r, err = Get(ctx, tx, buildID)
+		var nf *api.NotFoundException
+		if errors.As(err, &nf) {
+			if rr, rerr := retained(ctx, tx, buildIDOf(buildID)); rerr == nil {
+				r, err = rr, nil
+			}
+		}
+		return err
+	})
 	if err != nil {
 		return "", err
 	}

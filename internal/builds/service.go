@@ -100,6 +100,10 @@ type Config struct {
 	// UploadRetention is how long an unfinished multipart upload is kept.
 	// Default 7 days.
 	UploadRetention time.Duration
+	// RetainedCheck is how often the files of deleted builds kept for
+	// their fleets are checked, and removed once no fleet uses them.
+	// Default DefaultRetainedCheck (1m).
+	RetainedCheck time.Duration
 	// ReplicaID names this Hoist replica (the Host of the files it holds).
 	// Default "local".
 	ReplicaID string
@@ -170,6 +174,9 @@ func setDefaults(cfg *Config) {
 	}
 	if cfg.UploadRetention <= 0 {
 		cfg.UploadRetention = DefaultUploadRetention
+	}
+	if cfg.RetainedCheck <= 0 {
+		cfg.RetainedCheck = DefaultRetainedCheck
 	}
 	if cfg.ReplicaID == "" {
 		cfg.ReplicaID = "local"

@@ -60,6 +60,7 @@ type Config struct {
 
 // TimingNames lists the timers --timings may override, with what each is.
 var TimingNames = map[string]string{
+	"builds.retained-check":       "how often a deleted build's files kept for its fleets are checked for removal",
 	"fleetiq.status-step":         "time a game server group spends in each transient status",
 	"fleetiq.sweep":               "how often expired claims and health are swept",
 	"fleetiq.deleted-retention":   "how long a DELETED game server group stays visible",

@@ -152,8 +152,9 @@ func (s *Server) compose(opts Options) error {
 		Store: s.store, DataDir: cfg.DataDir, Region: cfg.Region, Account: cfg.Account,
 		ARN: arns.ARN, SetTags: tags.Set, RemoveTags: tags.DeleteAll, PublicURL: s.baseURL,
 		APICredentials: cfg.Credentials, ReplicaID: s.replica, Now: s.now,
-		Limits: builds.Limits{MaxUnpackedSize: cfg.MaxUnpackedSize},
-		Logger: s.log.With("component", "builds"),
+		Limits:        builds.Limits{MaxUnpackedSize: cfg.MaxUnpackedSize},
+		RetainedCheck: t.get("builds.retained-check", 0),
+		Logger:        s.log.With("component", "builds"),
 	})
 	if err != nil {
 		return err
