@@ -20,6 +20,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/sigv4"
 )
 
 // s3Client returns an aws-sdk-go-v2 S3 client for the Hoist at srv, path
@@ -225,7 +226,9 @@ func TestS3OpenUploadsCapped(t *testing.T) {
 // TestS3OperatorObject uploads with Hoist's API credentials to a key of
 // the operator's choosing, then creates a build from it.
 func TestS3OperatorObject(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.APICredentials = map[string]string{"AKIAOPERATOR": "operator-secret"} })
+	h := newHarness(t, func(c *Config) {
+		c.Operators = sigv4.NewAuthenticator(map[string]string{"AKIAOPERATOR": "operator-secret"}, c.Now)
+	})
 	srv := startHoist(t, h)
 	c := s3Client(srv, "AKIAOPERATOR", "operator-secret", "")
 	bucket, key := aws.String(h.Bucket()), aws.String("games/v1/server.zip")
@@ -433,5 +436,17 @@ func TestS3ConcurrentUploads(t *testing.T) {
 	}
 	if names, _ := h.blobs.list(); len(names) != 0 {
 		t.Errorf("blobs left: %v", names)
+	}
+}
+
+// TestS3NoOperators: without Config.Operators only upload credentials are
+// accepted; the package holds no API secrets of its own to fall back on.
+func TestS3NoOperators(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Operators = nil })
+	srv := startHoist(t, h)
+	_, err := s3Client(srv, "AKIAOPERATOR", "operator-secret", "").PutObject(h.ctx, &s3.PutObjectInput{
+		Bucket: aws.String(h.Bucket()), Key: aws.String("games/x.zip"), Body: strings.NewReader("x")})
+	if code := s3Code(err); code != "InvalidAccessKeyId" {
+		t.Errorf("operator request without Operators: %v, want InvalidAccessKeyId", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+
+	"github.com/hoistgg/hoist/internal/sigv4"
 )
 
 // authResult is an authenticated S3 request.
@@ -17,9 +19,8 @@ type authResult struct {
 }
 
 // authenticate verifies r's SigV4 signature (service s3) with the upload
-// credentials Hoist issued, checking their session token and expiry, or
-// with Hoist's API credentials. Without API credentials (unauthenticated
-// mode) a request signed with any other key is taken as the operator's.
+// credentials Hoist issued, checking their session token and expiry, or,
+// for any other key, with Config.Operators (Hoist's API credentials).
 func (s *Service) authenticate(r *http.Request) (*authResult, error) {
 	akid := accessKeyIDOf(r)
 	if akid == "" {
@@ -36,18 +37,30 @@ func (s *Service) authenticate(r *http.Request) (*authResult, error) {
 		return nil, s3Errorf(http.StatusForbidden, ce.Code, "%s", ce.Message)
 	case !errors.Is(err, errUnknownKey):
 		return nil, err
-	case len(s.cfg.APICredentials) == 0:
-		return a, nil // unauthenticated mode: the operator on loopback
 	default:
-		var ok bool
-		if secret, ok = s.cfg.APICredentials[akid]; !ok {
-			return nil, s3Errorf(http.StatusForbidden, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.")
+		if err := s.verifyOperator(r); err != nil {
+			return nil, err
 		}
+		return a, nil
 	}
 	if err := verifySigV4(r, secret, s.cfg.Now()); err != nil {
 		return nil, err
 	}
 	return a, nil
+}
+
+// verifyOperator checks a request signed with a key that is not an upload
+// credential with Config.Operators.
+func (s *Service) verifyOperator(r *http.Request) error {
+	if s.cfg.Operators == nil {
+		return s3Errorf(http.StatusForbidden, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.")
+	}
+	err := s.cfg.Operators.VerifyS3(r)
+	var se *sigv4.Error
+	if errors.As(err, &se) {
+		return &s3Error{Status: se.Status, Code: se.Code, Message: se.Message}
+	}
+	return err
 }
 
 // accessKeyIDOf returns the access key ID of a request signed in its

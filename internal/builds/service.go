@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -81,12 +82,13 @@ type Config struct {
 	PublicURL string
 	// Bucket overrides the bucket name. Default "hoist-builds-" + Region.
 	Bucket string
-	// APICredentials are Hoist's own access keys (access key ID -> secret),
-	// the ones the GameLift API accepts. Signed with one of them a request
-	// may upload to any key of the bucket; empty means Hoist runs
-	// unauthenticated (loopback only), and then a request signed with any
-	// key that is not an upload credential is accepted as the operator's.
-	APICredentials map[string]string
+	// Operators verifies S3 requests signed with a key that is not an
+	// upload credential: Hoist's own access keys, the ones the GameLift
+	// API accepts (internal/server passes the API's sigv4.Authenticator,
+	// so this package never holds their secrets). A request it accepts
+	// may upload to any key of the bucket; in unauthenticated mode it
+	// accepts any key (loopback only). Nil refuses every such request.
+	Operators OperatorVerifier
 	// Limits on uploads and archives.
 	Limits Limits
 	// CredentialsTTL is how long issued upload credentials stay valid.
@@ -112,6 +114,14 @@ type Config struct {
 	// NewID returns a fresh UUID for build IDs. Default: crypto/rand.
 	NewID  func() string
 	Logger *slog.Logger
+}
+
+// OperatorVerifier verifies an S3 request signed with one of Hoist's own
+// access keys (SigV4, service s3). Errors are *sigv4.Error with S3's codes
+// (InvalidAccessKeyId, SignatureDoesNotMatch, ...).
+// (*sigv4.Authenticator).VerifyS3 implements it.
+type OperatorVerifier interface {
+	VerifyS3(r *http.Request) error
 }
 
 // Service implements the build operations of api.Service and the S3 upload

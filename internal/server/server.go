@@ -147,11 +147,12 @@ func (s *Server) compose(opts Options) error {
 		DeletedRetention: t.get("fleetiq.deleted-retention", 0),
 		ReplicaID:        s.replica,
 	})
+	s.auth = newAuthenticator(cfg.Credentials, s.now)
 	var err error
 	s.builds, err = builds.New(builds.Config{
 		Store: s.store, DataDir: cfg.DataDir, Region: cfg.Region, Account: cfg.Account,
 		ARN: arns.ARN, SetTags: tags.Set, RemoveTags: tags.DeleteAll, PublicURL: s.baseURL,
-		APICredentials: cfg.Credentials, ReplicaID: s.replica, Now: s.now,
+		Operators: s.auth, ReplicaID: s.replica, Now: s.now,
 		Limits:        builds.Limits{MaxUnpackedSize: cfg.MaxUnpackedSize},
 		RetainedCheck: t.get("builds.retained-check", 0),
 		Logger:        s.log.With("component", "builds"),
@@ -217,7 +218,6 @@ func (s *Server) compose(opts Options) error {
 	s.tags.RegisterResource(arn.TypeFleet, s.fleets.FleetExists)
 	s.tags.RegisterResource(arn.TypeLocation, s.fleets.LocationExists)
 
-	s.auth = newAuthenticator(cfg.Credentials, s.now)
 	s.sdk = sdkconn.New(sdkconn.Config{
 		API: s.sessions.ProcessAPI(), Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth,
 		Logger: s.log.With("component", "sdk"), Now: s.now, ReplicaID: s.replica,
