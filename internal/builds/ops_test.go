@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/builds/s3"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/store"
 )
@@ -163,7 +164,7 @@ func TestUploadUnpacksToReady(t *testing.T) {
 		t.Errorf("credentials still valid: %v", err)
 	}
 	err = h.deliver(t, *out.StorageLocation.Key, goodArchive(t))
-	if se := (*s3Error)(nil); !errors.As(err, &se) || se.Code != "AccessDenied" {
+	if se := (*s3.Error)(nil); !errors.As(err, &se) || se.Code != "AccessDenied" {
 		t.Errorf("second upload: %v", err)
 	}
 	if _, err := h.RequestUploadCredentials(h.ctx, &api.RequestUploadCredentialsInput{BuildId: &id}); !isInvalidRequest(err) {
@@ -184,7 +185,7 @@ func TestBadArchiveFails(t *testing.T) {
 	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	id := *out.Build.BuildId
 	err := h.deliver(t, *out.StorageLocation.Key, makeZip(t, zent{name: "../../etc/evil", body: "x"}))
-	var se *s3Error
+	var se *s3.Error
 	if !errors.As(err, &se) || se.Code != "InvalidBuildArchive" || !strings.Contains(se.Message, `".."`) {
 		t.Fatalf("upload answered %v", err)
 	}

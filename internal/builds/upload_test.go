@@ -100,7 +100,7 @@ func TestS3PutObjectTLS(t *testing.T) {
 	s3h := h.S3Handler()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("x-amz-content-sha256") == streamingUnsignedTrailer {
+		if r.Header.Get("x-amz-content-sha256") == sigv4.StreamingUnsignedPayloadTrailer {
 			sawTrailer = true
 		}
 		s3h.ServeHTTP(w, r)

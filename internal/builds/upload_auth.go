@@ -3,9 +3,8 @@ package builds
 import (
 	"errors"
 	"net/http"
-	"strings"
 
-	"github.com/hoistgg/hoist/internal/sigv4"
+	"github.com/hoistgg/hoist/internal/builds/s3"
 )
 
 // authResult is an authenticated S3 request.
@@ -22,9 +21,9 @@ type authResult struct {
 // credentials Hoist issued, checking their session token and expiry, or,
 // for any other key, with Config.Operators (Hoist's API credentials).
 func (s *Service) authenticate(r *http.Request) (*authResult, error) {
-	akid := accessKeyIDOf(r)
+	akid := s3.AccessKeyID(r)
 	if akid == "" {
-		return nil, errAccessDenied("Anonymous and presigned requests are not accepted; sign the Authorization header with the upload credentials from CreateBuild or RequestUploadCredentials.")
+		return nil, s3.ErrAccessDenied("Anonymous and presigned requests are not accepted; sign the Authorization header with the upload credentials from CreateBuild or RequestUploadCredentials.")
 	}
 	a := &authResult{accessKeyID: akid, payloadHash: r.Header.Get("x-amz-content-sha256")}
 	token := r.Header.Get("X-Amz-Security-Token")
@@ -34,7 +33,7 @@ func (s *Service) authenticate(r *http.Request) (*authResult, error) {
 	case err == nil:
 		a.cred = &c
 	case errors.As(err, &ce):
-		return nil, s3Errorf(http.StatusForbidden, ce.Code, "%s", ce.Message)
+		return nil, s3.Errorf(http.StatusForbidden, ce.Code, "%s", ce.Message)
 	case !errors.Is(err, errUnknownKey):
 		return nil, err
 	default:
@@ -43,7 +42,7 @@ func (s *Service) authenticate(r *http.Request) (*authResult, error) {
 		}
 		return a, nil
 	}
-	if err := verifySigV4(r, secret, s.cfg.Now()); err != nil {
+	if err := s3.VerifySigV4(r, secret, s.cfg.Now()); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -53,23 +52,7 @@ func (s *Service) authenticate(r *http.Request) (*authResult, error) {
 // credential with Config.Operators.
 func (s *Service) verifyOperator(r *http.Request) error {
 	if s.cfg.Operators == nil {
-		return s3Errorf(http.StatusForbidden, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.")
+		return s3.Errorf(http.StatusForbidden, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.")
 	}
-	err := s.cfg.Operators.VerifyS3(r)
-	var se *sigv4.Error
-	if errors.As(err, &se) {
-		return &s3Error{Status: se.Status, Code: se.Code, Message: se.Message}
-	}
-	return err
-}
-
-// accessKeyIDOf returns the access key ID of a request signed in its
-// Authorization header.
-func accessKeyIDOf(r *http.Request) string {
-	_, cred, ok := strings.Cut(r.Header.Get("Authorization"), "Credential=")
-	if !ok {
-		return ""
-	}
-	akid, _, _ := strings.Cut(cred, "/")
-	return strings.TrimSpace(akid)
+	return s3.FromSigV4(s.cfg.Operators.VerifyS3(r))
 }
