@@ -7,6 +7,9 @@ package hosting
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -38,7 +41,8 @@ func testBuilds(t *testing.T, e *env) {
 
 	// Fresh credentials from RequestUploadCredentials upload the archive;
 	// another build's credentials cannot.
-	created, err := e.gl.CreateBuild(e.ctx, &gl.CreateBuildInput{Name: aws.String("builds-second"), Version: aws.String("7")})
+	created, err := e.gl.CreateBuild(e.ctx, &gl.CreateBuildInput{Name: aws.String("builds-second"), Version: aws.String("7"),
+		OperatingSystem: types.OperatingSystemAmazonLinux2023})
 	if err != nil {
 		t.Fatalf("CreateBuild: %v", err)
 	}
@@ -50,7 +54,7 @@ func testBuilds(t *testing.T, e *env) {
 	if aws.ToString(fresh.UploadCredentials.AccessKeyId) == aws.ToString(created.UploadCredentials.AccessKeyId) {
 		t.Errorf("RequestUploadCredentials returned the same access key")
 	}
-	other, err := e.gl.CreateBuild(e.ctx, &gl.CreateBuildInput{Name: aws.String("builds-other")})
+	other, err := e.gl.CreateBuild(e.ctx, &gl.CreateBuildInput{Name: aws.String("builds-other"), OperatingSystem: types.OperatingSystemAmazonLinux2023})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,9 +121,14 @@ func testBuilds(t *testing.T, e *env) {
 		_, err = e.gl.DescribeBuild(e.ctx, &gl.DescribeBuildInput{BuildId: aws.String(id)})
 		wantErr[*types.NotFoundException](t, "DescribeBuild of a deleted build", err)
 	}
-	_, err = e.gl.CreateBuild(e.ctx, &gl.CreateBuildInput{Name: aws.String("nothing"), StorageLocation: &types.S3Location{
+	_, err = e.gl.CreateBuild(e.ctx, &gl.CreateBuildInput{Name: aws.String("nothing"), OperatingSystem: types.OperatingSystemAmazonLinux2023, StorageLocation: &types.S3Location{
 		Bucket: aws.String("hoist-builds-" + hoisttest.Region), Key: aws.String("games/none.zip"), RoleArn: aws.String("arn:aws:iam::1:role/x")}})
 	wantErr[*types.InvalidRequestException](t, "CreateBuild from an object that does not exist", err)
+
+	// GameLift has no default operating system: CreateBuild without one is
+	// refused (Hoist took AMAZON_LINUX_2023 before).
+	_, err = e.gl.CreateBuild(e.ctx, &gl.CreateBuildInput{Name: aws.String("no-os")})
+	wantErr[*types.InvalidRequestException](t, "CreateBuild without OperatingSystem", err)
 }
 
 func buildIDs(bs []types.Build) []string {
@@ -140,4 +149,39 @@ func testCLIUpload(t *testing.T, e *env) {
 	fleetID := e.newFleet(t, fleetSpec{name: "cli", build: id})
 	e.createGameSession(t, fleetID, 1)
 	e.deleteFleet(t, fleetID)
+}
+
+// testDeletedBuild: DeleteBuild does not affect a fleet created from the
+// build (as on GameLift): the fleet still scales out to 2 instances, and
+// the build's files are removed once the fleet is deleted. Before, the
+// files went with the build and the fleet stayed at one instance.
+func testDeletedBuild(t *testing.T, e *env) {
+	buildID := e.uploadGameServer(t, "deleted-build")
+	fleetID := e.newFleet(t, fleetSpec{name: "deleted-build", build: buildID})
+	if _, err := e.gl.DeleteBuild(e.ctx, &gl.DeleteBuildInput{BuildId: aws.String(buildID)}); err != nil {
+		t.Fatalf("DeleteBuild: %v", err)
+	}
+	_, err := e.gl.DescribeBuild(e.ctx, &gl.DescribeBuildInput{BuildId: aws.String(buildID)})
+	wantErr[*types.NotFoundException](t, "DescribeBuild of a deleted build", err)
+	_, err = e.gl.CreateFleet(e.ctx, &gl.CreateFleetInput{Name: aws.String("from-deleted"), BuildId: aws.String(buildID),
+		EC2InstanceType: types.EC2InstanceTypeC5Large, RuntimeConfiguration: &types.RuntimeConfiguration{
+			ServerProcesses: []types.ServerProcess{{LaunchPath: aws.String(gameServerLaunchPath), ConcurrentExecutions: aws.Int32(1)}}}})
+	wantErr[*types.NotFoundException](t, "CreateFleet from a deleted build", err)
+
+	if _, err := e.gl.UpdateFleetCapacity(e.ctx, &gl.UpdateFleetCapacityInput{FleetId: aws.String(fleetID),
+		DesiredInstances: aws.Int32(2), MinSize: aws.Int32(0), MaxSize: aws.Int32(2)}); err != nil {
+		t.Fatalf("UpdateFleetCapacity: %v", err)
+	}
+	e.waitInstances(t, fleetID, 2)
+	waitPIDs(t, fleetID, 2)
+
+	files := filepath.Join(e.h.DataDir, "builds", buildID)
+	if _, err := os.Stat(files); err != nil {
+		t.Fatalf("the deleted build's files are gone while its fleet runs: %v", err)
+	}
+	e.deleteFleet(t, fleetID)
+	eventually(t, waitShort, "the deleted build's files removed after its fleet", func() (bool, string) {
+		_, err := os.Stat(files)
+		return os.IsNotExist(err), fmt.Sprint(err)
+	})
 }

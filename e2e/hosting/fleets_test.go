@@ -34,6 +34,7 @@ func (e *env) buildFromStorageLocation(t *testing.T, key string) string {
 		t.Fatalf("PutObject %s with the API credentials: %v", key, err)
 	}
 	out, err := e.gl.CreateBuild(e.ctx, &gl.CreateBuildInput{Name: aws.String("from-s3"), Version: aws.String("2"),
+		OperatingSystem: types.OperatingSystemAmazonLinux2023,
 		StorageLocation: &types.S3Location{Bucket: aws.String(bucket), Key: aws.String(key),
 			RoleArn: aws.String("arn:aws:iam::" + hoisttest.Account + ":role/unused")}})
 	if err != nil {
@@ -43,7 +44,10 @@ func (e *env) buildFromStorageLocation(t *testing.T, key string) string {
 		t.Errorf("CreateBuild with a StorageLocation returned upload credentials")
 	}
 	id := aws.ToString(out.Build.BuildId)
-	e.waitBuild(t, id, types.BuildStatusReady)
+	// GameLift reports SizeOnDisk 0 for a build from a StorageLocation.
+	if b := e.waitBuild(t, id, types.BuildStatusReady); aws.ToInt64(b.SizeOnDisk) != 0 {
+		t.Errorf("SizeOnDisk of a build from a StorageLocation = %d, want 0", aws.ToInt64(b.SizeOnDisk))
+	}
 	return id
 }
 

@@ -59,6 +59,7 @@ var baseTimings = []string{
 	"processes.crash-backoff=200ms",
 	"fleets.launch-backoff=500ms",
 	"fleets.policy-interval=500ms",
+	"builds.retained-check=200ms",
 }
 
 // baseEnv is the environment Hoist adds to every managed server process.

@@ -84,7 +84,7 @@ func TestCLIRefusedArchive(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Limits.MaxEntries = 2 })
 	srv := startHoist(t, h)
 	root := writeTree(t, map[string]string{"a": "1", "b": "2", "c": "3"})
-	out, err := buildstest.RunCLIUpload(t, srv.URL, buildstest.CLIOptions{BuildRoot: root})
+	out, err := buildstest.RunCLIUpload(t, srv.URL, buildstest.CLIOptions{BuildRoot: root, OperatingSystem: "AMAZON_LINUX_2023"})
 	if err == nil || !strings.Contains(string(out), "InvalidBuildArchive") || !strings.Contains(string(out), "the limit is 2") {
 		t.Fatalf("CLI: %v\n%s", err, out)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/clocktest"
+	"github.com/hoistgg/hoist/internal/sigv4"
 	"github.com/hoistgg/hoist/internal/store/journal"
 )
 
@@ -40,6 +41,9 @@ func newHarness(t testing.TB, mod ...func(*Config)) *harness {
 		Region:    "us-west-2",
 		PublicURL: "http://127.0.0.1:9080",
 		Now:       clock.Now,
+		// Hoist's API authenticator in unauthenticated mode, as
+		// internal/server passes it without credentials.
+		Operators: sigv4.NewAuthenticator(nil, clock.Now),
 		NewID: func() string {
 			mu.Lock()
 			defer mu.Unlock()

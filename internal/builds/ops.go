@@ -12,11 +12,18 @@ import (
 
 const defaultLimit = 100
 
-// CreateBuild creates an INITIALIZED build. Without a StorageLocation it
-// returns upload credentials and the location in Hoist's bucket to upload
-// the archive to; with one (an object already uploaded to Hoist's bucket)
-// the object is taken as the archive and unpacked in the background.
+// CreateBuild creates an INITIALIZED build; OperatingSystem is required, as
+// on GameLift. Without a StorageLocation it returns upload credentials and
+// the location in Hoist's bucket to upload the archive to; with one (an
+// object already uploaded to Hoist's bucket) the object is taken as the
+// archive and unpacked in the background, and the build's SizeOnDisk stays
+// 0, as GameLift reports for builds from a StorageLocation.
 func (s *Service) CreateBuild(ctx context.Context, in *api.CreateBuildInput) (*api.CreateBuildOutput, error) {
+	if in.OperatingSystem == "" {
+		// GameLift: "You must specify a valid operating system in this
+		// request. There is no default value."
+		return nil, api.NewInvalidRequestException("OperatingSystem is required: GameLift has no default (for example AMAZON_LINUX_2023)")
+	}
 	id := "build-" + s.cfg.NewID()
 	r := s.newRecord(id, in)
 	var src *objectRecord
@@ -28,7 +35,7 @@ func (s *Service) CreateBuild(ctx context.Context, in *api.CreateBuildInput) (*a
 		if r.Archive, err = s.blobs.link(src.Blob); err != nil {
 			return nil, fmt.Errorf("take object %s: %w", src.Key, err)
 		}
-		r.Received = s.now()
+		r.Received, r.FromObject = s.now(), true
 	}
 	var creds issuedCredentials
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
@@ -63,10 +70,6 @@ func (s *Service) CreateBuild(ctx context.Context, in *api.CreateBuildInput) (*a
 }
 
 func (s *Service) newRecord(id string, in *api.CreateBuildInput) *Record {
-	os := in.OperatingSystem
-	if os == "" {
-		os = api.OperatingSystemAmazonLinux2023
-	}
 	sdk := in.ServerSdkVersion
 	if sdk == nil {
 		sdk = api.String(DefaultServerSdkVersion)
@@ -77,7 +80,7 @@ func (s *Service) newRecord(id string, in *api.CreateBuildInput) *Record {
 			BuildArn:         api.String(s.buildARN(id)),
 			Name:             in.Name,
 			Version:          in.Version,
-			OperatingSystem:  os,
+			OperatingSystem:  in.OperatingSystem,
 			ServerSdkVersion: sdk,
 			Status:           api.BuildStatusInitialized,
 			SizeOnDisk:       api.Int64(0),
@@ -211,17 +214,23 @@ func (s *Service) RequestUploadCredentials(ctx context.Context, in *api.RequestU
 }
 
 // DeleteBuild deletes a build, its upload credentials, its unfinished
-// uploads, its tags and its files. Fleets already running the build are
-// not affected (their instances hold their own copy).
+// uploads, its tags and its files. Fleets created from the build are not
+// affected: while any of them (not DELETING or TERMINATED) remains, the
+// files are kept for the instances they launch (KindRetainedBuild), and
+// removed once the last is gone (releaseRetained).
 func (s *Service) DeleteBuild(ctx context.Context, in *api.DeleteBuildInput) error {
 	var r *Record
 	var blobs []string
+	var kept bool
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		var err error
 		if r, err = Get(ctx, tx, api.ToString(in.BuildId)); err != nil {
 			return err
 		}
 		if err := tx.Delete(ctx, hosting.KindBuild, *r.BuildId); err != nil {
+			return err
+		}
+		if kept, err = retainIfUsed(ctx, tx, r); err != nil {
 			return err
 		}
 		if _, err := deleteChildren(ctx, tx, KindUploadCredentials, *r.BuildId); err != nil {
@@ -240,6 +249,10 @@ func (s *Service) DeleteBuild(ctx context.Context, in *api.DeleteBuildInput) err
 		return nil
 	}
 	s.blobs.remove(append(blobs, r.Archive)...)
+	if kept {
+		s.log.Info("build deleted; its files are kept while fleets use them", "build", *r.BuildId)
+		return nil
+	}
 	s.removeBuildDir(*r.BuildId)
 	s.log.Info("build deleted", "build", *r.BuildId)
 	return nil
@@ -292,10 +305,22 @@ func (s *Service) Build(ctx context.Context, tx store.Tx, buildID string) (api.B
 }
 
 // BuildDir returns the directory holding a READY build's files on this
-// replica. Instances must copy (or hard-link) what they need: DeleteBuild
-// removes the directory.
+// replica, also after DeleteBuild while fleets use the build (see
+// FleetBuild). Instances must copy (or hard-link) what they need: the
+// directory goes once the build is deleted and no fleet uses it.
 func (s *Service) BuildDir(ctx context.Context, buildID string) (string, error) {
-	r, err := s.get(ctx, buildID)
+	var r *Record
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		var err error
+		r, err = Get(ctx, tx, buildID)
+		var nf *api.NotFoundException
+		if errors.As(err, &nf) {
+			if rr, rerr := retained(ctx, tx, buildIDOf(buildID)); rerr == nil {
+				r, err = rr, nil
+			}
+		}
+		return err
+	})
 	if err != nil {
 		return "", err
 	}

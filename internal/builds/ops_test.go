@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/builds/s3"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/store"
 )
@@ -24,7 +25,7 @@ func goodArchive(t testing.TB) []byte {
 
 func TestCreateBuildAwaitingUpload(t *testing.T) {
 	h := newHarness(t)
-	out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{Name: api.String("game"), Version: api.String("1.0")})
+	out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023, Name: api.String("game"), Version: api.String("1.0")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,9 +66,22 @@ func TestCreateBuildAwaitingUpload(t *testing.T) {
 	}
 }
 
+// TestCreateBuildNeedsOperatingSystem: GameLift documents no default for
+// OperatingSystem; Hoist used AMAZON_LINUX_2023 before.
+func TestCreateBuildNeedsOperatingSystem(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{Name: api.String("game")}); !isInvalidRequest(err) {
+		t.Fatalf("CreateBuild without OperatingSystem: %v, want InvalidRequestException", err)
+	}
+	list, _ := h.ListBuilds(h.ctx, &api.ListBuildsInput{})
+	if len(list.Builds) != 0 {
+		t.Errorf("a refused CreateBuild left %d builds", len(list.Builds))
+	}
+}
+
 func TestUploadCredentials(t *testing.T) {
 	h := newHarness(t)
-	out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +139,7 @@ func TestUploadCredentials(t *testing.T) {
 
 func TestUploadUnpacksToReady(t *testing.T) {
 	h := newHarness(t)
-	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	id := *out.Build.BuildId
 	if err := h.deliver(t, *out.StorageLocation.Key, goodArchive(t)); err != nil {
 		t.Fatal(err)
@@ -150,7 +164,7 @@ func TestUploadUnpacksToReady(t *testing.T) {
 		t.Errorf("credentials still valid: %v", err)
 	}
 	err = h.deliver(t, *out.StorageLocation.Key, goodArchive(t))
-	if se := (*s3Error)(nil); !errors.As(err, &se) || se.Code != "AccessDenied" {
+	if se := (*s3.Error)(nil); !errors.As(err, &se) || se.Code != "AccessDenied" {
 		t.Errorf("second upload: %v", err)
 	}
 	if _, err := h.RequestUploadCredentials(h.ctx, &api.RequestUploadCredentialsInput{BuildId: &id}); !isInvalidRequest(err) {
@@ -168,10 +182,10 @@ func TestUploadUnpacksToReady(t *testing.T) {
 
 func TestBadArchiveFails(t *testing.T) {
 	h := newHarness(t)
-	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	id := *out.Build.BuildId
 	err := h.deliver(t, *out.StorageLocation.Key, makeZip(t, zent{name: "../../etc/evil", body: "x"}))
-	var se *s3Error
+	var se *s3.Error
 	if !errors.As(err, &se) || se.Code != "InvalidBuildArchive" || !strings.Contains(se.Message, `".."`) {
 		t.Fatalf("upload answered %v", err)
 	}
@@ -216,7 +230,7 @@ func TestCreateBuildFromStorageLocation(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{StorageLocation: &tc.loc})
+			out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023, StorageLocation: &tc.loc})
 			if tc.wantErr {
 				if !isInvalidRequest(err) {
 					t.Fatalf("err = %v, want InvalidRequestException", err)
@@ -231,11 +245,14 @@ func TestCreateBuildFromStorageLocation(t *testing.T) {
 			if d.Build.Status != api.BuildStatusReady {
 				t.Fatalf("status %s", d.Build.Status)
 			}
+			if d.Build.SizeOnDisk == nil || *d.Build.SizeOnDisk != 0 {
+				t.Errorf("SizeOnDisk = %v; GameLift reports 0 for a build from a StorageLocation", d.Build.SizeOnDisk)
+			}
 		})
 	}
 	// The source object stays for more builds.
 	loc := tests["uploaded object"].loc
-	if _, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{StorageLocation: &loc}); err != nil {
+	if _, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023, StorageLocation: &loc}); err != nil {
 		t.Fatal(err)
 	}
 	h.Close()
@@ -245,7 +262,7 @@ func TestListBuilds(t *testing.T) {
 	h := newHarness(t)
 	var ids []string
 	for i := range 5 {
-		out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+		out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,7 +311,7 @@ func TestListBuilds(t *testing.T) {
 
 func TestUpdateAndDeleteBuild(t *testing.T) {
 	h := newHarness(t)
-	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{Name: api.String("a"), Version: api.String("1")})
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023, Name: api.String("a"), Version: api.String("1")})
 	id := out.Build.BuildId
 	u, err := h.UpdateBuild(h.ctx, &api.UpdateBuildInput{BuildId: id, Version: api.String("2")})
 	if err != nil || *u.Build.Name != "a" || *u.Build.Version != "2" {
@@ -328,7 +345,7 @@ func TestUpdateAndDeleteBuild(t *testing.T) {
 
 func TestRecover(t *testing.T) {
 	h := newHarness(t)
-	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	id := *out.Build.BuildId
 	// An archive recorded as received but never unpacked (a crash), and a
 	// blob no record names.
@@ -364,7 +381,7 @@ func TestRecover(t *testing.T) {
 // at the top level.
 func TestRecordFormat(t *testing.T) {
 	h := newHarness(t)
-	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{Name: api.String("n")})
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023, Name: api.String("n")})
 	_ = h.cfg.Store.View(h.ctx, func(tx store.Tx) error {
 		rec, err := tx.Get(h.ctx, hosting.KindBuild, *out.Build.BuildId)
 		if err != nil {
@@ -402,7 +419,7 @@ func TestTagsAndARN(t *testing.T) {
 			return err
 		}
 	})
-	out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{Tags: []api.Tag{{Key: api.String("team"), Value: api.String("core")}}})
+	out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023, Tags: []api.Tag{{Key: api.String("team"), Value: api.String("core")}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,10 @@ func (s *Service) finishUnpack(ctx context.Context, r *Record, out outcome, size
 		}
 		cur.Status, cur.StatusReason, cur.Archive = out.status, out.reason, ""
 		if out.status == api.BuildStatusReady {
-			cur.SizeOnDisk, cur.Dir = api.Int64(size), dir
+			cur.Dir = dir
+			if !cur.FromObject {
+				cur.SizeOnDisk = api.Int64(size)
+			}
 		}
 		if _, err := deleteChildren(ctx, tx, KindUploadCredentials, *cur.BuildId); err != nil {
 			return err

@@ -52,6 +52,9 @@ type Record struct {
 	Host string `json:"hoistHost,omitempty"`
 	// Dir is the unpacked build's directory on Host (READY builds).
 	Dir string `json:"hoistDir,omitempty"`
+	// FromObject: the build was created from a StorageLocation. Its
+	// SizeOnDisk stays 0, as on GameLift.
+	FromObject bool `json:"hoistFromObject,omitempty"`
 }
 
 // Get reads a build record in tx; fleets call it to check a build in the

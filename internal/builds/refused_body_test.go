@@ -17,7 +17,7 @@ import (
 func TestS3RefusedLargeBody(t *testing.T) {
 	h := newHarness(t)
 	srv := startHoist(t, h)
-	out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	if err != nil {
 		t.Fatal(err)
 	}

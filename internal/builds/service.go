@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ const (
 	DefaultMaxArchiveSize  int64 = 5 << 30
 	DefaultMaxUnpackedSize int64 = 20 << 30
 	DefaultMaxEntries            = 200_000
+	DefaultMaxOpenUploads        = 10
 	DefaultCredentialsTTL        = 6 * time.Hour
 	DefaultProcessWait           = 30 * time.Second
 	DefaultUploadRetention       = 7 * 24 * time.Hour
@@ -36,6 +38,9 @@ type Limits struct {
 	MaxUnpackedSize int64
 	// MaxEntries caps the entries of an archive. Default 200,000.
 	MaxEntries int
+	// MaxOpenUploads caps the unfinished multipart uploads of one key (a
+	// build's archive, or an object of the operator's). Default 10.
+	MaxOpenUploads int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -47,6 +52,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxEntries <= 0 {
 		l.MaxEntries = DefaultMaxEntries
+	}
+	if l.MaxOpenUploads <= 0 {
+		l.MaxOpenUploads = DefaultMaxOpenUploads
 	}
 	return l
 }
@@ -72,12 +80,13 @@ type Config struct {
 	PublicURL string
 	// Bucket overrides the bucket name. Default "hoist-builds-" + Region.
 	Bucket string
-	// APICredentials are Hoist's own access keys (access key ID -> secret),
-	// the ones the GameLift API accepts. Signed with one of them a request
-	// may upload to any key of the bucket; empty means Hoist runs
-	// unauthenticated (loopback only), and then a request signed with any
-	// key that is not an upload credential is accepted as the operator's.
-	APICredentials map[string]string
+	// Operators verifies S3 requests signed with a key that is not an
+	// upload credential: Hoist's own access keys, the ones the GameLift
+	// API accepts (internal/server passes the API's sigv4.Authenticator,
+	// so this package never holds their secrets). A request it accepts
+	// may upload to any key of the bucket; in unauthenticated mode it
+	// accepts any key (loopback only). Nil refuses every such request.
+	Operators OperatorVerifier
 	// Limits on uploads and archives.
 	Limits Limits
 	// CredentialsTTL is how long issued upload credentials stay valid.
@@ -91,6 +100,10 @@ type Config struct {
 	// UploadRetention is how long an unfinished multipart upload is kept.
 	// Default 7 days.
 	UploadRetention time.Duration
+	// RetainedCheck is how often the files of deleted builds kept for
+	// their fleets are checked, and removed once no fleet uses them.
+	// Default DefaultRetainedCheck (1m).
+	RetainedCheck time.Duration
 	// ReplicaID names this Hoist replica (the Host of the files it holds).
 	// Default "local".
 	ReplicaID string
@@ -99,6 +112,14 @@ type Config struct {
 	// NewID returns a fresh UUID for build IDs. Default: crypto/rand.
 	NewID  func() string
 	Logger *slog.Logger
+}
+
+// OperatorVerifier verifies an S3 request signed with one of Hoist's own
+// access keys (SigV4, service s3). Errors are *sigv4.Error with S3's codes
+// (InvalidAccessKeyId, SignatureDoesNotMatch, ...).
+// (*sigv4.Authenticator).VerifyS3 implements it.
+type OperatorVerifier interface {
+	VerifyS3(r *http.Request) error
 }
 
 // Service implements the build operations of api.Service and the S3 upload
@@ -162,6 +183,9 @@ func setDefaults(cfg *Config) {
 	if cfg.UploadRetention <= 0 {
 		cfg.UploadRetention = DefaultUploadRetention
 	}
+	if cfg.RetainedCheck <= 0 {
+		cfg.RetainedCheck = DefaultRetainedCheck
+	}
 	if cfg.ReplicaID == "" {
 		cfg.ReplicaID = "local"
 	}
@@ -179,6 +203,9 @@ func setDefaults(cfg *Config) {
 // Bucket returns the name of Hoist's build bucket: the S3 handler serves
 // paths under "/" + Bucket() + "/".
 func (s *Service) Bucket() string { return s.bucket }
+
+// Limits returns the limits in force (the defaults filled in).
+func (s *Service) Limits() Limits { return s.lim }
 
 // Close waits for archives being unpacked to finish.
 func (s *Service) Close() error {

@@ -13,7 +13,8 @@ const SweepInterval = time.Hour
 // Run recovers what an earlier run left undone (see Recover), then, every
 // SweepInterval until ctx ends, deletes expired upload credentials and the
 // multipart uploads this replica holds that were started more than
-// UploadRetention ago. When ctx ends it waits for unpacks in progress.
+// UploadRetention ago, and every RetainedCheck removes the files of
+// deleted builds that no fleet uses any more. When ctx ends it waits for unpacks in progress.
 // Every replica runs it (the uploads it removes are its own files; expired
 // credentials are dead everywhere), so it takes no lease.
 func (s *Service) Run(ctx context.Context) error {
@@ -23,6 +24,8 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	t := time.NewTicker(SweepInterval)
 	defer t.Stop()
+	rt := time.NewTicker(s.cfg.RetainedCheck)
+	defer rt.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -30,6 +33,10 @@ func (s *Service) Run(ctx context.Context) error {
 		case <-t.C:
 			if err := s.sweep(ctx); err != nil && ctx.Err() == nil {
 				s.log.Warn("builds sweep failed", "err", err)
+			}
+		case <-rt.C:
+			if err := s.releaseRetained(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("releasing deleted builds' files failed", "err", err)
 			}
 		}
 	}

@@ -26,7 +26,7 @@ func TestSweep(t *testing.T) {
 		PartNumber: aws.Int32(1), Body: bytes.NewReader([]byte("part"))}); err != nil {
 		t.Fatal(err)
 	}
-	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	count := func(kind store.Kind) int {
 		var n int
 		_ = h.cfg.Store.View(h.ctx, func(tx store.Tx) error {

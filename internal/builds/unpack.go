@@ -26,6 +26,14 @@ func archiveErrorf(format string, a ...any) error {
 // maxSymlinkTarget bounds the length of a symlink entry's target.
 const maxSymlinkTarget = 4096
 
+// Name limits of Linux file systems (NAME_MAX, and PATH_MAX less room for
+// the build directory's own path): a longer entry name is the archive's
+// fault, refused before anything is created.
+const (
+	maxNameElement = 255
+	maxEntryPath   = 3072
+)
+
 // unpackLimits bound what one archive may unpack to.
 type unpackLimits struct {
 	maxBytes   int64 // total bytes of the files
@@ -65,12 +73,22 @@ type entry struct {
 // as separators (archives made by some Windows tools use them). On error dir
 // may hold a partial tree; the caller removes it.
 func Unpack(r io.ReaderAt, size int64, dir string, maxBytes int64, maxEntries int) (int64, error) {
+	idx, err := readZipIndex(r, size)
+	if err != nil {
+		return 0, archiveErrorf("not a valid zip archive: %v", err)
+	}
+	if err := checkZipIndex(idx, maxEntries); err != nil {
+		return 0, err
+	}
 	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return 0, archiveErrorf("not a valid zip archive: %v", err)
 	}
 	entries, err := checkEntries(zr.File, unpackLimits{maxBytes: maxBytes, maxEntries: maxEntries})
 	if err != nil {
+		return 0, err
+	}
+	if err := checkSpans(zr.File, size); err != nil {
 		return 0, err
 	}
 	root, err := os.OpenRoot(dir)
@@ -86,6 +104,23 @@ func Unpack(r io.ReaderAt, size int64, dir string, maxBytes int64, maxEntries in
 		return 0, err
 	}
 	return x.written, nil
+}
+
+// checkSpans refuses entries whose data overlaps (see checkOverlaps) in an
+// archive of size bytes.
+func checkSpans(files []*zip.File, size int64) error {
+	spans := make([]span, 0, len(files))
+	for _, f := range files {
+		off, err := f.DataOffset()
+		if err != nil {
+			return archiveErrorf("entry %q cannot be read: %v", f.Name, err)
+		}
+		if f.CompressedSize64 > uint64(size) {
+			return archiveErrorf("entry %q reaches past the end of the archive", f.Name)
+		}
+		spans = append(spans, span{start: off, end: off + int64(f.CompressedSize64), name: f.Name})
+	}
+	return checkOverlaps(spans, size)
 }
 
 // clearRoot removes everything under root (never following links).
@@ -193,10 +228,16 @@ func localPath(name string) (string, bool, error) {
 			return "", false, archiveErrorf("entry %q has a \"..\" path element", name)
 		case "", ".":
 		default:
+			if len(seg) > maxNameElement {
+				return "", false, archiveErrorf("entry %q has a path element of %d bytes; file systems allow %d", name, len(seg), maxNameElement)
+			}
 			kept = append(kept, seg)
 		}
 	}
 	p := strings.Join(kept, "/")
+	if len(p) > maxEntryPath {
+		return "", false, archiveErrorf("entry %q has a path of %d bytes; Hoist allows %d", name, len(p), maxEntryPath)
+	}
 	if p != "" && !filepath.IsLocal(filepath.FromSlash(p)) {
 		return "", false, archiveErrorf("entry %q is not a local path", name)
 	}

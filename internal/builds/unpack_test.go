@@ -162,6 +162,9 @@ func TestUnpackRejects(t *testing.T) {
 		"unknown method":    {archive: makeZip(t, zent{name: "lzma", body: "x", method: 14, rawSize: 1}), reason: "compression method"},
 		"empty":             {archive: makeZip(t), reason: "no files"},
 		"only root":         {archive: makeZip(t, zent{name: "./", mode: fs.ModeDir | 0o755}), reason: "no files"},
+		"name too long":     {archive: makeZip(t, zent{name: strings.Repeat("n", 256), body: "x"}), reason: "path element of 256 bytes"},
+		"dir name too long": {archive: makeZip(t, zent{name: strings.Repeat("d", 300) + "/f", body: "x"}), reason: "path element of 300 bytes"},
+		"path too long":     {archive: makeZip(t, zent{name: strings.Repeat(strings.Repeat("d", 200)+"/", 16) + "f", body: "x"}), reason: "path of 3217 bytes"},
 		"not a zip":         {archive: []byte("this is not a zip archive at all"), reason: "not a valid zip"},
 		"truncated":         {archive: truncate(makeZip(t, zent{name: "a", body: big}), 30), reason: "not a valid zip"},
 	}

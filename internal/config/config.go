@@ -54,6 +54,9 @@ type Config struct {
 	// running at once get ProcessUser-1, -2, ...); empty runs them as
 	// Hoist's own user.
 	ProcessUser string
+	// MaxUnpackedSize caps the total size of the files one build archive
+	// unpacks to, in bytes.
+	MaxUnpackedSize int64
 	// Timings override timers of the background loops (zero keeps the
 	// domain's default); meant for development and tests.
 	Timings Timings
@@ -76,6 +79,8 @@ const (
 	DefaultProcessUser  = "hoist-game"
 	// DefaultShutdownGrace bounds a graceful shutdown.
 	DefaultShutdownGrace = 30 * time.Second
+	// DefaultMaxUnpackedSize is the default of --max-unpacked-size.
+	DefaultMaxUnpackedSize int64 = 20 << 30
 
 	// StoreJournal is the default store: in memory, with a journal on disk.
 	StoreJournal = "journal"

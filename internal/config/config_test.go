@@ -113,6 +113,23 @@ func TestParse(t *testing.T) {
 				t.Errorf("ReadyFile = %q", c.ReadyFile)
 			}
 		}},
+		"max unpacked size default": {check: func(t *testing.T, c *Config) {
+			if c.MaxUnpackedSize != DefaultMaxUnpackedSize {
+				t.Errorf("MaxUnpackedSize = %d", c.MaxUnpackedSize)
+			}
+		}},
+		"max unpacked size from env": {env: map[string]string{"HOIST_MAX_UNPACKED_SIZE": "512MiB"}, check: func(t *testing.T, c *Config) {
+			if c.MaxUnpackedSize != 512<<20 {
+				t.Errorf("MaxUnpackedSize = %d", c.MaxUnpackedSize)
+			}
+		}},
+		"max unpacked size flag wins": {args: []string{"--max-unpacked-size", "3GiB"}, env: map[string]string{"HOIST_MAX_UNPACKED_SIZE": "1GiB"}, check: func(t *testing.T, c *Config) {
+			if c.MaxUnpackedSize != 3<<30 {
+				t.Errorf("MaxUnpackedSize = %d", c.MaxUnpackedSize)
+			}
+		}},
+		"bad max unpacked size":  {env: map[string]string{"HOIST_MAX_UNPACKED_SIZE": "lots"}, wantErr: "HOIST_MAX_UNPACKED_SIZE"},
+		"zero max unpacked size": {args: []string{"--max-unpacked-size", "0"}, wantErr: "positive number"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -128,6 +145,19 @@ func TestParse(t *testing.T) {
 			}
 			tc.check(t, c)
 		})
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"1": 1, "10B": 10, "2KiB": 2048, "3 MiB": 3 << 20, "20GiB": 20 << 30, "1TiB": 1 << 40} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "-1", "0", "1GB", "1.5GiB", "99999999999TiB", "GiB"} {
+		if _, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) accepted", in)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +76,9 @@ var settings = []Setting{
 	{Flag: "health-expiry", Env: "HOIST_HEALTH_EXPIRY", Default: DefaultHealthExpiry.String(), DocDefault: "5m",
 		Help:  "deregister FleetIQ game servers silent this long; negative disables",
 		value: dur(func(c *Config) *time.Duration { return &c.HealthExpiry })},
+	{Flag: "max-unpacked-size", Env: "HOIST_MAX_UNPACKED_SIZE", Default: "20GiB",
+		Help:  "most bytes one build archive may unpack to: a number of bytes, optionally with B, KiB, MiB, GiB or TiB",
+		value: size(func(c *Config) *int64 { return &c.MaxUnpackedSize })},
 	{Flag: "process-env", Env: "HOIST_PROCESS_ENV",
 		Help:  "KEY=value,... added to the environment of managed server processes",
 		value: func(c *Config) flag.Value { return (*processEnvValue)(&c.ProcessEnv) }},
@@ -168,6 +172,28 @@ func integer(field func(*Config) *int) func(*Config) flag.Value {
 	return func(c *Config) flag.Value { return (*intValue)(field(c)) }
 }
 
+// size binds a byte count (ParseSize's form).
+func size(field func(*Config) *int64) func(*Config) flag.Value {
+	return func(c *Config) flag.Value { return (*sizeValue)(field(c)) }
+}
+
+type sizeValue int64
+
+func (v *sizeValue) Set(s string) error {
+	n, err := ParseSize(s)
+	if err == nil {
+		*v = sizeValue(n)
+	}
+	return err
+}
+
+func (v *sizeValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatInt(int64(*v), 10)
+}
+
 // dur binds a duration field.
 func dur(field func(*Config) *time.Duration) func(*Config) flag.Value {
 	return func(c *Config) flag.Value { return (*durationValue)(field(c)) }
@@ -257,4 +283,27 @@ func (v *processEnvValue) String() string {
 		return ""
 	}
 	return strings.Join(*v, ",")
+}
+
+// sizeUnits are the suffixes ParseSize reads, longest first.
+var sizeUnits = []struct {
+	suffix string
+	shift  uint
+}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}}
+
+// ParseSize reads a positive byte count: digits, optionally followed by
+// B, KiB, MiB, GiB or TiB.
+func ParseSize(v string) (int64, error) {
+	num, shift := strings.TrimSpace(v), uint(0)
+	for _, u := range sizeUnits {
+		if n, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, shift = strings.TrimSpace(n), u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("size %q: want a positive number of bytes, optionally with B, KiB, MiB, GiB or TiB", v)
+	}
+	return n << shift, nil
 }

@@ -51,7 +51,7 @@ func TestEveryFlagHasItsVariable(t *testing.T) {
 		"HOIST_ACCOUNT": "111122223333", "HOIST_INSTANCE_IP": "127.0.0.2", "HOIST_CREDENTIALS_FILE": "",
 		"HOIST_HEALTH_EXPIRY": "1m", "HOIST_PROCESS_ENV": "A=1", "HOIST_TIMINGS": "fleets.reconcile=1s",
 		"HOIST_LOG_LEVEL": "debug", "HOIST_LOG_FORMAT": "json", "HOIST_PPROF_ADDR": "127.0.0.1:3",
-		"HOIST_SHUTDOWN_GRACE": "1s", "HOIST_PROCESS_USER": "game",
+		"HOIST_SHUTDOWN_GRACE": "1s", "HOIST_PROCESS_USER": "game", "HOIST_MAX_UNPACKED_SIZE": "3MiB",
 	}
 	for _, s := range settings {
 		if s.Flag == "" {

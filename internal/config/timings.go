@@ -11,6 +11,8 @@ import (
 // keeps the default of the domain that owns the timer (the defaults follow
 // GameLift and are listed in docs/configuration.md).
 type Timings struct {
+	BuildsRetainedCheck time.Duration
+
 	FleetIQStatusStep       time.Duration
 	FleetIQSweep            time.Duration
 	FleetIQDeletedRetention time.Duration
@@ -47,6 +49,7 @@ type Timing struct {
 }
 
 var timings = []Timing{
+	{"builds.retained-check", "how often a deleted build's files kept for its fleets are checked for removal", func(t *Timings) *time.Duration { return &t.BuildsRetainedCheck }},
 	{"fleetiq.status-step", "time a game server group spends in each transient status", func(t *Timings) *time.Duration { return &t.FleetIQStatusStep }},
 	{"fleetiq.sweep", "how often expired claims and health are swept", func(t *Timings) *time.Duration { return &t.FleetIQSweep }},
 	{"fleetiq.deleted-retention", "how long a DELETED game server group stays visible", func(t *Timings) *time.Duration { return &t.FleetIQDeletedRetention }},

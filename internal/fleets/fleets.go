@@ -35,6 +35,10 @@ type Builds interface {
 	// Build returns the build as DescribeBuild reports it, or an
 	// *api.NotFoundException when there is none.
 	Build(ctx context.Context, tx store.Tx, buildID string) (api.Build, error)
+	// FleetBuild returns the build as fleets already created from it see
+	// it: like Build, but a build deleted while fleets use it stays READY
+	// for them (its files are kept until the last such fleet is gone).
+	FleetBuild(ctx context.Context, tx store.Tx, buildID string) (api.Build, error)
 	// BuildDir returns the directory holding the build's unpacked files.
 	BuildDir(ctx context.Context, buildID string) (string, error)
 }

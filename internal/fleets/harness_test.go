@@ -36,6 +36,11 @@ func (b *fakeBuilds) Build(_ context.Context, _ store.Tx, id string) (api.Build,
 	return bd, nil
 }
 
+// FleetBuild is Build: the fake keeps no deleted build's files.
+func (b *fakeBuilds) FleetBuild(ctx context.Context, tx store.Tx, id string) (api.Build, error) {
+	return b.Build(ctx, tx, id)
+}
+
 func (b *fakeBuilds) BuildDir(_ context.Context, id string) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -126,7 +126,7 @@ func (s *Service) buildProblem(ctx context.Context, tx store.Tx, buildID string)
 	if s.cfg.Builds == nil || s.cfg.Provider == nil {
 		return "this Hoist has no build store or compute provider configured, so it cannot run EC2 fleets"
 	}
-	b, err := s.cfg.Builds.Build(ctx, tx, buildID)
+	b, err := s.cfg.Builds.FleetBuild(ctx, tx, buildID)
 	var nf *api.NotFoundException
 	switch {
 	case errors.As(err, &nf) || errors.Is(err, store.ErrNotFound):

@@ -170,12 +170,15 @@ func (s *Server) compose(opts Options) error {
 		},
 		ReplicaID: s.replica,
 	})
+	s.auth = newAuthenticator(cfg.Credentials, s.now)
 	var err error
 	s.builds, err = builds.New(builds.Config{
 		Store: s.store, DataDir: cfg.DataDir, Region: cfg.Region, Account: cfg.Account,
 		SetTags: tags.Set, RemoveTags: tags.DeleteAll, PublicURL: s.baseURL,
-		APICredentials: cfg.Credentials, ReplicaID: s.replica, Now: s.now,
-		Logger: s.log.With("component", "builds"),
+		Operators: s.auth, ReplicaID: s.replica, Now: s.now,
+		Limits:        builds.Limits{MaxUnpackedSize: cfg.MaxUnpackedSize},
+		RetainedCheck: t.BuildsRetainedCheck,
+		Logger:        s.log.With("component", "builds"),
 	})
 	if err != nil {
 		return err
@@ -243,7 +246,6 @@ func (s *Server) compose(opts Options) error {
 	s.tags.RegisterResource(arn.TypeFleet, s.fleets.FleetExists)
 	s.tags.RegisterResource(arn.TypeLocation, s.fleets.LocationExists)
 
-	s.auth = newAuthenticator(cfg.Credentials, s.now)
 	s.sdk = sdkconn.New(sdkconn.Config{
 		API: s.sessions.ProcessAPI(), Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
 		Logger: s.log.With("component", "sdk"), Now: s.now, ReplicaID: s.replica,

@@ -285,3 +285,19 @@ func TestOpenStoreJournalWrites(t *testing.T) {
 		t.Error("--journal-writes buffered: the journal writes directly")
 	}
 }
+
+// TestMaxUnpackedSize: --max-unpacked-size reaches the builds service.
+func TestMaxUnpackedSize(t *testing.T) {
+	cfg, err := config.Parse([]string{"--data-dir", t.TempDir(), "--max-unpacked-size", "3MiB"}, func(string) (string, bool) { return "", false }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Options{Config: cfg, Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	if got := srv.builds.Limits().MaxUnpackedSize; got != 3<<20 {
+		t.Errorf("builds' MaxUnpackedSize = %d, want 3 MiB", got)
+	}
+}

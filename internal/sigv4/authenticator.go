@@ -7,17 +7,23 @@ import (
 	"time"
 )
 
-// ServiceGameLift is the service name GameLift requests are signed for.
-const ServiceGameLift = "gamelift"
+// Service names requests are signed for.
+const (
+	ServiceGameLift = "gamelift"
+	ServiceS3       = "s3"
+)
 
 // Authenticator authenticates GameLift API requests (its Authenticate has
-// the signature of protocol.Authenticator) and the SigV4-signed connection
+// the signature of protocol.Authenticator), the SigV4-signed connection
 // URLs of the Server SDK (its VerifySignedURL has the signature of
-// sdkconn.SignedURLVerifier), both against one map of access keys.
+// sdkconn.SignedURLVerifier) and S3 requests signed with Hoist's own keys
+// (its VerifyS3 has the signature of builds.OperatorVerifier), all against
+// one map of access keys.
 type Authenticator struct {
 	keys map[string]string
 	now  func() time.Time
 	api  Verifier
+	s3   Verifier
 }
 
 // NewAuthenticator returns an Authenticator checking signatures made with
@@ -37,6 +43,8 @@ func NewAuthenticator(keys map[string]string, now func() time.Time) *Authenticat
 		Unauthenticated: len(a.keys) == 0,
 		Now:             now,
 	}
+	a.s3 = a.api
+	a.s3.Service, a.s3.Flavour = ServiceS3, S3
 	return a
 }
 
@@ -58,6 +66,15 @@ func (a *Authenticator) Authenticate(r *http.Request, body []byte) (context.Cont
 		return nil, err
 	}
 	return WithAccessKeyID(r.Context(), s.AccessKeyID), nil
+}
+
+// VerifyS3 verifies r's SigV4 signature for service s3 (S3's canonical
+// request: the path as sent, the payload hash from x-amz-content-sha256)
+// with one of the access keys. In unauthenticated mode any well-formed
+// signature passes. Errors are *Error with S3's codes.
+func (a *Authenticator) VerifyS3(r *http.Request) error {
+	_, err := a.s3.Verify(r, nil)
+	return err
 }
 
 type accessKeyIDKey struct{}

@@ -1,4 +1,4 @@
-package builds
+package s3
 
 import (
 	"context"
@@ -88,8 +88,8 @@ func TestVerifySigV4(t *testing.T) {
 			if secret == "" {
 				secret = creds.SecretAccessKey
 			}
-			err := verifySigV4(tc.req(), secret, now)
-			var se *s3Error
+			err := VerifySigV4(tc.req(), secret, now)
+			var se *Error
 			if tc.code == "" && err != nil || tc.code != "" && (!errors.As(err, &se) || se.Code != tc.code) {
 				t.Fatalf("err = %v, want %q", err, tc.code)
 			}

@@ -2,14 +2,12 @@ package builds
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"net/http"
-	"strings"
 
+	"github.com/hoistgg/hoist/internal/builds/s3"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -30,12 +28,12 @@ func (s *Service) joinParts(parts []partRecord, h http.Header) (*joined, error) 
 		total += p.Size
 	}
 	if total > s.lim.MaxArchiveSize {
-		return nil, errTooLarge(s.lim.MaxArchiveSize)
+		return nil, s3.ErrTooLarge(s.lim.MaxArchiveSize)
 	}
-	algo, want := objectChecksum(h)
-	var full *digester
-	if algo != "" && !isComposite(want, h) {
-		full = &digester{checks: map[string]hash.Hash{algo: checksumAlgorithms[algo]()}, expected: map[string]string{algo: want}}
+	algo, want := s3.ObjectChecksum(h)
+	var full *s3.Digester
+	if algo != "" && !s3.IsComposite(want, h) {
+		full = s3.NewObjectDigester(algo, want)
 	}
 	if algo != "" && full == nil {
 		if err := checkComposite(parts, algo, want); err != nil {
@@ -51,7 +49,7 @@ func (s *Service) joinParts(parts []partRecord, h http.Header) (*joined, error) 
 		return nil, err
 	}
 	if full != nil {
-		if err := full.verify("", http.Header{}, nil); err != nil {
+		if err := full.Verify("", http.Header{}, nil); err != nil {
 			w.abort()
 			return nil, err
 		}
@@ -66,44 +64,17 @@ func (s *Service) joinParts(parts []partRecord, h http.Header) (*joined, error) 
 	return j, nil
 }
 
-// objectChecksum returns the whole-object checksum a Complete request
-// declares, if any.
-func objectChecksum(h http.Header) (algo, value string) {
-	for name, vals := range h {
-		a, ok := strings.CutPrefix(strings.ToLower(name), checksumHeaderPrefix)
-		if !ok || a == "algorithm" || a == "type" || checksumAlgorithms[a] == nil {
-			continue
-		}
-		return a, vals[0]
-	}
-	return "", ""
-}
-
-func isComposite(value string, h http.Header) bool {
-	return strings.Contains(value, "-") || strings.EqualFold(h.Get("x-amz-checksum-type"), "COMPOSITE")
-}
-
-// checkComposite verifies a composite checksum: the checksum of the parts'
-// concatenated binary checksums.
+// checkComposite verifies a composite checksum over the parts' checksums.
 func checkComposite(parts []partRecord, algo, want string) error {
-	h := checksumAlgorithms[algo]()
-	for _, p := range parts {
-		b, err := base64.StdEncoding.DecodeString(p.Checksums[algo])
-		if err != nil || p.Checksums[algo] == "" {
-			return errInvalidArgument("part %d was uploaded without a %s checksum", p.Number, strings.ToUpper(algo))
-		}
-		h.Write(b)
+	numbers, sums := make([]int, len(parts)), make([]string, len(parts))
+	for i, p := range parts {
+		numbers[i], sums[i] = p.Number, p.Checksums[algo]
 	}
-	got := base64.StdEncoding.EncodeToString(h.Sum(nil))
-	base, _, _ := strings.Cut(want, "-")
-	if got != base {
-		return s3Errorf(http.StatusBadRequest, "BadDigest", "The %s you specified did not match the calculated checksum.", strings.ToUpper(algo))
-	}
-	return nil
+	return s3.CheckComposite(algo, want, numbers, sums)
 }
 
 // copyParts appends each part's blob to w, through d when set.
-func copyParts(bs blobStore, w io.Writer, parts []partRecord, d *digester) error {
+func copyParts(bs blobStore, w io.Writer, parts []partRecord, d *s3.Digester) error {
 	if d != nil {
 		w = io.MultiWriter(w, d)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/sigv4"
 )
 
 // s3Client returns an aws-sdk-go-v2 S3 client for the Hoist at srv, path
@@ -75,7 +76,7 @@ func TestS3PutObject(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t)
 			srv := startHoist(t, h)
-			out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+			out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,14 +102,14 @@ func TestS3PutObjectTLS(t *testing.T) {
 	s3h := h.S3Handler()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("x-amz-content-sha256") == streamingUnsignedTrailer {
+		if r.Header.Get("x-amz-content-sha256") == sigv4.StreamingUnsignedPayloadTrailer {
 			sawTrailer = true
 		}
 		s3h.ServeHTTP(w, r)
 	})
 	srv := httptest.NewTLSServer(mux)
 	defer srv.Close()
-	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	_, err := uploadClient(srv, out.UploadCredentials).PutObject(h.ctx, &s3.PutObjectInput{
 		Bucket: out.StorageLocation.Bucket, Key: out.StorageLocation.Key,
 		Body: bytes.NewReader(goodArchive(t)), ChecksumAlgorithm: types.ChecksumAlgorithmCrc64nvme,
@@ -135,7 +136,7 @@ func bigArchive(t testing.TB, n int) ([]byte, []byte) {
 func TestS3MultipartUploadManager(t *testing.T) {
 	h := newHarness(t)
 	srv := startHoist(t, h)
-	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	archive, payload := bigArchive(t, 11<<20)
 	up := manager.NewUploader(uploadClient(srv, out.UploadCredentials), func(u *manager.Uploader) {
 		u.PartSize = manager.MinUploadPartSize
@@ -167,7 +168,7 @@ func TestS3MultipartUploadManager(t *testing.T) {
 func TestS3MultipartAbort(t *testing.T) {
 	h := newHarness(t)
 	srv := startHoist(t, h)
-	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	c := uploadClient(srv, out.UploadCredentials)
 	loc := out.StorageLocation
 	cr, err := c.CreateMultipartUpload(h.ctx, &s3.CreateMultipartUploadInput{Bucket: loc.Bucket, Key: loc.Key})
@@ -192,10 +193,44 @@ func TestS3MultipartAbort(t *testing.T) {
 	}
 }
 
+// TestS3OpenUploadsCapped: a build may have DefaultMaxOpenUploads
+// unfinished multipart uploads; the next CreateMultipartUpload is refused
+// until one is aborted. Before the cap every call added an upload (each
+// able to hold up to the archive size limit in parts).
+func TestS3OpenUploadsCapped(t *testing.T) {
+	h := newHarness(t)
+	srv := startHoist(t, h)
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
+	c := uploadClient(srv, out.UploadCredentials)
+	loc := out.StorageLocation
+	var first *string
+	for i := range DefaultMaxOpenUploads {
+		cr, err := c.CreateMultipartUpload(h.ctx, &s3.CreateMultipartUploadInput{Bucket: loc.Bucket, Key: loc.Key})
+		if err != nil {
+			t.Fatalf("upload %d: %v", i+1, err)
+		}
+		if first == nil {
+			first = cr.UploadId
+		}
+	}
+	_, err := c.CreateMultipartUpload(h.ctx, &s3.CreateMultipartUploadInput{Bucket: loc.Bucket, Key: loc.Key})
+	if code := s3Code(err); code != "InvalidRequest" || !strings.Contains(err.Error(), "unfinished multipart uploads") {
+		t.Fatalf("upload %d: %v, want InvalidRequest", DefaultMaxOpenUploads+1, err)
+	}
+	if _, err := c.AbortMultipartUpload(h.ctx, &s3.AbortMultipartUploadInput{Bucket: loc.Bucket, Key: loc.Key, UploadId: first}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateMultipartUpload(h.ctx, &s3.CreateMultipartUploadInput{Bucket: loc.Bucket, Key: loc.Key}); err != nil {
+		t.Errorf("after an abort: %v", err)
+	}
+}
+
 // TestS3OperatorObject uploads with Hoist's API credentials to a key of
 // the operator's choosing, then creates a build from it.
 func TestS3OperatorObject(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.APICredentials = map[string]string{"AKIAOPERATOR": "operator-secret"} })
+	h := newHarness(t, func(c *Config) {
+		c.Operators = sigv4.NewAuthenticator(map[string]string{"AKIAOPERATOR": "operator-secret"}, c.Now)
+	})
 	srv := startHoist(t, h)
 	c := s3Client(srv, "AKIAOPERATOR", "operator-secret", "")
 	bucket, key := aws.String(h.Bucket()), aws.String("games/v1/server.zip")
@@ -206,7 +241,7 @@ func TestS3OperatorObject(t *testing.T) {
 	if err != nil || aws.ToInt64(head.ContentLength) != int64(len(goodArchive(t))) {
 		t.Fatalf("HeadObject: %+v %v", head, err)
 	}
-	out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{StorageLocation: &api.S3Location{Bucket: bucket, Key: key}})
+	out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023, StorageLocation: &api.S3Location{Bucket: bucket, Key: key}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +274,7 @@ func TestS3Refusals(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Limits.MaxArchiveSize = 64 << 10 })
 	srv := startHoist(t, h)
 	newBuild := func() *api.CreateBuildOutput {
-		out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+		out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,10 +360,36 @@ func TestS3Refusals(t *testing.T) {
 	}
 }
 
+// TestS3LongEntryName: an entry name over the file system's limit is the
+// archive's fault: the upload is answered InvalidBuildArchive with the
+// reason, and the build is FAILED with it. Before the check the unpack
+// failed creating the file, and the build was FAILED as Hoist's own error.
+func TestS3LongEntryName(t *testing.T) {
+	h := newHarness(t)
+	srv := startHoist(t, h)
+	out, err := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := makeZip(t, zent{name: "game/" + strings.Repeat("n", 256), body: "x"})
+	_, err = uploadClient(srv, out.UploadCredentials).PutObject(h.ctx, &s3.PutObjectInput{
+		Bucket: out.StorageLocation.Bucket, Key: out.StorageLocation.Key, Body: bytes.NewReader(archive)})
+	if code := s3Code(err); code != "InvalidBuildArchive" || !strings.Contains(err.Error(), "path element of 256 bytes") {
+		t.Fatalf("PutObject = %v, want InvalidBuildArchive naming the long element", err)
+	}
+	r, err := h.get(h.ctx, *out.Build.BuildId)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != api.BuildStatusFailed || !strings.Contains(r.StatusReason, "path element") {
+		t.Errorf("build is %s (%q), want FAILED for the long name", r.Status, r.StatusReason)
+	}
+}
+
 func TestS3Expired(t *testing.T) {
 	h := newHarness(t)
 	srv := startHoist(t, h)
-	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	h.clock.Advance(DefaultCredentialsTTL)
 	_, err := uploadClient(srv, out.UploadCredentials).PutObject(context.Background(), &s3.PutObjectInput{
 		Bucket: out.StorageLocation.Bucket, Key: out.StorageLocation.Key, Body: bytes.NewReader(goodArchive(t))})
@@ -353,7 +414,7 @@ func TestS3Expired(t *testing.T) {
 func TestS3ConcurrentUploads(t *testing.T) {
 	h := newHarness(t)
 	srv := startHoist(t, h)
-	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{})
+	out, _ := h.CreateBuild(h.ctx, &api.CreateBuildInput{OperatingSystem: api.OperatingSystemAmazonLinux2023})
 	c := uploadClient(srv, out.UploadCredentials)
 	const n = 6
 	codes := make(chan string, n)
@@ -377,5 +438,17 @@ func TestS3ConcurrentUploads(t *testing.T) {
 	}
 	if names, _ := h.blobs.list(); len(names) != 0 {
 		t.Errorf("blobs left: %v", names)
+	}
+}
+
+// TestS3NoOperators: without Config.Operators only upload credentials are
+// accepted; the package holds no API secrets of its own to fall back on.
+func TestS3NoOperators(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Operators = nil })
+	srv := startHoist(t, h)
+	_, err := s3Client(srv, "AKIAOPERATOR", "operator-secret", "").PutObject(h.ctx, &s3.PutObjectInput{
+		Bucket: aws.String(h.Bucket()), Key: aws.String("games/x.zip"), Body: strings.NewReader("x")})
+	if code := s3Code(err); code != "InvalidAccessKeyId" {
+		t.Errorf("operator request without Operators: %v, want InvalidAccessKeyId", err)
 	}
 }

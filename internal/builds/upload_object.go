@@ -5,8 +5,8 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
+	"github.com/hoistgg/hoist/internal/builds/s3"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -14,21 +14,21 @@ import (
 type received struct {
 	blob string
 	size int64
-	d    *digester
+	d    *s3.Digester
 }
 
 // receiveBody streams a request's payload into a new blob, at most max
 // bytes, decoding aws-chunked bodies and checking every digest the request
 // declares; the blob is durable (fsynced) when it returns.
 func (s *Service) receiveBody(r *http.Request, a *authResult, max int64) (*received, error) {
-	body, err := newPayloadReader(r, a)
+	body, err := s3.NewPayloadReader(r, a.payloadHash)
 	if err != nil {
 		return nil, err
 	}
-	if body.length > max {
-		return nil, errTooLarge(max)
+	if body.Length > max {
+		return nil, s3.ErrTooLarge(max)
 	}
-	d, err := newDigester(r.Header, isSHA256Hex(a.payloadHash), r.Header.Get("x-amz-trailer"))
+	d, err := s3.NewDigester(r.Header, s3.IsSHA256Hex(a.payloadHash), r.Header.Get("x-amz-trailer"))
 	if err != nil {
 		return nil, err
 	}
@@ -38,10 +38,10 @@ func (s *Service) receiveBody(r *http.Request, a *authResult, max int64) (*recei
 	}
 	n, err := io.Copy(io.MultiWriter(w, d), io.LimitReader(body, max+1))
 	if err == nil {
-		err = checkLength(n, max, body.length)
+		err = s3.CheckLength(n, max, body.Length)
 	}
 	if err == nil {
-		err = d.verify(a.payloadHash, r.Header, body.trailers())
+		err = d.Verify(a.payloadHash, r.Header, body.Trailers())
 	}
 	if err != nil {
 		w.abort()
@@ -51,27 +51,6 @@ func (s *Service) receiveBody(r *http.Request, a *authResult, max int64) (*recei
 		return nil, err
 	}
 	return &received{blob: w.name, size: n, d: d}, nil
-}
-
-// checkLength compares the bytes read with the limit and the declared
-// length (-1: none).
-func checkLength(n, max, declared int64) error {
-	switch {
-	case n > max:
-		return errTooLarge(max)
-	case declared >= 0 && n != declared:
-		return s3Errorf(http.StatusBadRequest, "IncompleteBody", "You did not provide the number of bytes specified by the Content-Length HTTP header.")
-	}
-	return nil
-}
-
-func isSHA256Hex(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	return strings.IndexFunc(s, func(c rune) bool {
-		return !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F')
-	}) < 0
 }
 
 // putObject stores a whole object in one request.
@@ -85,7 +64,7 @@ func (s *Service) putObject(w http.ResponseWriter, r *http.Request, a *authResul
 	if err != nil {
 		return err
 	}
-	etag, sums := got.d.etag(), got.d.sums()
+	etag, sums := got.d.ETag(), got.d.Sums()
 	if err := s.storeUpload(ctx, t, got.blob, got.size, etag, sums); err != nil {
 		return err
 	}
@@ -96,7 +75,7 @@ func (s *Service) putObject(w http.ResponseWriter, r *http.Request, a *authResul
 		}
 	}
 	w.Header().Set("ETag", etag)
-	setChecksumHeaders(w, sums)
+	s3.SetChecksumHeaders(w, sums)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -104,7 +83,7 @@ func (s *Service) putObject(w http.ResponseWriter, r *http.Request, a *authResul
 // headObject reports an object's size and ETag.
 func (s *Service) headObject(w http.ResponseWriter, r *http.Request, a *authResult, key string) error {
 	if a.cred != nil && key != a.cred.StorageKey {
-		return errAccessDenied("These upload credentials may only access %s.", a.cred.StorageKey)
+		return s3.ErrAccessDenied("These upload credentials may only access %s.", a.cred.StorageKey)
 	}
 	var o objectRecord
 	err := s.cfg.Store.View(r.Context(), func(tx store.Tx) error {
@@ -112,7 +91,7 @@ func (s *Service) headObject(w http.ResponseWriter, r *http.Request, a *authResu
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return errNoSuchKey(key)
+		return s3.ErrNoSuchKey(key)
 	}
 	if err != nil {
 		return err
@@ -121,7 +100,7 @@ func (s *Service) headObject(w http.ResponseWriter, r *http.Request, a *authResu
 	w.Header().Set("Content-Length", strconv.FormatInt(o.Size, 10))
 	w.Header().Set("Last-Modified", o.Modified.UTC().Format(http.TimeFormat))
 	w.Header().Set("Content-Type", "binary/octet-stream")
-	setChecksumHeaders(w, o.Checksums)
+	s3.SetChecksumHeaders(w, o.Checksums)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -129,7 +108,7 @@ func (s *Service) headObject(w http.ResponseWriter, r *http.Request, a *authResu
 // deleteObject removes a plain object (Hoist's API credentials only).
 func (s *Service) deleteObject(w http.ResponseWriter, r *http.Request, a *authResult, key string) error {
 	if a.cred != nil {
-		return errAccessDenied("Upload credentials cannot delete objects.")
+		return s3.ErrAccessDenied("Upload credentials cannot delete objects.")
 	}
 	var blob string
 	err := s.cfg.Store.Update(r.Context(), func(tx store.Tx) error {

@@ -1,4 +1,4 @@
-package builds
+package s3
 
 import (
 	"bufio"
@@ -50,7 +50,7 @@ func TestChunkedPayload(t *testing.T) {
 		length  string
 		trailer string
 		want    string // payload read, when no error
-		code    string // s3Error code expected
+		code    string // Error code expected
 	}{
 		"good":               {body: good, want: data},
 		"no final blank":     {body: strings.TrimSuffix(good, "\r\n"), want: data},
@@ -78,8 +78,8 @@ func TestChunkedPayload(t *testing.T) {
 			if tc.trailer == "" {
 				r.Header.Set("x-amz-trailer", "x-amz-checksum-crc32")
 			}
-			got, err := readPayload(r, &authResult{payloadHash: streamingUnsignedTrailer})
-			var se *s3Error
+			got, err := readPayload(r, streamingUnsignedTrailer)
+			var se *Error
 			switch {
 			case tc.code != "":
 				if !errors.As(err, &se) || se.Code != tc.code {
@@ -94,23 +94,23 @@ func TestChunkedPayload(t *testing.T) {
 	}
 }
 
-// readPayload reads a request payload as receiveBody does, without a
+// readPayload reads a request payload as builds' receiveBody does, without a
 // blob.
-func readPayload(r *http.Request, a *authResult) (string, error) {
-	body, err := newPayloadReader(r, a)
+func readPayload(r *http.Request, payloadHash string) (string, error) {
+	body, err := NewPayloadReader(r, payloadHash)
 	if err != nil {
 		return "", err
 	}
-	d, err := newDigester(r.Header, isSHA256Hex(a.payloadHash), r.Header.Get("x-amz-trailer"))
+	d, err := NewDigester(r.Header, IsSHA256Hex(payloadHash), r.Header.Get("x-amz-trailer"))
 	if err != nil {
 		return "", err
 	}
 	b, err := io.ReadAll(io.TeeReader(body, d))
 	if err == nil {
-		err = checkLength(int64(len(b)), 1<<20, body.length)
+		err = CheckLength(int64(len(b)), 1<<20, body.Length)
 	}
 	if err == nil {
-		err = d.verify(a.payloadHash, r.Header, body.trailers())
+		err = d.Verify(payloadHash, r.Header, body.Trailers())
 	}
 	return string(b), err
 }
@@ -139,8 +139,8 @@ func TestPlainPayloadDigests(t *testing.T) {
 			for k, v := range tc.header {
 				r.Header.Set(k, v)
 			}
-			_, err := readPayload(r, &authResult{payloadHash: tc.hash})
-			var se *s3Error
+			_, err := readPayload(r, tc.hash)
+			var se *Error
 			if tc.code == "" && err != nil || tc.code != "" && (!errors.As(err, &se) || se.Code != tc.code) {
 				t.Fatalf("err = %v, want %q", err, tc.code)
 			}

@@ -1,4 +1,4 @@
-package builds
+package s3
 
 import (
 	"bufio"
@@ -24,46 +24,46 @@ const (
 	maxTrailerFields = 16
 )
 
-// payloadReader reads an upload's payload: the body itself, or the data of
+// PayloadReader reads an upload's payload: the body itself, or the data of
 // an aws-chunked body.
-type payloadReader struct {
+type PayloadReader struct {
 	io.Reader
-	// length is the payload's declared length, -1 when unknown.
-	length int64
+	// Length is the payload's declared length, -1 when unknown.
+	Length int64
 	chunks *chunkedReader // nil for a plain body
 }
 
-// trailers returns the flexible checksums an aws-chunked body's trailer
+// Trailers returns the flexible checksums an aws-chunked body's trailer
 // carried (algorithm -> base64 value), once the payload is read.
-func (p *payloadReader) trailers() map[string]string {
+func (p *PayloadReader) Trailers() map[string]string {
 	if p.chunks == nil {
 		return nil
 	}
 	return p.chunks.checksums
 }
 
-// newPayloadReader picks how to read r's body from the payload hash the
+// NewPayloadReader picks how to read r's body from the payload hash the
 // signature covers: a hex SHA-256 or UNSIGNED-PAYLOAD mean the body is the
 // payload; STREAMING-UNSIGNED-PAYLOAD-TRAILER means an aws-chunked body
 // with a checksum trailer. Signed chunks (STREAMING-AWS4-HMAC-SHA256-...)
 // are not served: no SDK sends them unless told to.
-func newPayloadReader(r *http.Request, a *authResult) (*payloadReader, error) {
-	switch h := a.payloadHash; {
-	case isSHA256Hex(h) || h == unsignedPayload:
-		return &payloadReader{Reader: r.Body, length: r.ContentLength}, nil
+func NewPayloadReader(r *http.Request, payloadHash string) (*PayloadReader, error) {
+	switch h := payloadHash; {
+	case IsSHA256Hex(h) || h == unsignedPayload:
+		return &PayloadReader{Reader: r.Body, Length: r.ContentLength}, nil
 	case h == streamingUnsignedTrailer:
 		n, err := strconv.ParseInt(r.Header.Get("x-amz-decoded-content-length"), 10, 64)
 		if err != nil || n < 0 {
-			return nil, s3Errorf(http.StatusLengthRequired, "MissingContentLength", "An aws-chunked upload needs x-amz-decoded-content-length.")
+			return nil, Errorf(http.StatusLengthRequired, "MissingContentLength", "An aws-chunked upload needs x-amz-decoded-content-length.")
 		}
 		c := &chunkedReader{br: bufio.NewReaderSize(r.Body, 64<<10), trailer: r.Header.Get("x-amz-trailer")}
-		return &payloadReader{Reader: c, length: n, chunks: c}, nil
+		return &PayloadReader{Reader: c, Length: n, chunks: c}, nil
 	case strings.HasPrefix(h, streamingSignedPrefix):
-		return nil, errNotImplemented("a body with signed chunks (" + h + "); use UNSIGNED-PAYLOAD or a trailing checksum")
+		return nil, ErrNotImplemented("a body with signed chunks (" + h + "); use UNSIGNED-PAYLOAD or a trailing checksum")
 	case h == "":
-		return nil, s3Errorf(http.StatusBadRequest, "InvalidRequest", "Missing required header for this request: x-amz-content-sha256")
+		return nil, Errorf(http.StatusBadRequest, "InvalidRequest", "Missing required header for this request: x-amz-content-sha256")
 	default:
-		return nil, s3Errorf(http.StatusBadRequest, "InvalidArgument", "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER, or a valid sha256 value.")
+		return nil, Errorf(http.StatusBadRequest, "InvalidArgument", "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER, or a valid sha256 value.")
 	}
 }
 
@@ -79,7 +79,7 @@ type chunkedReader struct {
 	checksums map[string]string
 }
 
-var errBadChunk = s3Errorf(http.StatusBadRequest, "IncompleteBody", "The aws-chunked body is malformed or cut short.")
+var errBadChunk = Errorf(http.StatusBadRequest, "IncompleteBody", "The aws-chunked body is malformed or cut short.")
 
 func (c *chunkedReader) Read(p []byte) (int, error) {
 	for c.left == 0 {
@@ -172,7 +172,7 @@ func (c *chunkedReader) readTrailer() error {
 		}
 	}
 	if want := trailerAlgorithm(c.trailer); want != "" && c.checksums[want] == "" {
-		return s3Errorf(http.StatusBadRequest, "InvalidRequest", "The trailer announced in x-amz-trailer (%s) is missing.", c.trailer)
+		return Errorf(http.StatusBadRequest, "InvalidRequest", "The trailer announced in x-amz-trailer (%s) is missing.", c.trailer)
 	}
 	return nil
 }

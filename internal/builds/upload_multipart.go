@@ -2,23 +2,17 @@ package builds
 
 import (
 	"context"
-	"crypto/md5"
-	"encoding/hex"
-	"encoding/xml"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/hoistgg/hoist/internal/builds/s3"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
-const (
-	maxParts            = 10_000
-	maxCompleteBodySize = 4 << 20
-)
+// maxParts is S3's largest part number.
+const maxParts = 10_000
 
 // createMultipart starts a multipart upload.
 func (s *Service) createMultipart(w http.ResponseWriter, r *http.Request, a *authResult, key string) error {
@@ -39,6 +33,9 @@ func (s *Service) createMultipart(w http.ResponseWriter, r *http.Request, a *aut
 		up.BuildID = *t.build.BuildId
 	}
 	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		if err := s.checkOpenUploads(ctx, tx, key); err != nil {
+			return err
+		}
 		return store.PutJSON(ctx, tx, store.Record{Kind: KindMultipartUpload, ID: up.UploadID, Parent: key}, up)
 	})
 	if err != nil {
@@ -47,8 +44,24 @@ func (s *Service) createMultipart(w http.ResponseWriter, r *http.Request, a *aut
 	if up.ChecksumAlgorithm != "" {
 		w.Header().Set("x-amz-checksum-algorithm", up.ChecksumAlgorithm)
 	}
-	writeXML(w, http.StatusOK, initiateResult{Xmlns: s3Namespace, Bucket: s.bucket, Key: key, UploadID: up.UploadID})
+	s3.WriteXML(w, http.StatusOK, s3.InitiateResult{Xmlns: s3.Namespace, Bucket: s.bucket, Key: key, UploadID: up.UploadID})
 	return nil
+}
+
+// checkOpenUploads refuses a new multipart upload of key when
+// Limits.MaxOpenUploads of its uploads are unfinished (each may hold up to
+// the archive size limit in parts).
+func (s *Service) checkOpenUploads(ctx context.Context, tx store.Tx, key string) error {
+	open := 0
+	err := store.Each(ctx, tx, store.Query{Kind: KindMultipartUpload, Parent: key, HasParent: true}, func(store.Record) error {
+		open++
+		return nil
+	})
+	if err != nil || open < s.lim.MaxOpenUploads {
+		return err
+	}
+	return s3.Errorf(http.StatusBadRequest, "InvalidRequest",
+		"%s already has %d unfinished multipart uploads (the limit); complete or abort one (AbortMultipartUpload) first.", key, open)
 }
 
 // getUpload reads a multipart upload of key that a may act on.
@@ -56,16 +69,16 @@ func (s *Service) getUpload(ctx context.Context, tx store.Tx, a *authResult, key
 	var up uploadRecord
 	_, err := store.GetJSON(ctx, tx, KindMultipartUpload, uploadID, &up)
 	if errors.Is(err, store.ErrNotFound) || err == nil && up.Key != key {
-		return nil, errNoSuchUpload()
+		return nil, s3.ErrNoSuchUpload()
 	}
 	if err != nil {
 		return nil, err
 	}
 	if a.cred != nil && a.cred.BuildID != up.BuildID {
-		return nil, errAccessDenied("These upload credentials may only write %s.", a.cred.StorageKey)
+		return nil, s3.ErrAccessDenied("These upload credentials may only write %s.", a.cred.StorageKey)
 	}
 	if up.Host != s.cfg.ReplicaID {
-		return nil, s3Errorf(http.StatusServiceUnavailable, "ServiceUnavailable", "This multipart upload is held by another Hoist replica.")
+		return nil, s3.Errorf(http.StatusServiceUnavailable, "ServiceUnavailable", "This multipart upload is held by another Hoist replica.")
 	}
 	return &up, nil
 }
@@ -76,7 +89,7 @@ func (s *Service) uploadPart(w http.ResponseWriter, r *http.Request, a *authResu
 	q := r.URL.Query()
 	n, err := strconv.Atoi(q.Get("partNumber"))
 	if err != nil || n < 1 || n > maxParts {
-		return errInvalidArgument("Part number must be an integer between 1 and %d, inclusive.", maxParts)
+		return s3.ErrInvalidArgument("Part number must be an integer between 1 and %d, inclusive.", maxParts)
 	}
 	uploadID := q.Get("uploadId")
 	var others int64 // bytes of the upload's other parts
@@ -100,7 +113,7 @@ func (s *Service) uploadPart(w http.ResponseWriter, r *http.Request, a *authResu
 	if err != nil {
 		return err
 	}
-	part := partRecord{Number: n, Blob: got.blob, Size: got.size, ETag: got.d.etag(), Checksums: got.d.sums()}
+	part := partRecord{Number: n, Blob: got.blob, Size: got.size, ETag: got.d.ETag(), Checksums: got.d.Sums()}
 	old, err := s.putPart(ctx, a, key, uploadID, part)
 	if err != nil {
 		s.blobs.remove(got.blob)
@@ -108,7 +121,7 @@ func (s *Service) uploadPart(w http.ResponseWriter, r *http.Request, a *authResu
 	}
 	s.blobs.remove(old)
 	w.Header().Set("ETag", part.ETag)
-	setChecksumHeaders(w, part.Checksums)
+	s3.SetChecksumHeaders(w, part.Checksums)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -161,7 +174,7 @@ func (s *Service) abortMultipart(w http.ResponseWriter, r *http.Request, a *auth
 func (s *Service) completeMultipart(w http.ResponseWriter, r *http.Request, a *authResult, key string) error {
 	ctx := r.Context()
 	uploadID := r.URL.Query().Get("uploadId")
-	req, err := readCompleteRequest(r, a)
+	req, err := s3.ReadCompleteRequest(r, a.payloadHash)
 	if err != nil {
 		return err
 	}
@@ -187,55 +200,17 @@ func (s *Service) completeMultipart(w http.ResponseWriter, r *http.Request, a *a
 			return err
 		}
 	}
-	setChecksumHeaders(w, joined.sums)
-	writeXML(w, http.StatusOK, completeResult{
-		Xmlns: s3Namespace, Location: strings.TrimSuffix(s.cfg.PublicURL, "/") + "/" + s.bucket + "/" + key,
+	s3.SetChecksumHeaders(w, joined.sums)
+	s3.WriteXML(w, http.StatusOK, s3.CompleteResult{
+		Xmlns: s3.Namespace, Location: strings.TrimSuffix(s.cfg.PublicURL, "/") + "/" + s.bucket + "/" + key,
 		Bucket: s.bucket, Key: key, ETag: etag,
 	})
 	return nil
 }
 
-// readCompleteRequest reads and checks CompleteMultipartUpload's body.
-func readCompleteRequest(r *http.Request, a *authResult) (*completeRequest, error) {
-	body, err := newPayloadReader(r, a)
-	if err != nil {
-		return nil, err
-	}
-	d, err := newDigester(r.Header, isSHA256Hex(a.payloadHash), r.Header.Get("x-amz-trailer"))
-	if err != nil {
-		return nil, err
-	}
-	b, err := io.ReadAll(io.TeeReader(io.LimitReader(body, maxCompleteBodySize+1), d))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxCompleteBodySize {
-		return nil, s3Errorf(http.StatusBadRequest, "MalformedXML", "The CompleteMultipartUpload body is too large.")
-	}
-	// Checksum headers on Complete describe the whole object, not the body.
-	h := r.Header.Clone()
-	for name := range h {
-		if strings.HasPrefix(strings.ToLower(name), checksumHeaderPrefix) {
-			h.Del(name)
-		}
-	}
-	d.expected = map[string]string{}
-	if err := d.verify(a.payloadHash, h, nil); err != nil {
-		return nil, err
-	}
-	var req completeRequest
-	if err := xml.Unmarshal(b, &req); err != nil {
-		return nil, s3Errorf(http.StatusBadRequest, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema.")
-	}
-	if len(req.Parts) == 0 {
-		return nil, s3Errorf(http.StatusBadRequest, "MalformedXML", "CompleteMultipartUpload lists no parts.")
-	}
-	return &req, nil
-}
-
 // completeParts checks the listed parts against the stored ones and
 // returns them in order.
-func (s *Service) completeParts(ctx context.Context, a *authResult, key, uploadID string, req *completeRequest) (*uploadRecord, []partRecord, error) {
+func (s *Service) completeParts(ctx context.Context, a *authResult, key, uploadID string, req *s3.CompleteRequest) (*uploadRecord, []partRecord, error) {
 	var up *uploadRecord
 	var parts []partRecord
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
@@ -249,16 +224,16 @@ func (s *Service) completeParts(ctx context.Context, a *authResult, key, uploadI
 	return up, parts, err
 }
 
-func listedParts(ctx context.Context, tx store.Tx, uploadID string, listed []completePart) ([]partRecord, error) {
+func listedParts(ctx context.Context, tx store.Tx, uploadID string, listed []s3.CompletePart) ([]partRecord, error) {
 	parts := make([]partRecord, 0, len(listed))
 	for i, lp := range listed {
 		if i > 0 && lp.PartNumber <= listed[i-1].PartNumber {
-			return nil, s3Errorf(http.StatusBadRequest, "InvalidPartOrder", "The list of parts was not in ascending order. Parts must be ordered by part number.")
+			return nil, s3.Errorf(http.StatusBadRequest, "InvalidPartOrder", "The list of parts was not in ascending order. Parts must be ordered by part number.")
 		}
 		var p partRecord
 		_, err := store.GetJSON(ctx, tx, KindUploadPart, partID(uploadID, lp.PartNumber), &p)
-		if errors.Is(err, store.ErrNotFound) || err == nil && !sameETag(p.ETag, lp.ETag) {
-			return nil, s3Errorf(http.StatusBadRequest, "InvalidPart", "Part %d was not uploaded, or its ETag does not match.", lp.PartNumber)
+		if errors.Is(err, store.ErrNotFound) || err == nil && !s3.SameETag(p.ETag, lp.ETag) {
+			return nil, s3.Errorf(http.StatusBadRequest, "InvalidPart", "Part %d was not uploaded, or its ETag does not match.", lp.PartNumber)
 		}
 		if err != nil {
 			return nil, err
@@ -271,29 +246,25 @@ func listedParts(ctx context.Context, tx store.Tx, uploadID string, listed []com
 	return parts, nil
 }
 
-func sameETag(a, b string) bool { return strings.Trim(a, `"`) == strings.Trim(b, `"`) }
-
 // checkPartChecksums compares the checksums a Complete request lists for a
 // part with the ones computed when the part arrived.
-func checkPartChecksums(p partRecord, lp completePart) error {
+func checkPartChecksums(p partRecord, lp s3.CompletePart) error {
 	for algo, v := range map[string]string{
 		"crc32": lp.ChecksumCRC32, "crc32c": lp.ChecksumCRC32C, "crc64nvme": lp.ChecksumCRC64NVME,
 		"sha1": lp.ChecksumSHA1, "sha256": lp.ChecksumSHA256,
 	} {
 		if got, ok := p.Checksums[algo]; v != "" && ok && got != v {
-			return s3Errorf(http.StatusBadRequest, "InvalidPart", "Part %d's %s does not match the part uploaded.", p.Number, strings.ToUpper(algo))
+			return s3.Errorf(http.StatusBadRequest, "InvalidPart", "Part %d's %s does not match the part uploaded.", p.Number, strings.ToUpper(algo))
 		}
 	}
 	return nil
 }
 
-// multipartETag is S3's ETag of a multipart object: the MD5 of the parts'
-// MD5s, a dash and the part count.
+// multipartETag is S3's ETag of a multipart object (see s3.MultipartETag).
 func multipartETag(parts []partRecord) string {
-	h := md5.New()
-	for _, p := range parts {
-		b, _ := hex.DecodeString(strings.Trim(p.ETag, `"`))
-		h.Write(b)
+	etags := make([]string, len(parts))
+	for i, p := range parts {
+		etags[i] = p.ETag
 	}
-	return fmt.Sprintf(`"%s-%d"`, hex.EncodeToString(h.Sum(nil)), len(parts))
+	return s3.MultipartETag(etags)
 }
