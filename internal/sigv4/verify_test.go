@@ -440,3 +440,48 @@ func TestWireDetails(t *testing.T) {
 		t.Fatalf("absolute form refused: %v", err)
 	}
 }
+
+// TestTargetMustBeSigned: a JSON request's X-Amz-Target names its
+// operation, so a signature that does not cover it could be replayed as
+// another operation. With the header present it must be signed, in both
+// modes; without it (CBOR requests) nothing changes.
+func TestTargetMustBeSigned(t *testing.T) {
+	body := []byte(`{}`)
+	newReq := func() *http.Request {
+		r, err := http.NewRequest(http.MethodPost, "http://127.0.0.1:9080/", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("Content-Type", "application/x-amz-json-1.1")
+		return r
+	}
+	keys := func(id string) (string, bool) { return testSecret, id == testKey }
+	for _, unauth := range []bool{false, true} {
+		v := &sigv4.Verifier{Service: "gamelift", Keys: keys, Unauthenticated: unauth, Now: func() time.Time { return testNow }}
+
+		// Signed without X-Amz-Target, which is then added: refused.
+		r := newReq()
+		signV2(t, r, body, creds{akid: testKey, secret: testSecret}, "gamelift", testNow, false)
+		r.Header.Set("X-Amz-Target", "GameLift.DeleteBuild")
+		_, err := v.Verify(r, body)
+		var se *sigv4.Error
+		if !errors.As(err, &se) || se.Code != sigv4.CodeIncompleteSignature || !strings.Contains(se.Message, "X-Amz-Target") {
+			t.Errorf("unauthenticated=%v: X-Amz-Target not signed: got %v, want %s naming X-Amz-Target", unauth, err, sigv4.CodeIncompleteSignature)
+		}
+
+		// Signed with it, as the SDKs do: accepted.
+		r = newReq()
+		r.Header.Set("X-Amz-Target", "GameLift.ListBuilds")
+		signV2(t, r, body, creds{akid: testKey, secret: testSecret}, "gamelift", testNow, false)
+		if _, err := v.Verify(r, body); err != nil {
+			t.Errorf("unauthenticated=%v: X-Amz-Target signed: %v", unauth, err)
+		}
+
+		// No X-Amz-Target at all (a CBOR request): accepted.
+		r = newReq()
+		signV2(t, r, body, creds{akid: testKey, secret: testSecret}, "gamelift", testNow, false)
+		if _, err := v.Verify(r, body); err != nil {
+			t.Errorf("unauthenticated=%v: no X-Amz-Target: %v", unauth, err)
+		}
+	}
+}
