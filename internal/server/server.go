@@ -132,6 +132,9 @@ func New(opts Options) (_ *Server, err error) {
 		return nil, err
 	}
 	s.handler = s.routes()
+	if len(cfg.Credentials) == 0 {
+		s.handler = guardBrowsers(s.handler)
+	}
 	return s, nil
 }
 
