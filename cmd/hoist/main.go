@@ -113,7 +113,7 @@ func serve(args []string, stderr io.Writer) error {
 		log.Info("verifying SigV4 signatures", "access_keys", len(cfg.Credentials))
 	}
 
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	hs := srv.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	errc := make(chan error, 3)
 	go func() { errc <- hs.Serve(ln) }()
 	var ths *http.Server
@@ -122,9 +122,8 @@ func serve(args []string, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		ths = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
-			TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
-			ErrorLog:  slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		ths = srv.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+		ths.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 		go func() { errc <- ths.ServeTLS(tlsLn, "", "") }()
 	}
 	if cfg.PprofAddr != "" {

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -48,6 +49,15 @@ type Config struct {
 	// ProcessEnv is added to the environment of every server process Hoist
 	// launches for a managed fleet (KEY=value entries).
 	ProcessEnv []string
+	// HTTPHeaderTimeout, HTTPBodyTimeout and HTTPIdleTimeout bound how
+	// long a client may take to send a request's headers and its body,
+	// and how long an idle keep-alive connection stays open; 0 disables
+	// one. HTTPMaxBodies caps the API and admin request bodies read at
+	// once (0: no cap). See docs/security.md.
+	HTTPHeaderTimeout time.Duration
+	HTTPBodyTimeout   time.Duration
+	HTTPIdleTimeout   time.Duration
+	HTTPMaxBodies     int
 	// Timings override timers of the background loops, by name (see
 	// TimingNames); meant for development and tests.
 	Timings map[string]time.Duration
@@ -86,6 +96,11 @@ const (
 	DefaultRegion       = "us-west-2"
 	DefaultAccount      = "123456789012"
 	DefaultHealthExpiry = 5 * time.Minute
+
+	DefaultHTTPHeaderTimeout = 10 * time.Second
+	DefaultHTTPBodyTimeout   = time.Minute
+	DefaultHTTPIdleTimeout   = 2 * time.Minute
+	DefaultHTTPMaxBodies     = 32
 
 	// StoreJournal is the default store: in memory, with a journal on disk.
 	StoreJournal = "journal"
@@ -126,6 +141,27 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (*Config
 	}
 	fs.DurationVar(&c.HealthExpiry, "health-expiry", he, "deregister FleetIQ game servers silent this long ($HOIST_HEALTH_EXPIRY)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long graceful shutdown may take")
+	for _, d := range []struct {
+		p         *time.Duration
+		flag, env string
+		def       time.Duration
+		help      string
+	}{
+		{&c.HTTPHeaderTimeout, "http-header-timeout", "HOIST_HTTP_HEADER_TIMEOUT", DefaultHTTPHeaderTimeout, "how long a client may take to send a request's headers; 0 disables ($HOIST_HTTP_HEADER_TIMEOUT)"},
+		{&c.HTTPBodyTimeout, "http-body-timeout", "HOIST_HTTP_BODY_TIMEOUT", DefaultHTTPBodyTimeout, "how long a client may take to send a request body (an S3 upload: how long it may pause); 0 disables ($HOIST_HTTP_BODY_TIMEOUT)"},
+		{&c.HTTPIdleTimeout, "http-idle-timeout", "HOIST_HTTP_IDLE_TIMEOUT", DefaultHTTPIdleTimeout, "how long an idle keep-alive connection stays open; 0 disables ($HOIST_HTTP_IDLE_TIMEOUT)"},
+	} {
+		v, err := durationEnv(getenv, d.env, d.def)
+		if err != nil {
+			return nil, err
+		}
+		fs.DurationVar(d.p, d.flag, v, d.help)
+	}
+	maxBodies, err := intEnv(getenv, "HOIST_HTTP_MAX_BODIES", DefaultHTTPMaxBodies)
+	if err != nil {
+		return nil, err
+	}
+	fs.IntVar(&c.HTTPMaxBodies, "http-max-bodies", maxBodies, "API and admin request bodies read at once; more wait a second, then get 503; 0: no cap ($HOIST_HTTP_MAX_BODIES)")
 	processEnv := fs.String("process-env", env("HOIST_PROCESS_ENV", ""), "KEY=value,... added to the environment of managed server processes ($HOIST_PROCESS_ENV)")
 	timings := fs.String("timings", env("HOIST_TIMINGS", ""), "name=duration,... overriding background timers, for development and tests ($HOIST_TIMINGS; see docs/configuration.md)")
 	if err := fs.Parse(args); err != nil {
@@ -160,6 +196,18 @@ func durationEnv(getenv func(string) string, name string, def time.Duration) (ti
 	return d, nil
 }
 
+func intEnv(getenv func(string) string, name string, def int) (int, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("$%s: %w", name, err)
+	}
+	return n, nil
+}
+
 func (c *Config) check() error {
 	if c.Region == "" || c.Account == "" {
 		return errors.New("region and account must not be empty")
@@ -173,6 +221,9 @@ func (c *Config) check() error {
 	case "", JournalDirect, JournalBuffered:
 	default:
 		return fmt.Errorf("--journal-writes %q: want %s or %s", c.JournalWrites, JournalDirect, JournalBuffered)
+	}
+	if c.HTTPHeaderTimeout < 0 || c.HTTPBodyTimeout < 0 || c.HTTPIdleTimeout < 0 || c.HTTPMaxBodies < 0 {
+		return errors.New("--http-header-timeout, --http-body-timeout, --http-idle-timeout and --http-max-bodies must not be negative")
 	}
 	if c.PprofAddr != "" && !IsLoopback(c.PprofAddr) {
 		return fmt.Errorf("--pprof-addr %s: the profiling endpoint listens on loopback addresses only", c.PprofAddr)
