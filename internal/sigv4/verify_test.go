@@ -485,3 +485,44 @@ func TestTargetMustBeSigned(t *testing.T) {
 		}
 	}
 }
+
+// TestPrecheck: Authenticator.Precheck refuses, from the headers alone,
+// what Authenticate would refuse before looking at the signature.
+func TestPrecheck(t *testing.T) {
+	body := []byte(`{}`)
+	signed := func(akid string, at time.Time) *http.Request {
+		r, err := http.NewRequest(http.MethodPost, "http://127.0.0.1:9080/", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("X-Amz-Target", "GameLift.ListBuilds")
+		signV2(t, r, body, creds{akid: akid, secret: testSecret}, "gamelift", at, false)
+		return r
+	}
+	now := func() time.Time { return testNow }
+	withKeys := sigv4.NewAuthenticator(map[string]string{testKey: testSecret}, now)
+	without := sigv4.NewAuthenticator(nil, now)
+	unsigned, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:9080/", nil)
+	for _, tc := range []struct {
+		name string
+		a    *sigv4.Authenticator
+		r    *http.Request
+		code string
+	}{
+		{"valid", withKeys, signed(testKey, testNow), ""},
+		{"unknown key", withKeys, signed("AKIDOTHER", testNow), sigv4.CodeUnrecognizedClient},
+		{"expired", withKeys, signed(testKey, testNow.Add(-time.Hour)), "InvalidSignatureException"},
+		{"no Authorization", withKeys, unsigned, sigv4.CodeMissingAuthenticationToken},
+		{"no keys: any key", without, signed("AKIDOTHER", testNow.Add(-time.Hour)), ""},
+		{"no keys: no Authorization", without, unsigned, sigv4.CodeMissingAuthenticationToken},
+	} {
+		err := tc.a.Precheck(tc.r)
+		var se *sigv4.Error
+		switch {
+		case tc.code == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.code != "" && (!errors.As(err, &se) || se.Code != tc.code):
+			t.Errorf("%s: %v, want %s", tc.name, err, tc.code)
+		}
+	}
+}
