@@ -168,7 +168,7 @@ func serve(args []string, stderr io.Writer) error {
 	// listener: alive, not ready.
 	starting := &server.Starting{}
 	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
-	hs := &http.Server{Handler: starting, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}
+	hs := server.HTTPServer(cfg, starting, errLog)
 	errc := make(chan error, 3)
 	go func() { errc <- hs.Serve(ls.api) }()
 	defer hs.Close() // after Shutdown on the way out; alone on an early return
@@ -212,7 +212,8 @@ func serve(args []string, stderr io.Writer) error {
 	starting.Ready(srv.Handler())
 	var ths *http.Server
 	if ls.tls != nil {
-		ths = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig, ErrorLog: errLog}
+		ths = srv.HTTPServer(errLog)
+		ths.TLSConfig = tlsConfig
 		go func() { errc <- ths.ServeTLS(ls.tls, "", "") }()
 	}
 	if ls.pprof != nil {

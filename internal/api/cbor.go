@@ -1,7 +1,9 @@
 package api
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
@@ -17,6 +19,9 @@ func (t Timestamp) MarshalCBOR() ([]byte, error) {
 	}
 	return cbor.Marshal(cbor.Tag{Number: 1, Content: content})
 }
+
+// ErrNonFinite is the error of a timestamp that is NaN or an infinity.
+var ErrNonFinite = errors.New("timestamp: not a finite number")
 
 // UnmarshalCBOR reads tag 1 around an integer or float, or a bare number.
 func (t *Timestamp) UnmarshalCBOR(b []byte) error {
@@ -40,8 +45,14 @@ func (t *Timestamp) UnmarshalCBOR(b []byte) error {
 	case int64:
 		t.Time = time.Unix(n, 0).UTC()
 	case float64:
+		if math.IsNaN(n) || math.IsInf(n, 0) {
+			return ErrNonFinite
+		}
 		t.Time = epoch(n)
 	case float32:
+		if f := float64(n); math.IsNaN(f) || math.IsInf(f, 0) {
+			return ErrNonFinite
+		}
 		t.Time = epoch(float64(n))
 	default:
 		return fmt.Errorf("timestamp: want epoch seconds, got %T", v)

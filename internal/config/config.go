@@ -63,6 +63,15 @@ type Config struct {
 	// ReadyFile, when set, is where Hoist writes its bound addresses as JSON
 	// once it serves (tests and scripts that listen on port 0 read it).
 	ReadyFile string
+	// HTTPHeaderTimeout, HTTPBodyTimeout and HTTPIdleTimeout bound how
+	// long a client may take to send a request's headers and its body,
+	// and how long an idle keep-alive connection stays open; 0 disables
+	// one. HTTPMaxBodies caps the API and admin request bodies read at
+	// once (0: no cap). See docs/security.md.
+	HTTPHeaderTimeout time.Duration
+	HTTPBodyTimeout   time.Duration
+	HTTPIdleTimeout   time.Duration
+	HTTPMaxBodies     int
 
 	// credentialsInline is $HOIST_CREDENTIALS, read into Credentials.
 	credentialsInline string
@@ -81,6 +90,11 @@ const (
 	DefaultShutdownGrace = 30 * time.Second
 	// DefaultMaxUnpackedSize is the default of --max-unpacked-size.
 	DefaultMaxUnpackedSize int64 = 20 << 30
+
+	DefaultHTTPHeaderTimeout = 10 * time.Second
+	DefaultHTTPBodyTimeout   = time.Minute
+	DefaultHTTPIdleTimeout   = 2 * time.Minute
+	DefaultHTTPMaxBodies     = 32
 
 	// StoreJournal is the default store: in memory, with a journal on disk.
 	StoreJournal = "journal"
@@ -107,6 +121,9 @@ func (c *Config) check() error {
 	case "", JournalDirect, JournalBuffered:
 	default:
 		return fmt.Errorf("--journal-writes %q: want %s or %s", c.JournalWrites, JournalDirect, JournalBuffered)
+	}
+	if c.HTTPHeaderTimeout < 0 || c.HTTPBodyTimeout < 0 || c.HTTPIdleTimeout < 0 || c.HTTPMaxBodies < 0 {
+		return errors.New("--http-header-timeout, --http-body-timeout, --http-idle-timeout and --http-max-bodies must not be negative")
 	}
 	if c.PprofAddr != "" && !IsLoopback(c.PprofAddr) {
 		return fmt.Errorf("--pprof-addr %s: the profiling endpoint listens on loopback addresses only", c.PprofAddr)

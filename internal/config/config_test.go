@@ -178,3 +178,30 @@ func TestCredentialsFileHalfProfile(t *testing.T) {
 		t.Fatal("want error")
 	}
 }
+
+func TestHTTPLimits(t *testing.T) {
+	c, err := Parse(nil, func(string) (string, bool) { return "", false }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTPHeaderTimeout != DefaultHTTPHeaderTimeout || c.HTTPBodyTimeout != DefaultHTTPBodyTimeout ||
+		c.HTTPIdleTimeout != DefaultHTTPIdleTimeout || c.HTTPMaxBodies != DefaultHTTPMaxBodies {
+		t.Errorf("defaults: %v %v %v %d", c.HTTPHeaderTimeout, c.HTTPBodyTimeout, c.HTTPIdleTimeout, c.HTTPMaxBodies)
+	}
+	env := map[string]string{"HOIST_HTTP_HEADER_TIMEOUT": "1s", "HOIST_HTTP_BODY_TIMEOUT": "2s", "HOIST_HTTP_IDLE_TIMEOUT": "3s", "HOIST_HTTP_MAX_BODIES": "4"}
+	c, err = Parse([]string{"--http-max-bodies", "5"}, envOf(env), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTPHeaderTimeout != time.Second || c.HTTPBodyTimeout != 2*time.Second || c.HTTPIdleTimeout != 3*time.Second || c.HTTPMaxBodies != 5 {
+		t.Errorf("from env and flags: %v %v %v %d", c.HTTPHeaderTimeout, c.HTTPBodyTimeout, c.HTTPIdleTimeout, c.HTTPMaxBodies)
+	}
+	for _, bad := range [][]string{{"--http-max-bodies", "-1"}, {"--http-body-timeout", "-1s"}} {
+		if _, err := Parse(bad, envOf(nil), io.Discard); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	if _, err := Parse(nil, envOf(map[string]string{"HOIST_HTTP_MAX_BODIES": "many"}), io.Discard); err == nil {
+		t.Error("HOIST_HTTP_MAX_BODIES=many accepted")
+	}
+}

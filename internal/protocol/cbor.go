@@ -54,6 +54,11 @@ func init() {
 		TagsMd:            cbor.TagsAllowed,
 		UTF8:              cbor.UTF8RejectInvalid,
 		FieldNameMatching: cbor.FieldNameMatchingCaseSensitive,
+		// NaN and the infinities are valid CBOR but no valid GameLift
+		// input: AWS JSON cannot carry them, so Hoist could neither
+		// store nor answer them faithfully (docs/protocols.md).
+		NaN: cbor.NaNDecodeForbidden,
+		Inf: cbor.InfDecodeForbidden,
 	}.DecMode()
 	if err != nil {
 		panic("protocol: CBOR decoder options: " + err.Error())
@@ -102,7 +107,10 @@ func (cborCodec) decode(body []byte, in any) error {
 func cborDecodeError(err error, in any) error {
 	var te *cbor.UnmarshalTypeError
 	var dk *cbor.DupMapKeyError
+	var ud *cbor.UnacceptableDataItemError
 	switch {
+	case errors.As(err, &ud), errors.Is(err, api.ErrNonFinite):
+		return errSerialization("the request holds a number that is not a finite number (NaN or an infinity); GameLift inputs take finite numbers only")
 	case errors.As(err, &te):
 		return errSerialization("%s", cborTypeMessage(te, in))
 	case errors.As(err, &dk):

@@ -29,6 +29,14 @@ type Authenticator interface {
 	Authenticate(r *http.Request, body []byte) (context.Context, error)
 }
 
+// Prechecker is implemented by an Authenticator that can refuse a request
+// from its headers alone. The handler calls Precheck before it reads the
+// body, so that a request without a usable signature is answered without
+// its body being read; Authenticate still follows for the rest.
+type Prechecker interface {
+	Precheck(r *http.Request) error
+}
+
 // Options configure the handler. The zero value serves without
 // authentication, logs to slog.Default, bounds bodies to
 // DefaultMaxBodyBytes and makes random UUIDs as request IDs.
@@ -137,6 +145,11 @@ func (x *exchange) serve() (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if pc, ok := x.h.auth.(Prechecker); ok {
+		if err := pc.Precheck(x.r); err != nil {
+			return nil, err
+		}
+	}
 	buf := getBuffer()
 	defer putBuffer(buf)
 	if err := x.readBody(buf); err != nil {
@@ -203,10 +216,16 @@ func (x *exchange) readBody(buf *bytes.Buffer) error {
 	if x.r.ContentLength > max {
 		return tooLarge()
 	}
+	// The buffer grows with what arrives, beyond what a pooled buffer
+	// holds: a Content-Length alone (the body may never come) does not
+	// make Hoist allocate it.
 	if x.r.ContentLength > 0 {
-		buf.Grow(int(x.r.ContentLength) + bytes.MinRead)
+		buf.Grow(int(min(x.r.ContentLength, maxPooledBuffer)) + bytes.MinRead)
 	}
 	if _, err := buf.ReadFrom(io.LimitReader(x.r.Body, max+1)); err != nil {
+		if ae, ok := asAPIError(err); ok {
+			return ae // e.g. the server's cap on bodies read at once
+		}
 		return errSerialization("could not read the request body: %s", err.Error())
 	}
 	if int64(buf.Len()) > max {

@@ -35,7 +35,15 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		writeAdminError(w, "MethodNotAllowedException", "admin actions are POST requests", http.StatusMethodNotAllowed)
 		return
 	}
+	if err := s.auth.Precheck(r); err != nil { // before any body is read
+		s.writeAdminErr(w, err)
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody+1))
+	if errors.Is(err, errBusy) {
+		s.writeAdminErr(w, err)
+		return
+	}
 	if err != nil || len(body) > maxAdminBody {
 		writeAdminError(w, "SerializationException", "the request body could not be read or is larger than 64 KiB", http.StatusBadRequest)
 		return

@@ -66,6 +66,7 @@ type Server struct {
 	auth      *sigv4.Authenticator
 	logKey    []byte
 	handler   http.Handler
+	bodies    *bodyLimits
 
 	closeOnce sync.Once
 	closeErr  error
@@ -146,7 +147,11 @@ func New(opts Options) (_ *Server, err error) {
 	if err := s.compose(opts); err != nil {
 		return nil, err
 	}
-	s.handler = s.routes()
+	s.bodies = newBodyLimits(cfg.HTTPBodyTimeout, cfg.HTTPMaxBodies, isS3(s.builds.Bucket()))
+	s.handler = s.bodies.wrap(s.routes())
+	if len(cfg.Credentials) == 0 {
+		s.handler = guardBrowsers(s.handler)
+	}
 	return s, nil
 }
 

@@ -42,13 +42,15 @@ const (
 // server on loopback.
 func start(t *testing.T, clk *clocktest.Clock) (*Server, *httptest.Server) {
 	t.Helper()
+	return startWith(t, clk, map[string]string{"HOIST_CREDENTIALS": testKey + ":" + testSecret})
+}
+
+// startWith is start with the given environment (no HOIST_CREDENTIALS:
+// the unauthenticated mode).
+func startWith(t *testing.T, clk *clocktest.Clock, env map[string]string) (*Server, *httptest.Server) {
+	t.Helper()
 	cfg, err := config.Parse([]string{"--data-dir", t.TempDir(), "--timings", "fleetiq.status-step=1ms"},
-		func(k string) (string, bool) {
-			if k == "HOIST_CREDENTIALS" {
-				return testKey + ":" + testSecret, true
-			}
-			return "", false
-		}, io.Discard)
+		func(k string) (string, bool) { v, ok := env[k]; return v, ok }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

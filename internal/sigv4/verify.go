@@ -25,6 +25,7 @@ const (
 	HeaderDate          = "X-Amz-Date"
 	HeaderSecurityToken = "X-Amz-Security-Token"
 	HeaderContentSHA256 = "X-Amz-Content-Sha256"
+	HeaderTarget        = "X-Amz-Target"
 )
 
 // Verifier verifies SigV4 signatures in the Authorization header. The zero
@@ -156,6 +157,11 @@ func (v *Verifier) parse(r *http.Request) (*Signed, *Error) {
 	}
 	if f == S3 {
 		s.PayloadHash = r.Header.Get(HeaderContentSHA256)
+	} else if _, ok := r.Header[HeaderTarget]; ok && !contains(a.SignedHeaders, "x-amz-target") {
+		// The operation a JSON request runs is named by X-Amz-Target: a
+		// signature that does not cover it could be replayed as another
+		// operation. The AWS SDKs always sign it.
+		return nil, newError(f, KindMalformed, "'X-Amz-Target' must be a 'SignedHeader' in the AWS Authorization when the request carries it.")
 	}
 	return s, nil
 }

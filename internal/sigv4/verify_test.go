@@ -442,3 +442,89 @@ func TestWireDetails(t *testing.T) {
 		t.Fatalf("absolute form refused: %v", err)
 	}
 }
+
+// TestTargetMustBeSigned: a JSON request's X-Amz-Target names its
+// operation, so a signature that does not cover it could be replayed as
+// another operation. With the header present it must be signed, in both
+// modes; without it (CBOR requests) nothing changes.
+func TestTargetMustBeSigned(t *testing.T) {
+	body := []byte(`{}`)
+	newReq := func() *http.Request {
+		r, err := http.NewRequest(http.MethodPost, "http://127.0.0.1:9080/", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("Content-Type", "application/x-amz-json-1.1")
+		return r
+	}
+	keys := func(id string) (string, bool) { return testSecret, id == testKey }
+	for _, unauth := range []bool{false, true} {
+		v := &sigv4.Verifier{Service: "gamelift", Keys: keys, Unauthenticated: unauth, Now: func() time.Time { return testNow }}
+
+		// Signed without X-Amz-Target, which is then added: refused.
+		r := newReq()
+		signV2(t, r, body, creds{akid: testKey, secret: testSecret}, "gamelift", testNow, false)
+		r.Header.Set("X-Amz-Target", "GameLift.DeleteBuild")
+		_, err := v.Verify(r, body)
+		var se *sigv4.Error
+		if !errors.As(err, &se) || se.Code != sigv4.CodeIncompleteSignature || !strings.Contains(se.Message, "X-Amz-Target") {
+			t.Errorf("unauthenticated=%v: X-Amz-Target not signed: got %v, want %s naming X-Amz-Target", unauth, err, sigv4.CodeIncompleteSignature)
+		}
+
+		// Signed with it, as the SDKs do: accepted.
+		r = newReq()
+		r.Header.Set("X-Amz-Target", "GameLift.ListBuilds")
+		signV2(t, r, body, creds{akid: testKey, secret: testSecret}, "gamelift", testNow, false)
+		if _, err := v.Verify(r, body); err != nil {
+			t.Errorf("unauthenticated=%v: X-Amz-Target signed: %v", unauth, err)
+		}
+
+		// No X-Amz-Target at all (a CBOR request): accepted.
+		r = newReq()
+		signV2(t, r, body, creds{akid: testKey, secret: testSecret}, "gamelift", testNow, false)
+		if _, err := v.Verify(r, body); err != nil {
+			t.Errorf("unauthenticated=%v: no X-Amz-Target: %v", unauth, err)
+		}
+	}
+}
+
+// TestPrecheck: Authenticator.Precheck refuses, from the headers alone,
+// what Authenticate would refuse before looking at the signature.
+func TestPrecheck(t *testing.T) {
+	body := []byte(`{}`)
+	signed := func(akid string, at time.Time) *http.Request {
+		r, err := http.NewRequest(http.MethodPost, "http://127.0.0.1:9080/", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("X-Amz-Target", "GameLift.ListBuilds")
+		signV2(t, r, body, creds{akid: akid, secret: testSecret}, "gamelift", at, false)
+		return r
+	}
+	now := func() time.Time { return testNow }
+	withKeys := sigv4.NewAuthenticator(map[string]string{testKey: testSecret}, now)
+	without := sigv4.NewAuthenticator(nil, now)
+	unsigned, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:9080/", nil)
+	for _, tc := range []struct {
+		name string
+		a    *sigv4.Authenticator
+		r    *http.Request
+		code string
+	}{
+		{"valid", withKeys, signed(testKey, testNow), ""},
+		{"unknown key", withKeys, signed("AKIDOTHER", testNow), sigv4.CodeUnrecognizedClient},
+		{"expired", withKeys, signed(testKey, testNow.Add(-time.Hour)), "InvalidSignatureException"},
+		{"no Authorization", withKeys, unsigned, sigv4.CodeMissingAuthenticationToken},
+		{"no keys: any key", without, signed("AKIDOTHER", testNow.Add(-time.Hour)), ""},
+		{"no keys: no Authorization", without, unsigned, sigv4.CodeMissingAuthenticationToken},
+	} {
+		err := tc.a.Precheck(tc.r)
+		var se *sigv4.Error
+		switch {
+		case tc.code == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.code != "" && (!errors.As(err, &se) || se.Code != tc.code):
+			t.Errorf("%s: %v, want %s", tc.name, err, tc.code)
+		}
+	}
+}
