@@ -115,7 +115,7 @@ func serve(args []string, stderr io.Writer) error {
 
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 3)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(server.SniffTLS(ln, addrOf(tlsLn), log)) }()
 	var ths *http.Server
 	if tlsLn != nil {
 		cert, err := srv.TLSCertificate()

@@ -4,6 +4,7 @@ package hosting
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,8 +25,9 @@ import (
 
 // instanceCredentials returns what Hoist gave the server processes of a
 // managed fleet's only instance: the SDK endpoint, auth token and instance
-// ID, read from a running process's environment.
-func instanceCredentials(t *testing.T, fleetID string) (endpoint, token, instance string) {
+// ID, and the CA bundle (SSL_CERT_FILE), read from a running process's
+// environment.
+func instanceCredentials(t *testing.T, fleetID string) (endpoint, token, instance, caFile string) {
 	t.Helper()
 	pids := fleetPIDs(fleetID)
 	if len(pids) == 0 {
@@ -35,15 +38,29 @@ func instanceCredentials(t *testing.T, fleetID string) (endpoint, token, instanc
 	if endpoint == "" || token == "" || instance == "" || env["GAMELIFT_SDK_PROCESS_ID"] == "" {
 		t.Fatalf("process %d lacks the SDK environment: %v", pids[0], env)
 	}
-	return endpoint, token, instance
+	return endpoint, token, instance, env["SSL_CERT_FILE"]
 }
 
-// dialSDK connects to the SDK endpoint as the Go SDK does.
-func dialSDK(t *testing.T, endpoint, processID, host, fleetID, token string) (*sdkclient.Client, error) {
+// dialSDK connects to the SDK endpoint as the Go SDK does; for wss it
+// trusts the certificates in caFile ("": the system roots only).
+func dialSDK(t *testing.T, caFile, endpoint, processID, host, fleetID, token string) (*sdkclient.Client, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitShort)
 	defer cancel()
-	c, err := sdkclient.Dial(ctx, endpoint, sdkclient.Query(processID, host, fleetID, token), sdkclient.Options{})
+	var opts sdkclient.Options
+	if caFile != "" {
+		data, err := os.ReadFile(caFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots := x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(data) {
+			t.Fatalf("%s holds no certificate", caFile)
+		}
+		opts.HTTPClient = &http.Client{Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: roots, NextProtos: []string{"http/1.1"}}}}
+	}
+	c, err := sdkclient.Dial(ctx, endpoint, sdkclient.Query(processID, host, fleetID, token), opts)
 	if err == nil {
 		t.Cleanup(func() { c.Close(1000, "") })
 	}
@@ -55,7 +72,7 @@ func dialSDK(t *testing.T, endpoint, processID, host, fleetID, token string) (*s
 func testBadToken(t *testing.T, e *env) {
 	buildID := e.uploadGameServer(t, "tokens")
 	fleetID := e.newFleet(t, fleetSpec{name: "tokens", build: buildID})
-	endpoint, token, instance := instanceCredentials(t, fleetID)
+	endpoint, token, instance, caFile := instanceCredentials(t, fleetID)
 	other := "0000000000000000000000000000000000000000000000000000000000000000"
 	for name, q := range map[string][4]string{ // host, fleet, token
 		"unknown token":   {instance, fleetID, other},
@@ -63,14 +80,14 @@ func testBadToken(t *testing.T, e *env) {
 		"another fleet":   {instance, "fleet-00000000-0000-0000-0000-000000000000", token},
 		"another compute": {"i-00000000000000000", fleetID, token},
 	} {
-		_, err := dialSDK(t, endpoint, "intruder", q[0], q[1], q[2])
+		_, err := dialSDK(t, caFile, endpoint, "intruder", q[0], q[1], q[2])
 		var he *sdkclient.HandshakeError
 		if !errors.As(err, &he) || he.StatusCode != http.StatusForbidden {
 			t.Errorf("%s: handshake answered %v, want HTTP 403", name, err)
 		}
 	}
 	// A wrong token does not disturb the processes; the right one works.
-	c, err := dialSDK(t, endpoint, "process-by-hand", instance, fleetID, token)
+	c, err := dialSDK(t, caFile, endpoint, "process-by-hand", instance, fleetID, token)
 	if err != nil {
 		t.Fatalf("handshake with the instance's token: %v", err)
 	}
@@ -102,8 +119,8 @@ func testCertificates(t *testing.T, e *env) {
 		t.Fatalf("game session on a TLS fleet has no DnsName")
 	}
 
-	endpoint, token, instance := instanceCredentials(t, fleetID)
-	c, err := dialSDK(t, endpoint, "cert-reader", instance, fleetID, token)
+	endpoint, token, instance, caFile := instanceCredentials(t, fleetID)
+	c, err := dialSDK(t, caFile, endpoint, "cert-reader", instance, fleetID, token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,4 +171,22 @@ func parseCert(t *testing.T, data []byte) *x509.Certificate {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// testForceTLS runs, on a managed fleet, a game server that speaks only
+// TLS whatever the URL's scheme, as the official C++ Server SDK does: Hoist
+// hands it a wss:// URL and a CA bundle (SSL_CERT_FILE) it trusts.
+func testForceTLS(t *testing.T, e *env) {
+	buildID := e.uploadGameServer(t, "force-tls")
+	fleetID := e.newFleet(t, fleetSpec{name: "force-tls", build: buildID, params: "-force-tls"})
+	endpoint, _, _, caFile := instanceCredentials(t, fleetID)
+	if want := "wss" + strings.TrimPrefix(e.h.TLSURL, "https") + "/sdk"; endpoint != want {
+		t.Errorf("GAMELIFT_SDK_WEBSOCKET_URL %q, want %q", endpoint, want)
+	}
+	if want := filepath.Join(e.h.DataDir, "ca-bundle.pem"); caFile != want {
+		t.Errorf("SSL_CERT_FILE %q, want %q", caFile, want)
+	}
+	gs := e.createGameSession(t, fleetID, 2)
+	e.waitGameSession(t, aws.ToString(gs.GameSessionId), types.GameSessionStatusActive)
+	e.deleteFleet(t, fleetID)
 }

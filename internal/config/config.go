@@ -51,6 +51,13 @@ type Config struct {
 	// Timings override timers of the background loops, by name (see
 	// TimingNames); meant for development and tests.
 	Timings map[string]time.Duration
+	// SDKScheme is the scheme of the Server SDK URL Hoist hands out:
+	// SDKSchemeAuto (wss:// when the TLS listener is on, else ws://),
+	// SDKSchemeWS or SDKSchemeWSS.
+	SDKScheme string
+	// DNSSuffix is the domain game sessions' and computes' DNS names are
+	// made under (GameLift's pattern, e.g. ec2-127-0-0-1.<region>.<suffix>).
+	DNSSuffix string
 }
 
 // TimingNames lists the timers --timings may override, with what each is.
@@ -86,6 +93,13 @@ const (
 	DefaultRegion       = "us-west-2"
 	DefaultAccount      = "123456789012"
 	DefaultHealthExpiry = 5 * time.Minute
+	DefaultDNSSuffix    = "hoist.localhost"
+
+	// SDKSchemeAuto, SDKSchemeWS and SDKSchemeWSS are the values of
+	// --sdk-scheme.
+	SDKSchemeAuto = "auto"
+	SDKSchemeWS   = "ws"
+	SDKSchemeWSS  = "wss"
 
 	// StoreJournal is the default store: in memory, with a journal on disk.
 	StoreJournal = "journal"
@@ -110,6 +124,8 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (*Config
 	}
 	fs.StringVar(&c.Addr, "addr", env("HOIST_ADDR", DefaultAddr), "API, S3 upload and SDK WebSocket listen address ($HOIST_ADDR)")
 	fs.StringVar(&c.TLSAddr, "tls-addr", env("HOIST_TLS_ADDR", DefaultTLSAddr), "the same routes over TLS (wss for the SDK); empty disables ($HOIST_TLS_ADDR)")
+	fs.StringVar(&c.SDKScheme, "sdk-scheme", env("HOIST_SDK_SCHEME", SDKSchemeAuto), "Server SDK URL handed to game servers: auto (wss:// when the TLS listener is on), ws or wss ($HOIST_SDK_SCHEME)")
+	fs.StringVar(&c.DNSSuffix, "dns-suffix", env("HOIST_DNS_SUFFIX", DefaultDNSSuffix), "domain of the DNS names of game sessions and computes, ec2-<ip>.<region>.<suffix> ($HOIST_DNS_SUFFIX)")
 	fs.StringVar(&c.DataDir, "data-dir", env("HOIST_DATA_DIR", DefaultDataDir), "where Hoist keeps its store, builds, instances and CA ($HOIST_DATA_DIR)")
 	fs.StringVar(&c.Store, "store", env("HOIST_STORE", ""), "embedded store: journal (the default for a new data directory) or sqlite ($HOIST_STORE; see docs/configuration.md)")
 	fs.StringVar(&c.JournalWrites, "journal-writes", env("HOIST_JOURNAL_WRITES", JournalDirect), "journal store writes: direct (O_DIRECT|O_DSYNC where possible) or buffered (page cache and fdatasync) ($HOIST_JOURNAL_WRITES; see docs/configuration.md)")
@@ -173,6 +189,18 @@ func (c *Config) check() error {
 	case "", JournalDirect, JournalBuffered:
 	default:
 		return fmt.Errorf("--journal-writes %q: want %s or %s", c.JournalWrites, JournalDirect, JournalBuffered)
+	}
+	switch c.SDKScheme {
+	case "", SDKSchemeAuto, SDKSchemeWS:
+	case SDKSchemeWSS:
+		if c.TLSAddr == "" {
+			return errors.New("--sdk-scheme wss needs the TLS listener (--tls-addr)")
+		}
+	default:
+		return fmt.Errorf("--sdk-scheme %q: want %s, %s or %s", c.SDKScheme, SDKSchemeAuto, SDKSchemeWS, SDKSchemeWSS)
+	}
+	if c.DNSSuffix == "" || strings.HasPrefix(c.DNSSuffix, ".") || strings.HasSuffix(c.DNSSuffix, ".") {
+		return fmt.Errorf("--dns-suffix %q: want a domain such as %s", c.DNSSuffix, DefaultDNSSuffix)
 	}
 	if c.PprofAddr != "" && !IsLoopback(c.PprofAddr) {
 		return fmt.Errorf("--pprof-addr %s: the profiling endpoint listens on loopback addresses only", c.PprofAddr)

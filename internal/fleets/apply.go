@@ -291,6 +291,10 @@ func (s *Service) processEnv(ref InstanceRef, token string) []string {
 		"GAMELIFT_SDK_FLEET_ID=" + ref.FleetID,
 		"GAMELIFT_SDK_HOST_ID=" + ref.InstanceID,
 	}
+	if s.cfg.CABundle != "" {
+		// Before ProcessEnv, so an operator's SSL_CERT_FILE wins.
+		env = append(env, "SSL_CERT_FILE="+s.cfg.CABundle)
+	}
 	return append(env, s.cfg.ProcessEnv...)
 }
 

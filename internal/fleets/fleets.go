@@ -86,6 +86,12 @@ type Config struct {
 	DNSDomain string
 	// DataDir holds the fleets' certificate authorities.
 	DataDir string
+	// CABundle, when set, is a PEM file of the system roots plus Hoist's
+	// CA: server processes get it as SSL_CERT_FILE, so a Go game server
+	// trusts Hoist's wss:// listener.
+	CABundle string
+	// DNSSuffix is the domain of GameLift-style DNS names.
+	DNSSuffix string
 	// ProcessEnv is added to the environment of every server process of a
 	// managed fleet (e.g. HEALTHCHECK_INTERVAL=5 in tests).
 	ProcessEnv []string
