@@ -3,6 +3,7 @@
 package hosting
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -20,6 +21,7 @@ import (
 	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
 
+	"github.com/hoistgg/hoist/e2e/hoisttest"
 	"github.com/hoistgg/hoist/e2e/sdkclient"
 )
 
@@ -154,8 +156,21 @@ func testCertificates(t *testing.T, e *env) {
 	if _, err := leaf.Verify(x509.VerifyOptions{DNSName: dns, Roots: roots, CurrentTime: time.Now()}); err != nil {
 		t.Errorf("the instance certificate does not verify for the game session's DnsName %s: %v", dns, err)
 	}
-	if !slices.Contains(leaf.DNSNames, dns) {
+	if !slices.Contains(leaf.DNSNames, dns) && !slices.Contains(leaf.DNSNames, "*."+hoisttest.Region+".hoist.localhost") {
 		t.Errorf("certificate names %v, not %s", leaf.DNSNames, dns)
+	}
+	// GameLift's pattern for TLS fleets, <instance>.<region>.<domain>, under
+	// --dns-suffix (default hoist.localhost); the compute reports the same.
+	if want := instance + "." + hoisttest.Region + ".hoist.localhost"; dns != want {
+		t.Errorf("game session DnsName %q, want %q", dns, want)
+	}
+	dc, err := e.gl.DescribeCompute(e.ctx, &gl.DescribeComputeInput{FleetId: aws.String(fleetID), ComputeName: aws.String(instance)})
+	if err != nil || aws.ToString(dc.Compute.DnsName) != dns {
+		t.Errorf("DescribeCompute DnsName: %+v, %v; want %s", dc, err, dns)
+	}
+	// The fleet's certificate comes from Hoist's one CA.
+	if ca, err := os.ReadFile(filepath.Join(e.h.DataDir, "pki", "ca.pem")); err != nil || !bytes.Equal(ca, read("rootCertificate.pem")) {
+		t.Errorf("rootCertificate.pem is not Hoist's CA (%v)", err)
 	}
 	e.deleteFleet(t, fleetID)
 }

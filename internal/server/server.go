@@ -208,7 +208,7 @@ func (s *Server) compose(opts Options) error {
 		Logger: s.log.With("component", "fleets"), ReplicaID: s.replica,
 		SDKEndpoint: sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP),
 		InstanceIP:  cfg.InstanceIP, DataDir: cfg.DataDir, ProcessEnv: cfg.ProcessEnv,
-		CABundle: s.caBundle, DNSSuffix: cfg.DNSSuffix,
+		CABundle: s.caBundle, CA: s.ca, DNSDomain: cfg.DNSSuffix,
 		Timings: fleets.Timings{
 			ReconcileInterval: t.get("fleets.reconcile", 0),
 			PolicyInterval:    t.get("fleets.policy-interval", 0),
