@@ -18,6 +18,7 @@
 package pki
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -467,6 +468,9 @@ func SystemRootsPEM(getenv func(string) string) []byte {
 // certificate, the file a launched process gets as SSL_CERT_FILE so that it
 // trusts both the public CAs and Hoist. It is rewritten on every start.
 func (ca *CA) WriteBundle(path string, roots []byte) error {
+	// Roots read from an earlier bundle (Hoist's own SSL_CERT_FILE may
+	// name it) already hold the CA: keep one copy.
+	roots = bytes.ReplaceAll(roots, ca.CertPEM, nil)
 	data := make([]byte, 0, len(roots)+len(ca.CertPEM)+1)
 	data = append(data, roots...)
 	if len(data) > 0 && data[len(data)-1] != '\n' {

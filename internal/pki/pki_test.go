@@ -1,6 +1,7 @@
 package pki
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -387,5 +388,14 @@ func TestWriteBundle(t *testing.T) {
 		if _, err := c.Verify(x509.VerifyOptions{Roots: pool}); err != nil {
 			t.Errorf("%s not in the bundle: %v", c.Subject.CommonName, err)
 		}
+	}
+	// Written again from itself (SSL_CERT_FILE naming the bundle), it
+	// does not grow.
+	if err := ca.WriteBundle(bundle, data); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := os.ReadFile(bundle)
+	if !bytes.Equal(again, data) {
+		t.Errorf("the bundle grew from %d to %d bytes", len(data), len(again))
 	}
 }
