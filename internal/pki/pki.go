@@ -1,20 +1,20 @@
 // Package pki is Hoist's own small certificate authority: an ECDSA P-256 CA
 // created on first start and kept as PEM files in a directory, which issues
 // the certificate of Hoist's TLS listener (wss:// for the Server SDK, https://
-// for the API) and leaf certificates for other uses.
+// for the API) and the certificates of fleets with GENERATED certificates.
+// A CA carries X.509 name constraints (Constraints): it can sign only
+// localhost, the loopback addresses and the names it was created for.
 //
-// Files in the CA directory:
+// Files in the CA directory (0700):
 //
 //	ca.pem      the CA certificate (0644): what clients must trust
 //	ca-key.pem  the CA private key, PKCS#8 (0600)
 //
 // A Go game server (the official Go Server SDK uses crypto/tls with the
 // system roots) trusts Hoist's wss listener when started with
-// SSL_CERT_FILE=<dir>/ca.pem on Linux and the BSDs: Go then reads that file
-// instead of the system bundle (and still reads the certificate
-// directories, e.g. /etc/ssl/certs, so public roots stay trusted on most
-// distributions). macOS and Windows ignore SSL_CERT_FILE: add ca.pem to the
-// system trust store there.
+// SSL_CERT_FILE naming a bundle of the system roots and ca.pem (WriteBundle
+// writes one) on Linux and the BSDs. macOS and Windows ignore
+// SSL_CERT_FILE: add ca.pem to the system trust store there.
 package pki
 
 import (
