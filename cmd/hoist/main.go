@@ -170,7 +170,7 @@ func serve(args []string, stderr io.Writer) error {
 	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	hs := server.HTTPServer(cfg, starting, errLog)
 	errc := make(chan error, 3)
-	go func() { errc <- hs.Serve(ls.api) }()
+	go func() { errc <- hs.Serve(server.SniffTLS(ls.api, addrOf(ls.tls), log)) }()
 	defer hs.Close() // after Shutdown on the way out; alone on an early return
 	srv, err := server.New(server.Options{Config: cfg, Logger: log, Addr: ls.api.Addr().String(), TLSAddr: addrOf(ls.tls)})
 	if err != nil {

@@ -71,7 +71,7 @@ func newGame(cfg *config) (*game, error) {
 		logPaths = []string{"/local/game/logs/" + name}
 	}
 	g := &game{cfg: cfg, log: log, ln: ln, logPaths: logPaths, stopBeat: make(chan struct{}), exit: make(chan int, 1)}
-	g.sdk = &sdk{log: log, onMessage: g.onMessage, callTimeout: cfg.callTimeout, reconnectBase: cfg.reconnectBase,
+	g.sdk = &sdk{log: log, onMessage: g.onMessage, callTimeout: cfg.callTimeout, reconnectBase: cfg.reconnectBase, forceTLS: cfg.forceTLS,
 		disconnectTimeout: cfg.disconnectTimeout, processID: cfg.processID, hostID: cfg.hostID, fleetID: cfg.fleetID}
 	return g, nil
 }

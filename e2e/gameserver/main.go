@@ -39,6 +39,7 @@ type config struct {
 	// Knobs.
 	crashAfterActivate, unhealthy, noActivate, acceptPlayers bool
 	noHeartbeat, noReady                                     bool
+	forceTLS                                                 bool
 	actOnSession, actOnPlayerSession                         string
 	endAfter                                                 time.Duration
 }
@@ -95,6 +96,7 @@ func loadConfig(args []string, getenv func(string) string) (*config, []string, e
 	fs.BoolVar(&c.acceptPlayers, "accept-players", env("HOIST_TEST_ACCEPT_PLAYERS"), "serve player commands on the player port")
 	fs.BoolVar(&c.noHeartbeat, "no-heartbeat", env("HOIST_TEST_NO_HEARTBEAT"), "never send heartbeats")
 	fs.BoolVar(&c.noReady, "no-ready", env("HOIST_TEST_NO_READY"), "connect but never call ProcessReady")
+	fs.BoolVar(&c.forceTLS, "force-tls", env("HOIST_TEST_FORCE_TLS"), "speak TLS whatever the URL's scheme, as the C++ Server SDK does")
 	fs.StringVar(&c.actOnSession, "act-on-session", getenv("HOIST_TEST_ACT_ON_SESSION"), "after ProcessReady, act on this game session (another process's)")
 	fs.StringVar(&c.actOnPlayerSession, "act-on-player-session", getenv("HOIST_TEST_ACT_ON_PLAYER_SESSION"), "player session used by -act-on-session")
 	fs.DurationVar(&c.endAfter, "end-after", dur("HOIST_TEST_END_AFTER", 0), "end the game session (ProcessEnding, exit 0) this long after activating it")

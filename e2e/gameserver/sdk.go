@@ -30,6 +30,9 @@ type sdk struct {
 	// disconnectTimeout is how long an old socket lives after a refresh
 	// (DISCONNECT_WEBSOCKET_TIMEOUT, default 5 s).
 	disconnectTimeout time.Duration
+	// forceTLS makes it speak TLS whatever the URL's scheme, as the
+	// official C++ Server SDK does (HOIST_TEST_FORCE_TLS).
+	forceTLS bool
 
 	processID, hostID, fleetID string
 
@@ -58,6 +61,9 @@ func (s *sdk) connect(endpoint, token string) error {
 		return err
 	}
 	u.RawQuery = sdkclient.Query(s.processID, s.hostID, s.fleetID, token).Encode()
+	if s.forceTLS && u.Scheme == "ws" {
+		u.Scheme = "wss"
+	}
 	c, err := s.dialWithRetry(u.String())
 	if err != nil {
 		return err

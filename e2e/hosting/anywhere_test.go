@@ -208,11 +208,13 @@ func (r *anywhereRun) setup() {
 func (r *anywhereRun) overWS() {
 	t, e := r.t, r.e
 	reg := e.register(t, r.fleetID, "laptop-1", r.home)
-	if got := aws.ToString(reg.GameLiftServiceSdkEndpoint); got != r.wsURL {
-		t.Errorf("RegisterCompute: GameLiftServiceSdkEndpoint %q, want %q", got, r.wsURL)
+	// With the TLS listener on, Hoist hands out wss:// (as GameLift does);
+	// ws:// on the plain listener keeps working.
+	if got := aws.ToString(reg.GameLiftServiceSdkEndpoint); got != r.wssURL {
+		t.Errorf("RegisterCompute: GameLiftServiceSdkEndpoint %q, want %q", got, r.wssURL)
 	}
 	r.tok1 = e.authToken(t, r.fleetID, "laptop-1")
-	r.a = startGameServer(t, aws.ToString(reg.GameLiftServiceSdkEndpoint), r.tok1, r.fleetID, "laptop-1", "hand-1", nil, "-accept-players")
+	r.a = startGameServer(t, r.wsURL, r.tok1, r.fleetID, "laptop-1", "hand-1", nil, "-accept-players")
 	portA := r.a.port()
 	e.waitLocationProcesses(t, r.fleetID, r.home, 1)
 
@@ -234,19 +236,32 @@ func (r *anywhereRun) overWS() {
 
 // overWSS registers laptop-2 and runs game server B on it over wss: the
 // game server trusts Hoist's CA by SSL_CERT_FILE; a client that does not
-// is refused.
+// is refused, and a TLS handshake on the plain port is logged with a hint.
 func (r *anywhereRun) overWSS() {
 	t, e := r.t, r.e
 	e.register(t, r.fleetID, "laptop-2", r.away)
+	plain := strings.TrimPrefix(e.h.URL, "http://")
+	if c, err := tls.Dial("tcp", plain, &tls.Config{InsecureSkipVerify: true}); err == nil {
+		c.Close()
+		t.Errorf("a TLS handshake on the plain port %s succeeded", plain)
+	}
+	tlsAddr := strings.TrimPrefix(e.h.TLSURL, "https://")
+	eventually(t, waitShort, "the TLS-on-the-plain-port warning", func() (bool, string) {
+		log := e.h.Log()
+		return strings.Contains(log, "TLS on the plain port") && strings.Contains(log, "wss://"+tlsAddr+"/sdk"), "not in Hoist's log"
+	})
 	r.tok2 = e.authToken(t, r.fleetID, "laptop-2")
-	_, err := dialSDK(t, r.wssURL, "untrusting", "laptop-2", r.fleetID, r.tok2)
+	_, err := dialSDK(t, "", r.wssURL, "untrusting", "laptop-2", r.fleetID, r.tok2)
 	var unknown x509.UnknownAuthorityError
 	var verr *tls.CertificateVerificationError
 	if !errors.As(err, &unknown) && !errors.As(err, &verr) {
 		t.Errorf("wss without trusting Hoist's CA: %v, want a certificate verification error", err)
 	}
-	r.b = startGameServer(t, r.wssURL, r.tok2, r.fleetID, "laptop-2", "hand-2",
-		[]string{"SSL_CERT_FILE=" + filepath.Join(e.h.DataDir, "pki", "ca.pem")}, "-accept-players")
+	// Game server B speaks only TLS, as the C++ Server SDK does: given a
+	// ws:// URL of the TLS listener it still speaks TLS there, trusting the
+	// CA bundle Hoist writes to its data directory.
+	r.b = startGameServer(t, "ws"+strings.TrimPrefix(r.wssURL, "wss"), r.tok2, r.fleetID, "laptop-2", "hand-2",
+		[]string{"SSL_CERT_FILE=" + filepath.Join(e.h.DataDir, "ca-bundle.pem")}, "-accept-players", "-force-tls")
 	portB := r.b.port()
 	e.waitLocationProcesses(t, r.fleetID, r.away, 1)
 	r.gsB = e.createIn(t, r.fleetID, r.away)
@@ -335,7 +350,7 @@ func (r *anywhereRun) deregister() {
 	}
 	e.waitGameSession(t, aws.ToString(gsD.GameSessionId), types.GameSessionStatusTerminated)
 
-	_, err := dialSDK(t, r.wsURL, "hand-3", "laptop-1", r.fleetID, r.tok1)
+	_, err := dialSDK(t, "", r.wsURL, "hand-3", "laptop-1", r.fleetID, r.tok1)
 	var he *sdkclient.HandshakeError
 	if !errors.As(err, &he) || he.StatusCode != 403 {
 		t.Errorf("connecting with a deregistered compute's token: %v, want HTTP 403", err)

@@ -24,6 +24,7 @@ func TestManagedHosting(t *testing.T) {
 		"ActOnSession":        testActOnSession,
 		"BadToken":            testBadToken,
 		"Certificates":        testCertificates,
+		"ForceTLS":            testForceTLS,
 		"Anywhere":            testAnywhere,
 		"FleetOperations":     testFleetOperations,
 		"Scaling":             testScaling,

@@ -3,6 +3,7 @@
 package hosting
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,7 +35,10 @@ func TestTokenRefresh(t *testing.T) {
 	reg := e.register(t, fleetID, "laptop-r", loc)
 	issued := time.Now()
 	token := e.authToken(t, fleetID, "laptop-r")
-	gs := startGameServer(t, aws.ToString(reg.GameLiftServiceSdkEndpoint), token, fleetID, "laptop-r", "refresh-1", nil)
+	// The endpoint is wss:// (the TLS listener is on): the game server
+	// trusts Hoist's CA as an Anywhere host does, by SSL_CERT_FILE.
+	gs := startGameServer(t, aws.ToString(reg.GameLiftServiceSdkEndpoint), token, fleetID, "laptop-r", "refresh-1",
+		[]string{"SSL_CERT_FILE=" + filepath.Join(e.h.DataDir, "ca-bundle.pem")})
 	gs.port()
 	// Each token lives 3 s and is refreshed half-way: by the third refresh
 	// the first token has long expired.

@@ -3,7 +3,9 @@
 package hosting
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -11,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,14 +21,15 @@ import (
 	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
 
+	"github.com/hoistgg/hoist/e2e/hoisttest"
 	"github.com/hoistgg/hoist/e2e/sdkclient"
 )
 
 // instanceCredentials returns what Hoist gave the server processes of a
 // managed fleet's only instance: the SDK endpoint, auth token and instance
-// ID, and the process ID of one of them, read from a running process's
-// environment.
-func instanceCredentials(t *testing.T, fleetID string) (endpoint, token, instance, processID string) {
+// ID, the process ID of one of them and the CA bundle (SSL_CERT_FILE), read
+// from a running process's environment.
+func instanceCredentials(t *testing.T, fleetID string) (endpoint, token, instance, processID, caFile string) {
 	t.Helper()
 	pids := fleetPIDs(fleetID)
 	if len(pids) == 0 {
@@ -37,15 +41,29 @@ func instanceCredentials(t *testing.T, fleetID string) (endpoint, token, instanc
 	if endpoint == "" || token == "" || instance == "" || processID == "" {
 		t.Fatalf("process %d lacks the SDK environment: %v", pids[0], env)
 	}
-	return endpoint, token, instance, processID
+	return endpoint, token, instance, processID, env["SSL_CERT_FILE"]
 }
 
-// dialSDK connects to the SDK endpoint as the Go SDK does.
-func dialSDK(t *testing.T, endpoint, processID, host, fleetID, token string) (*sdkclient.Client, error) {
+// dialSDK connects to the SDK endpoint as the Go SDK does; for wss it
+// trusts the certificates in caFile ("": the system roots only).
+func dialSDK(t *testing.T, caFile, endpoint, processID, host, fleetID, token string) (*sdkclient.Client, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitShort)
 	defer cancel()
-	c, err := sdkclient.Dial(ctx, endpoint, sdkclient.Query(processID, host, fleetID, token), sdkclient.Options{})
+	var opts sdkclient.Options
+	if caFile != "" {
+		data, err := os.ReadFile(caFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots := x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(data) {
+			t.Fatalf("%s holds no certificate", caFile)
+		}
+		opts.HTTPClient = &http.Client{Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: roots, NextProtos: []string{"http/1.1"}}}}
+	}
+	c, err := sdkclient.Dial(ctx, endpoint, sdkclient.Query(processID, host, fleetID, token), opts)
 	if err == nil {
 		t.Cleanup(func() { c.Close(1000, "") })
 	}
@@ -59,7 +77,7 @@ func dialSDK(t *testing.T, endpoint, processID, host, fleetID, token string) (*s
 func testBadToken(t *testing.T, e *env) {
 	buildID := e.uploadGameServer(t, "tokens")
 	fleetID := e.newFleet(t, fleetSpec{name: "tokens", build: buildID})
-	endpoint, token, instance, processID := instanceCredentials(t, fleetID)
+	endpoint, token, instance, processID, caFile := instanceCredentials(t, fleetID)
 	other := "0000000000000000000000000000000000000000000000000000000000000000"
 	for name, q := range map[string][4]string{ // host, fleet, token
 		"unknown token":   {instance, fleetID, other},
@@ -69,7 +87,7 @@ func testBadToken(t *testing.T, e *env) {
 		// A valid token, but a process ID Hoist did not launch there.
 		"foreign process ID": {instance, fleetID, token},
 	} {
-		_, err := dialSDK(t, endpoint, "intruder", q[0], q[1], q[2])
+		_, err := dialSDK(t, caFile, endpoint, "intruder", q[0], q[1], q[2])
 		var he *sdkclient.HandshakeError
 		if !errors.As(err, &he) || he.StatusCode != http.StatusForbidden {
 			t.Errorf("%s: handshake answered %v, want HTTP 403", name, err)
@@ -77,7 +95,7 @@ func testBadToken(t *testing.T, e *env) {
 	}
 	// A wrong token does not disturb the processes; the right one works
 	// for a process Hoist launched (as the SDK reconnects).
-	c, err := dialSDK(t, endpoint, processID, instance, fleetID, token)
+	c, err := dialSDK(t, caFile, endpoint, processID, instance, fleetID, token)
 	if err != nil {
 		t.Fatalf("handshake with the instance's token: %v", err)
 	}
@@ -109,8 +127,8 @@ func testCertificates(t *testing.T, e *env) {
 		t.Fatalf("game session on a TLS fleet has no DnsName")
 	}
 
-	endpoint, token, instance, processID := instanceCredentials(t, fleetID)
-	c, err := dialSDK(t, endpoint, processID, instance, fleetID, token)
+	endpoint, token, instance, processID, caFile := instanceCredentials(t, fleetID)
+	c, err := dialSDK(t, caFile, endpoint, processID, instance, fleetID, token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,8 +162,21 @@ func testCertificates(t *testing.T, e *env) {
 	if _, err := leaf.Verify(x509.VerifyOptions{DNSName: dns, Roots: roots, CurrentTime: time.Now()}); err != nil {
 		t.Errorf("the instance certificate does not verify for the game session's DnsName %s: %v", dns, err)
 	}
-	if !slices.Contains(leaf.DNSNames, dns) {
+	if !slices.Contains(leaf.DNSNames, dns) && !slices.Contains(leaf.DNSNames, "*."+hoisttest.Region+".hoist.localhost") {
 		t.Errorf("certificate names %v, not %s", leaf.DNSNames, dns)
+	}
+	// GameLift's pattern for TLS fleets, <instance>.<region>.<domain>, under
+	// --dns-suffix (default hoist.localhost); the compute reports the same.
+	if want := instance + "." + hoisttest.Region + ".hoist.localhost"; dns != want {
+		t.Errorf("game session DnsName %q, want %q", dns, want)
+	}
+	dc, err := e.gl.DescribeCompute(e.ctx, &gl.DescribeComputeInput{FleetId: aws.String(fleetID), ComputeName: aws.String(instance)})
+	if err != nil || aws.ToString(dc.Compute.DnsName) != dns {
+		t.Errorf("DescribeCompute DnsName: %+v, %v; want %s", dc, err, dns)
+	}
+	// The fleet's certificate comes from Hoist's one CA.
+	if ca, err := os.ReadFile(filepath.Join(e.h.DataDir, "pki", "ca.pem")); err != nil || !bytes.Equal(ca, read("rootCertificate.pem")) {
+		t.Errorf("rootCertificate.pem is not Hoist's CA (%v)", err)
 	}
 	e.deleteFleet(t, fleetID)
 }
@@ -161,4 +192,22 @@ func parseCert(t *testing.T, data []byte) *x509.Certificate {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// testForceTLS runs, on a managed fleet, a game server that speaks only
+// TLS whatever the URL's scheme, as the official C++ Server SDK does: Hoist
+// hands it a wss:// URL and a CA bundle (SSL_CERT_FILE) it trusts.
+func testForceTLS(t *testing.T, e *env) {
+	buildID := e.uploadGameServer(t, "force-tls")
+	fleetID := e.newFleet(t, fleetSpec{name: "force-tls", build: buildID, params: "-force-tls"})
+	endpoint, _, _, _, caFile := instanceCredentials(t, fleetID)
+	if want := "wss" + strings.TrimPrefix(e.h.TLSURL, "https") + "/sdk"; endpoint != want {
+		t.Errorf("GAMELIFT_SDK_WEBSOCKET_URL %q, want %q", endpoint, want)
+	}
+	if want := filepath.Join(e.h.DataDir, "ca-bundle.pem"); caFile != want {
+		t.Errorf("SSL_CERT_FILE %q, want %q", caFile, want)
+	}
+	gs := e.createGameSession(t, fleetID, 2)
+	e.waitGameSession(t, aws.ToString(gs.GameSessionId), types.GameSessionStatusActive)
+	e.deleteFleet(t, fleetID)
 }

@@ -72,6 +72,13 @@ type Config struct {
 	HTTPBodyTimeout   time.Duration
 	HTTPIdleTimeout   time.Duration
 	HTTPMaxBodies     int
+	// SDKScheme is the scheme of the Server SDK URL Hoist hands out:
+	// SDKSchemeAuto (wss:// when the TLS listener is on, else ws://),
+	// SDKSchemeWS or SDKSchemeWSS.
+	SDKScheme string
+	// DNSSuffix is the domain game sessions' and computes' DNS names are
+	// made under (GameLift's pattern, e.g. ec2-127-0-0-1.<region>.<suffix>).
+	DNSSuffix string
 
 	// credentialsInline is $HOIST_CREDENTIALS, read into Credentials.
 	credentialsInline string
@@ -95,6 +102,14 @@ const (
 	DefaultHTTPBodyTimeout   = time.Minute
 	DefaultHTTPIdleTimeout   = 2 * time.Minute
 	DefaultHTTPMaxBodies     = 32
+
+	DefaultDNSSuffix = "hoist.localhost"
+
+	// SDKSchemeAuto, SDKSchemeWS and SDKSchemeWSS are the values of
+	// --sdk-scheme.
+	SDKSchemeAuto = "auto"
+	SDKSchemeWS   = "ws"
+	SDKSchemeWSS  = "wss"
 
 	// StoreJournal is the default store: in memory, with a journal on disk.
 	StoreJournal = "journal"
@@ -124,6 +139,18 @@ func (c *Config) check() error {
 	}
 	if c.HTTPHeaderTimeout < 0 || c.HTTPBodyTimeout < 0 || c.HTTPIdleTimeout < 0 || c.HTTPMaxBodies < 0 {
 		return errors.New("--http-header-timeout, --http-body-timeout, --http-idle-timeout and --http-max-bodies must not be negative")
+	}
+	switch c.SDKScheme {
+	case "", SDKSchemeAuto, SDKSchemeWS:
+	case SDKSchemeWSS:
+		if c.TLSAddr == "" {
+			return errors.New("--sdk-scheme wss needs the TLS listener (--tls-addr)")
+		}
+	default:
+		return fmt.Errorf("--sdk-scheme %q: want %s, %s or %s", c.SDKScheme, SDKSchemeAuto, SDKSchemeWS, SDKSchemeWSS)
+	}
+	if c.DNSSuffix == "" || strings.HasPrefix(c.DNSSuffix, ".") || strings.HasSuffix(c.DNSSuffix, ".") {
+		return fmt.Errorf("--dns-suffix %q: want a domain such as %s", c.DNSSuffix, DefaultDNSSuffix)
 	}
 	if c.PprofAddr != "" && !IsLoopback(c.PprofAddr) {
 		return fmt.Errorf("--pprof-addr %s: the profiling endpoint listens on loopback addresses only", c.PprofAddr)

@@ -130,6 +130,20 @@ func TestParse(t *testing.T) {
 		}},
 		"bad max unpacked size":  {env: map[string]string{"HOIST_MAX_UNPACKED_SIZE": "lots"}, wantErr: "HOIST_MAX_UNPACKED_SIZE"},
 		"zero max unpacked size": {args: []string{"--max-unpacked-size", "0"}, wantErr: "positive number"},
+		"sdk scheme and dns suffix defaults": {check: func(t *testing.T, c *Config) {
+			if c.SDKScheme != SDKSchemeAuto || c.DNSSuffix != DefaultDNSSuffix {
+				t.Errorf("SDKScheme %q, DNSSuffix %q", c.SDKScheme, c.DNSSuffix)
+			}
+		}},
+		"sdk scheme and dns suffix from env": {env: map[string]string{"HOIST_SDK_SCHEME": "ws", "HOIST_DNS_SUFFIX": "games.example"},
+			check: func(t *testing.T, c *Config) {
+				if c.SDKScheme != SDKSchemeWS || c.DNSSuffix != "games.example" {
+					t.Errorf("SDKScheme %q, DNSSuffix %q", c.SDKScheme, c.DNSSuffix)
+				}
+			}},
+		"unknown sdk scheme refused":    {args: []string{"--sdk-scheme", "http"}, wantErr: `--sdk-scheme "http"`},
+		"wss without tls refused":       {args: []string{"--sdk-scheme", "wss", "--tls-addr", ""}, wantErr: "needs the TLS listener"},
+		"dns suffix with a dot refused": {args: []string{"--dns-suffix", ".example"}, wantErr: "--dns-suffix"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

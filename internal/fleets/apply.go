@@ -184,7 +184,7 @@ func (s *Service) recordLaunch(ctx context.Context, tx store.Tx, f *fleetRec, lo
 	layout := s.cfg.Provider.Layout(f.id(), id)
 	c := hosting.Compute{FleetID: f.id(), ComputeName: id, Location: loc, Status: api.ComputeStatusPending,
 		InstanceStatus: api.InstanceStatusPending, IPAddress: s.cfg.InstanceIP,
-		DNSName: id + "." + f.id() + "." + s.cfg.DNSDomain, CreationTime: s.now(), Host: s.cfg.ReplicaID,
+		DNSName: s.dnsName(f, id, loc), CreationTime: s.now(), Host: s.cfg.ReplicaID,
 		Dir: layout.Dir, GameRoot: layout.GameRoot}
 	if generated(&f.Fleet) {
 		c.CertificatePath = layout.CertificateDir
@@ -290,6 +290,10 @@ func (s *Service) processEnv(ref InstanceRef, token string) []string {
 		"GAMELIFT_SDK_AUTH_TOKEN=" + token,
 		"GAMELIFT_SDK_FLEET_ID=" + ref.FleetID,
 		"GAMELIFT_SDK_HOST_ID=" + ref.InstanceID,
+	}
+	if s.cfg.CABundle != "" {
+		// Before ProcessEnv, so an operator's SSL_CERT_FILE wins.
+		env = append(env, "SSL_CERT_FILE="+s.cfg.CABundle)
 	}
 	return append(env, s.cfg.ProcessEnv...)
 }

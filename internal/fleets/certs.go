@@ -1,30 +1,45 @@
 package fleets
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/hoistgg/hoist/internal/hosting"
 )
 
-// Certificates of fleets with CertificateConfiguration GENERATED: each
-// fleet gets its own certificate authority when it is created (its
-// certificate in the Fleet record, its key in <DataDir>/fleets/<fleet
-// ID>/ca-key.pem), and each instance a certificate from it for its DNS name
-// and IP address, written where GetComputeCertificate points.
+// Certificates of fleets with CertificateConfiguration GENERATED: as in
+// GameLift, each fleet has one certificate, shared by all its instances.
+// Hoist's one CA (Config.CA) signs it for the wildcard names of the
+// fleet's locations, *.<location>.<DNSDomain> (the instances' DNS names are
+// <instance ID>.<location>.<DNSDomain>), and the instance IP address. It is
+// issued at CreateFleet and kept in <DataDir>/fleets/<fleet ID>/; it is
+// issued again, for every location of the fleet, when an instance starts
+// in a location it does not name or when it has less than a month left.
+// Each instance gets a copy, written where GetComputeCertificate points.
 
+// CertificateAuthority signs fleet certificates (*pki.CA).
+type CertificateAuthority interface {
+	// IssueLeaf returns a TLS server certificate for names (IP addresses
+	// become IP SANs): the certificate followed by the CA certificate, and
+	// the PKCS#8 private key.
+	IssueLeaf(commonName string, names []string) (chainPEM, keyPEM []byte, err error)
+}
+
+// renewBefore is how long before its end a fleet certificate is replaced.
+const renewBefore = 30 * 24 * time.Hour
+
+// Names of a fleet certificate's files in the fleet's directory.
 const (
-	caValidity   = 10 * 365 * 24 * time.Hour
-	leafValidity = 397 * 24 * time.Hour // as long as public TLS certificates may last
+	fleetChainFile = "certificateChain.pem"
+	fleetKeyFile   = "privateKey.pem"
 )
 
 // fleetDir is the directory of a fleet's files ("" without a DataDir).
@@ -35,125 +50,120 @@ func (s *Service) fleetDir(fleetID string) string {
 	return filepath.Join(s.cfg.DataDir, "fleets", fleetID)
 }
 
-func (s *Service) caKeyFile(fleetID string) string {
-	return filepath.Join(s.fleetDir(fleetID), "ca-key.pem")
+// dnsName is the DNS name of instance id of fleet f in location loc, after
+// GameLift's patterns (<unique ID>.<region>.amazongamelift.com on
+// TLS-enabled fleets, ec2-<IP>....compute.amazonaws.com on others).
+func (s *Service) dnsName(f *fleetRec, id, loc string) string {
+	if generated(&f.Fleet) {
+		return strings.ToLower(id + "." + loc + "." + s.cfg.DNSDomain)
+	}
+	return strings.ToLower("ec2-" + strings.NewReplacer(".", "-", ":", "-").Replace(s.cfg.InstanceIP) +
+		"." + loc + ".compute." + s.cfg.DNSDomain)
 }
 
-// createFleetCA makes a fleet's certificate authority: it writes the key to
-// the fleet's directory and returns the certificate's PEM.
-func (s *Service) createFleetCA(fleetID string, now time.Time) (string, error) {
-	if s.cfg.DataDir == "" {
-		return "", errors.New("this Hoist has no data directory to keep certificate authorities in")
+// certNames are the names a fleet certificate covers for locations.
+func (s *Service) certNames(locations []string) []string {
+	names := make([]string, 0, len(locations)+1)
+	for _, l := range locations {
+		names = append(names, strings.ToLower("*."+l+"."+s.cfg.DNSDomain))
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return "", err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial(),
-		Subject:               pkix.Name{Organization: []string{"Hoist"}, CommonName: "Hoist fleet " + fleetID + " CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(caValidity),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		MaxPathLenZero:        true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return "", err
-	}
-	keyPEM, err := keyToPEM(key)
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(s.fleetDir(fleetID), 0o700); err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(s.caKeyFile(fleetID), keyPEM, 0o600); err != nil {
-		return "", err
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), nil
+	return append(names, s.cfg.InstanceIP)
 }
 
-// issueInstanceCertificate issues an instance's certificate from its
-// fleet's certificate authority.
+func locationNames(f *hosting.Fleet) []string {
+	out := make([]string, 0, len(f.Locations))
+	for _, l := range f.Locations {
+		out = append(out, l.Location)
+	}
+	return out
+}
+
+func (f *fleetRec) locationNames() []string { return locationNames(&f.Fleet) }
+
+// fleetCertificate returns fleet fleetID's certificate files, issuing a new
+// certificate when there is none, it lacks one of locations, or it ends
+// within renewBefore.
+func (s *Service) fleetCertificate(fleetID string, locations []string, now time.Time) (*CertificateFiles, error) {
+	if s.cfg.CA == nil {
+		return nil, errors.New("this Hoist has no certificate authority")
+	}
+	dir := s.fleetDir(fleetID)
+	if dir == "" {
+		return nil, errors.New("this Hoist has no data directory to keep certificates in")
+	}
+	s.certMu.Lock()
+	defer s.certMu.Unlock()
+	names := s.certNames(locations)
+	if files, leaf, err := readFleetCertificate(dir); err == nil && covers(leaf, names) && now.Add(renewBefore).Before(leaf.NotAfter) {
+		return files, nil
+	}
+	chain, key, err := s.cfg.CA.IssueLeaf(names[0], names)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	// The key first: a chain without its key is never read.
+	if err := writeAtomic(filepath.Join(dir, fleetKeyFile), key); err != nil {
+		return nil, err
+	}
+	if err := writeAtomic(filepath.Join(dir, fleetChainFile), chain); err != nil {
+		return nil, err
+	}
+	files, _, err := readFleetCertificate(dir)
+	return files, err
+}
+
+// readFleetCertificate reads a fleet certificate's files.
+func readFleetCertificate(dir string) (*CertificateFiles, *x509.Certificate, error) {
+	chain, err := os.ReadFile(filepath.Join(dir, fleetChainFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := os.ReadFile(filepath.Join(dir, fleetKeyFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	leafBlock, rest := pem.Decode(chain)
+	if leafBlock == nil {
+		return nil, nil, errors.New("no certificate in " + fleetChainFile)
+	}
+	leaf, err := x509.ParseCertificate(leafBlock.Bytes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fleet certificate: %w", err)
+	}
+	return &CertificateFiles{Certificate: pem.EncodeToMemory(leafBlock), Chain: chain, PrivateKey: key, Root: rest}, leaf, nil
+}
+
+// covers reports whether leaf names every entry of names.
+func covers(leaf *x509.Certificate, names []string) bool {
+	for _, n := range names {
+		if ip := net.ParseIP(n); ip != nil {
+			if !slices.ContainsFunc(leaf.IPAddresses, ip.Equal) {
+				return false
+			}
+		} else if !slices.Contains(leaf.DNSNames, n) {
+			return false
+		}
+	}
+	return true
+}
+
+func writeAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// issueInstanceCertificate returns the certificate files of a starting
+// instance: its fleet's certificate.
 func (s *Service) issueInstanceCertificate(l launch) (*CertificateFiles, error) {
-	caBlock, _ := pem.Decode([]byte(l.fleet.CA))
-	if caBlock == nil {
-		return nil, errors.New("the fleet has no certificate authority")
+	locs := locationNames(&l.fleet)
+	if !slices.Contains(locs, l.comp.Location) {
+		locs = append(locs, l.comp.Location)
 	}
-	ca, err := x509.ParseCertificate(caBlock.Bytes)
-	if err != nil {
-		return nil, fmt.Errorf("fleet certificate authority: %w", err)
-	}
-	caKey, err := readKey(s.caKeyFile(l.ref.FleetID))
-	if err != nil {
-		return nil, fmt.Errorf("fleet certificate authority key: %w", err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	now := s.cfg.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{Organization: []string{"Hoist"}, CommonName: l.comp.DNSName},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(leafValidity),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{l.comp.DNSName},
-	}
-	if ip := net.ParseIP(l.comp.IPAddress); ip != nil {
-		tmpl.IPAddresses = []net.IP{ip}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	keyPEM, err := keyToPEM(key)
-	if err != nil {
-		return nil, err
-	}
-	leaf := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	root := []byte(l.fleet.CA)
-	return &CertificateFiles{Certificate: leaf, Chain: append(append([]byte{}, leaf...), root...),
-		PrivateKey: keyPEM, Root: root}, nil
-}
-
-func serial() *big.Int {
-	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		panic("fleets: no randomness: " + err.Error())
-	}
-	return n
-}
-
-func keyToPEM(key *ecdsa.PrivateKey) ([]byte, error) {
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
-}
-
-func readKey(file string) (*ecdsa.PrivateKey, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	b, _ := pem.Decode(data)
-	if b == nil {
-		return nil, errors.New("no PEM block")
-	}
-	k, err := x509.ParsePKCS8PrivateKey(b.Bytes)
-	if err != nil {
-		return nil, err
-	}
-	ek, ok := k.(*ecdsa.PrivateKey)
-	if !ok {
-		return nil, errors.New("not an ECDSA key")
-	}
-	return ek, nil
+	return s.fleetCertificate(l.ref.FleetID, locs, s.cfg.Now())
 }

@@ -22,11 +22,9 @@ func (s *Service) CreateFleet(ctx context.Context, in *api.CreateFleetInput) (*a
 		return nil, err
 	}
 	if generated(&f.Fleet) {
-		ca, err := s.createFleetCA(f.id(), s.now())
-		if err != nil {
-			return nil, api.NewInternalServiceException("creating the fleet's certificate authority failed: %v", err)
+		if _, err := s.fleetCertificate(f.id(), f.locationNames(), s.now()); err != nil {
+			return nil, api.NewInternalServiceException("issuing the fleet's certificate failed: %v", err)
 		}
-		f.CA = ca
 	}
 	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		return s.createTx(ctx, tx, f, in)

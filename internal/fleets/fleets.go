@@ -82,11 +82,20 @@ type Config struct {
 	AgentEndpoint string
 	// InstanceIP is the IP address of managed instances. Default 127.0.0.1.
 	InstanceIP string
-	// DNSDomain ends the DNS names of managed instances
-	// (<instance ID>.<fleet ID>.<DNSDomain>). Default "localhost".
+	// DNSDomain ends the DNS names of managed instances, after GameLift's
+	// patterns: <instance ID>.<location>.<DNSDomain> on fleets with
+	// GENERATED certificates, ec2-<IP, dashed>.<location>.compute.<DNSDomain>
+	// on others. Default "localhost".
 	DNSDomain string
 	// DataDir holds the fleets' certificate authorities.
 	DataDir string
+	// CABundle, when set, is a PEM file of the system roots plus Hoist's
+	// CA: server processes get it as SSL_CERT_FILE, so a Go game server
+	// trusts Hoist's wss:// listener.
+	CABundle string
+	// CA signs the certificates of fleets with CertificateConfiguration
+	// GENERATED (Hoist's one CA, internal/pki); nil refuses GENERATED.
+	CA CertificateAuthority
 	// ProcessEnv is added to the environment of every server process of a
 	// managed fleet (e.g. HEALTHCHECK_INTERVAL=5 in tests).
 	ProcessEnv []string
@@ -159,6 +168,9 @@ type Service struct {
 	locations map[string]bool
 	// kick wakes the reconciler early (API changes, instance reports).
 	kick chan struct{}
+
+	// certMu serializes issuing and reading fleet certificates.
+	certMu sync.Mutex
 
 	mu sync.Mutex
 	// lastPolicyRun is when scaling policies were last evaluated on this

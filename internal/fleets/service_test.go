@@ -1,8 +1,12 @@
 package fleets
 
 import (
+	"bytes"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +14,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/pki"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -39,7 +44,7 @@ func TestEC2FleetLifecycle(t *testing.T) {
 	checkEnv(t, h, id, inst)
 	c := h.compute(id, inst)
 	if c.Status != api.ComputeStatusPending || c.Host != "r1" || c.IPAddress != "127.0.0.1" ||
-		c.DNSName != inst+"."+id+".localhost" || c.GameRoot == "" {
+		c.DNSName != "ec2-127-0-0-1.us-west-2.compute.localhost" || c.GameRoot == "" {
 		t.Fatalf("new instance recorded as %+v", c)
 	}
 	h.setUp(inst)
@@ -573,36 +578,81 @@ func TestLostInstancesAreReplaced(t *testing.T) {
 	}
 }
 
+// TestGeneratedCertificates: a GENERATED fleet has one certificate, from
+// Hoist's CA, shared by its instances in every location and naming their
+// DNS names (<instance>.<location>.<domain>); another fleet has another.
 func TestGeneratedCertificates(t *testing.T) {
-	h := newHarness(t)
-	in := ec2Input(1)
-	in.CertificateConfiguration = &api.CertificateConfiguration{CertificateType: api.CertificateTypeGenerated}
-	id := h.createFleet(in)
-	h.reconcile()
-	inst := h.prov.started()[0]
-	spec := h.prov.get(inst).spec
-	if spec.Certificate == nil {
-		t.Fatal("no certificate for an instance of a GENERATED fleet")
-	}
-	c := h.compute(id, inst)
-	if c.CertificatePath == "" {
-		t.Fatal("compute has no CertificatePath")
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(spec.Certificate.Root) || !pool.AppendCertsFromPEM([]byte(h.fleet(id).CA)) {
-		t.Fatal("no CA certificate")
-	}
-	b, _ := pem.Decode(spec.Certificate.Certificate)
-	leaf, err := x509.ParseCertificate(b.Bytes)
+	ca, err := pki.LoadOrCreateCAFor(filepath.Join(t.TempDir(), "pki"), pki.Constraints{DNSDomains: []string{"games.test"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: c.DNSName, CurrentTime: t0}); err != nil {
-		t.Fatalf("instance certificate does not verify for %s: %v", c.DNSName, err)
+	h := newHarness(t, func(c *Config) { c.CA, c.DNSDomain = ca, "games.test" })
+	in := ec2Input(1)
+	in.CertificateConfiguration = &api.CertificateConfiguration{CertificateType: api.CertificateTypeGenerated}
+	in.Locations = []api.LocationConfiguration{{Location: api.String("us-west-2")}, {Location: api.String("us-east-1")}}
+	id := h.createFleet(in)
+	h.reconcile()
+	started := h.prov.started()
+	if len(started) != 2 {
+		t.Fatalf("%d instances started, want one per location", len(started))
 	}
-	if err := leaf.VerifyHostname("127.0.0.1"); err != nil {
-		t.Fatalf("instance certificate lacks its IP address: %v", err)
+	var first []byte
+	for _, inst := range started {
+		spec := h.prov.get(inst).spec
+		if spec.Certificate == nil {
+			t.Fatal("no certificate for an instance of a GENERATED fleet")
+		}
+		c := h.compute(id, inst)
+		if c.CertificatePath == "" {
+			t.Fatal("compute has no CertificatePath")
+		}
+		if want := inst + "." + c.Location + ".games.test"; c.DNSName != want {
+			t.Errorf("DNS name %q, want %q", c.DNSName, want)
+		}
+		if first == nil {
+			first = spec.Certificate.Certificate
+		} else if !bytes.Equal(first, spec.Certificate.Certificate) {
+			t.Error("the instances of one fleet have different certificates")
+		}
+		if !bytes.Equal(spec.Certificate.Root, ca.CertPEM) {
+			t.Error("rootCertificate.pem is not Hoist's CA")
+		}
+		b, _ := pem.Decode(spec.Certificate.Certificate)
+		leaf, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := leaf.Verify(x509.VerifyOptions{Roots: ca.Pool(), DNSName: c.DNSName}); err != nil {
+			t.Fatalf("instance certificate does not verify for %s: %v", c.DNSName, err)
+		}
+		if err := leaf.VerifyHostname("127.0.0.1"); err != nil {
+			t.Fatalf("instance certificate lacks the instance IP address: %v", err)
+		}
+		if _, err := tls.X509KeyPair(spec.Certificate.Chain, spec.Certificate.PrivateKey); err != nil {
+			t.Fatalf("chain and key do not match: %v", err)
+		}
 	}
+	if _, err := os.Stat(filepath.Join(h.svc.cfg.DataDir, "fleets", id, "ca-key.pem")); err == nil {
+		t.Error("the fleet has a CA key of its own")
+	}
+	in.Locations = nil
+	other := h.createFleet(in)
+	files, err := h.svc.fleetCertificate(other, []string{"us-west-2"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(files.Certificate, first) {
+		t.Error("two fleets share a certificate")
+	}
+}
+
+// TestGeneratedWithoutCA: GENERATED needs a CA.
+func TestGeneratedWithoutCA(t *testing.T) {
+	h := newHarness(t)
+	in := ec2Input(1)
+	in.CertificateConfiguration = &api.CertificateConfiguration{CertificateType: api.CertificateTypeGenerated}
+	_, err := h.svc.CreateFleet(h.ctx, in)
+	wantErr[*api.InternalServiceException](t, err)
 }
 
 func TestUpdatesAndDescribes(t *testing.T) {

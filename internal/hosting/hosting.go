@@ -58,8 +58,9 @@ type Fleet struct {
 	// HomeLocation is the fleet's home Region (or first custom location for
 	// Anywhere fleets).
 	HomeLocation string `json:"homeLocation"`
-	// CA is the PEM of the fleet's certificate authority when
-	// CertificateConfiguration is GENERATED (its key is in the data directory).
+	// CA is the PEM of the certificate authority of a GENERATED fleet
+	// created by an earlier Hoist (one CA per fleet). No longer written or
+	// read: fleet certificates now come from Hoist's one CA (internal/fleets).
 	CA string `json:"ca,omitempty"`
 }
 

@@ -1,23 +1,24 @@
 // Package pki is Hoist's own small certificate authority: an ECDSA P-256 CA
 // created on first start and kept as PEM files in a directory, which issues
 // the certificate of Hoist's TLS listener (wss:// for the Server SDK, https://
-// for the API) and leaf certificates for other uses.
+// for the API) and the certificates of fleets with GENERATED certificates.
+// A CA carries X.509 name constraints (Constraints): it can sign only
+// localhost, the loopback addresses and the names it was created for.
 //
-// Files in the CA directory:
+// Files in the CA directory (0700):
 //
 //	ca.pem      the CA certificate (0644): what clients must trust
 //	ca-key.pem  the CA private key, PKCS#8 (0600)
 //
 // A Go game server (the official Go Server SDK uses crypto/tls with the
 // system roots) trusts Hoist's wss listener when started with
-// SSL_CERT_FILE=<dir>/ca.pem on Linux and the BSDs: Go then reads that file
-// instead of the system bundle (and still reads the certificate
-// directories, e.g. /etc/ssl/certs, so public roots stay trusted on most
-// distributions). macOS and Windows ignore SSL_CERT_FILE: add ca.pem to the
-// system trust store there.
+// SSL_CERT_FILE naming a bundle of the system roots and ca.pem (WriteBundle
+// writes one) on Linux and the BSDs. macOS and Windows ignore
+// SSL_CERT_FILE: add ca.pem to the system trust store there.
 package pki
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -32,6 +33,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -59,20 +62,95 @@ type CA struct {
 	key      *ecdsa.PrivateKey
 	// Now is the clock certificates are dated by (default time.Now).
 	Now func() time.Time
+	// Fixed lists the permissions LoadOrCreateCAFor tightened, for the log.
+	Fixed []string
 }
 
-// LoadOrCreateCA loads the CA kept in dir, or creates one there (and dir
-// itself, mode 0700) when dir holds neither file. A directory holding only
-// one of the two files, a key that does not match the certificate, or an
-// expired CA is an error: Hoist never silently replaces a CA that clients
-// may already trust.
-func LoadOrCreateCA(dir string) (*CA, error) {
+// Constraints are the names a CA may issue certificates for, written into
+// the CA certificate as X.509 name constraints: a certificate for any other
+// name fails verification even if the CA key leaks. DNS entries permit the
+// name and every name under it; loopback addresses (127.0.0.0/8, ::1) are
+// always permitted, as is the name localhost.
+type Constraints struct {
+	DNSDomains []string
+	IPs        []net.IP
+}
+
+func (c Constraints) domains() []string {
+	out := []string{"localhost"}
+	for _, d := range c.DNSDomains {
+		d = strings.TrimPrefix(strings.ToLower(d), "*.")
+		if d != "" && net.ParseIP(d) == nil && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (c Constraints) ipNets() []*net.IPNet {
+	out := []*net.IPNet{
+		{IP: net.IPv4(127, 0, 0, 0).To4(), Mask: net.CIDRMask(8, 32)},
+		{IP: net.IPv6loopback, Mask: net.CIDRMask(128, 128)},
+	}
+	for _, ip := range c.IPs {
+		n := &net.IPNet{IP: ip.To16(), Mask: net.CIDRMask(128, 128)}
+		if v4 := ip.To4(); v4 != nil {
+			n = &net.IPNet{IP: v4, Mask: net.CIDRMask(32, 32)}
+		}
+		if !n.IP.IsLoopback() {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// permits reports whether a CA certificate's name constraints allow every
+// name of c (a CA without constraints allows everything).
+func permits(cert *x509.Certificate, c Constraints) error {
+	if len(cert.PermittedDNSDomains) == 0 && len(cert.PermittedIPRanges) == 0 {
+		return nil
+	}
+	for _, d := range c.domains() {
+		ok := false
+		for _, p := range cert.PermittedDNSDomains {
+			if d == p || strings.HasSuffix(d, "."+p) {
+				ok = true
+			}
+		}
+		if !ok {
+			return fmt.Errorf("its name constraints do not permit DNS name %s", d)
+		}
+	}
+	for _, ip := range c.IPs {
+		ok := false
+		for _, n := range cert.PermittedIPRanges {
+			ok = ok || n.Contains(ip)
+		}
+		if !ok {
+			return fmt.Errorf("its name constraints do not permit IP address %s", ip)
+		}
+	}
+	return nil
+}
+
+// LoadOrCreateCA is LoadOrCreateCAFor with no names beyond localhost and
+// the loopback addresses.
+func LoadOrCreateCA(dir string) (*CA, error) { return LoadOrCreateCAFor(dir, Constraints{}) }
+
+// LoadOrCreateCAFor loads the CA kept in dir, or creates one there (and dir
+// itself, mode 0700) when dir holds neither file, constrained to the names
+// of c. A directory holding only one of the two files, a key that does not
+// match the certificate, an expired CA, or a CA whose name constraints do
+// not permit the names of c is an error: Hoist never silently replaces a
+// CA that clients may already trust. A loaded CA whose directory or key
+// file others can read is tightened to 0700 and 0600 (ca.Fixed says so).
+func LoadOrCreateCAFor(dir string, c Constraints) (*CA, error) {
 	certPath, keyPath := filepath.Join(dir, CertFileName), filepath.Join(dir, KeyFileName)
 	certPEM, certErr := os.ReadFile(certPath)
 	keyPEM, keyErr := os.ReadFile(keyPath)
 	switch {
 	case errors.Is(certErr, fs.ErrNotExist) && errors.Is(keyErr, fs.ErrNotExist):
-		return createCA(dir, time.Now())
+		return createCA(dir, time.Now(), c)
 	case certErr != nil:
 		return nil, fmt.Errorf("pki: reading the CA certificate: %w", certErr)
 	case keyErr != nil:
@@ -86,11 +164,40 @@ func LoadOrCreateCA(dir string) (*CA, error) {
 		return nil, fmt.Errorf("pki: the CA in %s expired on %s; move the directory away to create a new one",
 			dir, ca.Cert.NotAfter.Format(time.DateOnly))
 	}
+	if err := permits(ca.Cert, c); err != nil {
+		return nil, fmt.Errorf("pki: the CA in %s cannot be used: %w; move the directory away to create a new CA (clients must then trust the new %s)",
+			dir, err, CertFileName)
+	}
+	if ca.Fixed, err = tighten(dir, keyPath); err != nil {
+		return nil, err
+	}
 	ca.CertFile = certPath
 	return ca, nil
 }
 
-func createCA(dir string, now time.Time) (*CA, error) {
+// tighten makes the CA directory 0700 and the key 0600 where they are
+// looser, and says what it changed.
+func tighten(dir, keyPath string) ([]string, error) {
+	var fixed []string
+	for _, f := range []struct {
+		path string
+		mode os.FileMode
+	}{{dir, 0o700}, {keyPath, 0o600}} {
+		fi, err := os.Stat(f.path)
+		if err != nil {
+			return nil, fmt.Errorf("pki: %w", err)
+		}
+		if fi.Mode().Perm()&^f.mode != 0 {
+			if err := os.Chmod(f.path, f.mode); err != nil {
+				return nil, fmt.Errorf("pki: tightening %s to %v: %w", f.path, f.mode, err)
+			}
+			fixed = append(fixed, fmt.Sprintf("%s: %v -> %v", f.path, fi.Mode().Perm(), f.mode))
+		}
+	}
+	return fixed, nil
+}
+
+func createCA(dir string, now time.Time, c Constraints) (*CA, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -105,6 +212,11 @@ func createCA(dir string, now time.Time) (*CA, error) {
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 		MaxPathLenZero:        true,
+		// RFC 5280 says name constraints must be critical; Go, OpenSSL and
+		// the other common TLS stacks understand them.
+		PermittedDNSDomainsCritical: true,
+		PermittedDNSDomains:         c.domains(),
+		PermittedIPRanges:           c.ipNets(),
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
@@ -221,6 +333,9 @@ func (ca *CA) IssueServerCert(hosts []string) (tls.Certificate, error) {
 			names = appendName(names, h)
 		}
 	}
+	if err := permits(ca.Cert, Constraints{DNSDomains: names, IPs: ips}); err != nil {
+		return tls.Certificate{}, fmt.Errorf("pki: the CA in %s cannot sign the TLS listener's certificate: %w", filepath.Dir(ca.CertFile), err)
+	}
 	der, key, err := ca.issue(names[0], names, ips, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth})
 	if err != nil {
 		return tls.Certificate{}, err
@@ -245,6 +360,9 @@ func (ca *CA) IssueLeaf(commonName string, dnsNames []string) (certPEM, keyPEM [
 		} else if n != "" {
 			names = appendName(names, n)
 		}
+	}
+	if err := permits(ca.Cert, Constraints{DNSDomains: names, IPs: ips}); err != nil {
+		return nil, nil, fmt.Errorf("pki: the CA cannot sign a certificate for %s: %w", commonName, err)
 	}
 	der, key, err := ca.issue(commonName, names, ips, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth})
 	if err != nil {
@@ -318,4 +436,46 @@ func newSerial() *big.Int {
 		panic("pki: no randomness: " + err.Error())
 	}
 	return n
+}
+
+// systemRootFiles are the CA bundles of the common Linux and BSD
+// distributions, where Go's crypto/x509 looks too.
+var systemRootFiles = []string{
+	"/etc/ssl/certs/ca-certificates.crt",                // Debian, Ubuntu, Gentoo, Arch
+	"/etc/pki/tls/certs/ca-bundle.crt",                  // Fedora, RHEL
+	"/etc/ssl/ca-bundle.pem",                            // openSUSE
+	"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", // CentOS, RHEL 7
+	"/etc/ssl/cert.pem",                                 // Alpine, the BSDs
+}
+
+// SystemRootsPEM returns the system's CA bundle: the file $SSL_CERT_FILE
+// names, else the first of the usual locations that exists; nil when there
+// is none.
+func SystemRootsPEM(getenv func(string) string) []byte {
+	files := systemRootFiles
+	if f := getenv("SSL_CERT_FILE"); f != "" {
+		files = []string{f}
+	}
+	for _, f := range files {
+		if data, err := os.ReadFile(f); err == nil && len(data) > 0 {
+			return data
+		}
+	}
+	return nil
+}
+
+// WriteBundle writes path (mode 0644): roots followed by the CA
+// certificate, the file a launched process gets as SSL_CERT_FILE so that it
+// trusts both the public CAs and Hoist. It is rewritten on every start.
+func (ca *CA) WriteBundle(path string, roots []byte) error {
+	// Roots read from an earlier bundle (Hoist's own SSL_CERT_FILE may
+	// name it) already hold the CA: keep one copy.
+	roots = bytes.ReplaceAll(roots, ca.CertPEM, nil)
+	data := make([]byte, 0, len(roots)+len(ca.CertPEM)+1)
+	data = append(data, roots...)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		data = append(data, '\n')
+	}
+	data = append(data, ca.CertPEM...)
+	return writeFileAtomic(path, data, 0o644)
 }

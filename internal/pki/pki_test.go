@@ -1,9 +1,11 @@
 package pki
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -78,7 +80,7 @@ func TestLoadOrCreateCARefusesBrokenDirectories(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, KeyFileName), []byte("nope"), 0o600)
 		}, "no CERTIFICATE block"},
 		"expired": {func(dir string) {
-			if _, err := createCA(dir, time.Now().Add(-CAValidity-time.Hour)); err != nil {
+			if _, err := createCA(dir, time.Now().Add(-CAValidity-time.Hour), Constraints{}); err != nil {
 				t.Fatal(err)
 			}
 		}, "expired"},
@@ -107,7 +109,7 @@ func copyFile(t *testing.T, from, to string) {
 }
 
 func TestIssueServerCert(t *testing.T) {
-	ca, err := LoadOrCreateCA(t.TempDir())
+	ca, err := LoadOrCreateCAFor(t.TempDir(), Constraints{DNSDomains: []string{"hoist.example"}, IPs: []net.IP{net.ParseIP("10.1.2.3")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,4 +256,146 @@ func TestHelperDefaultClient(t *testing.T) {
 		os.Exit(1)
 	}
 	resp.Body.Close()
+}
+
+func TestNameConstraints(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pki")
+	c := Constraints{DNSDomains: []string{"games.example"}, IPs: []net.IP{net.ParseIP("192.0.2.7")}}
+	ca, err := LoadOrCreateCAFor(dir, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ca.Cert.PermittedDNSDomainsCritical {
+		t.Error("name constraints are not critical")
+	}
+	// verify signs a certificate for name past IssueLeaf's own check and
+	// verifies it as a client would.
+	verify := func(name string) error {
+		var der []byte
+		if ip := net.ParseIP(name); ip != nil {
+			der, _, err = ca.issue(name, nil, []net.IP{ip}, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth})
+		} else {
+			der, _, err = ca.issue(name, []string{name}, nil, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaf, err := x509.ParseCertificate(der)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = leaf.Verify(x509.VerifyOptions{Roots: ca.Pool(), DNSName: name})
+		if ip := net.ParseIP(name); ip != nil {
+			_, err = leaf.Verify(x509.VerifyOptions{Roots: ca.Pool()})
+		}
+		return err
+	}
+	for _, ok := range []string{"localhost", "a.localhost", "games.example", "ec2-1-2-3-4.us-west-2.games.example",
+		"127.0.0.1", "127.9.9.9", "::1", "192.0.2.7"} {
+		if err := verify(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"www.example.com", "example", "192.0.2.8", "10.0.0.1"} {
+		err := verify(bad)
+		var cie x509.CertificateInvalidError
+		if !errors.As(err, &cie) || cie.Reason != x509.CANotAuthorizedForThisName {
+			t.Errorf("%s: err %v, want CANotAuthorizedForThisName", bad, err)
+		}
+		if _, _, err := ca.IssueLeaf(bad, []string{bad}); err == nil {
+			t.Errorf("IssueLeaf signed %s", bad)
+		}
+	}
+	if _, err := ca.IssueServerCert([]string{"www.example.com"}); err == nil {
+		t.Error("IssueServerCert signed www.example.com")
+	}
+	// A later start with names the CA does not permit is refused, with
+	// what to do.
+	if _, err := LoadOrCreateCAFor(dir, Constraints{DNSDomains: []string{"other.example"}}); err == nil ||
+		!strings.Contains(err.Error(), "other.example") || !strings.Contains(err.Error(), "move the directory away") {
+		t.Errorf("load with a new name: %v", err)
+	}
+	if _, err := LoadOrCreateCAFor(dir, Constraints{DNSDomains: []string{"x.games.example"}}); err != nil {
+		t.Errorf("load with a name under a permitted one: %v", err)
+	}
+}
+
+func TestLoadTightensPermissions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pki")
+	if _, err := LoadOrCreateCA(dir); err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(dir, KeyFileName)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(key, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ca, err := LoadOrCreateCA(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ca.Fixed) != 2 {
+		t.Errorf("Fixed = %q, want the directory and the key", ca.Fixed)
+	}
+	for name, want := range map[string]os.FileMode{dir: 0o700, key: 0o600} {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %v, want %v", filepath.Base(name), got, want)
+		}
+	}
+	if ca, err = LoadOrCreateCA(dir); err != nil || len(ca.Fixed) != 0 {
+		t.Errorf("second load: Fixed %q, err %v", ca.Fixed, err)
+	}
+}
+
+func TestWriteBundle(t *testing.T) {
+	ca, err := LoadOrCreateCA(filepath.Join(t.TempDir(), "pki"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := LoadOrCreateCA(filepath.Join(t.TempDir(), "pki"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootsFile := filepath.Join(t.TempDir(), "roots.pem")
+	if err := os.WriteFile(rootsFile, other.CertPEM[:len(other.CertPEM)-1], 0o644); err != nil { // no final newline
+		t.Fatal(err)
+	}
+	roots := SystemRootsPEM(func(k string) string {
+		if k == "SSL_CERT_FILE" {
+			return rootsFile
+		}
+		return ""
+	})
+	bundle := filepath.Join(t.TempDir(), "bundle.pem")
+	if err := ca.WriteBundle(bundle, roots); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		t.Fatal("bundle holds no certificates")
+	}
+	for _, c := range []*x509.Certificate{ca.Cert, other.Cert} {
+		if _, err := c.Verify(x509.VerifyOptions{Roots: pool}); err != nil {
+			t.Errorf("%s not in the bundle: %v", c.Subject.CommonName, err)
+		}
+	}
+	// Written again from itself (SSL_CERT_FILE naming the bundle), it
+	// does not grow.
+	if err := ca.WriteBundle(bundle, data); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := os.ReadFile(bundle)
+	if !bytes.Equal(again, data) {
+		t.Errorf("the bundle grew from %d to %d bytes", len(data), len(again))
+	}
 }

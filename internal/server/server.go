@@ -54,6 +54,7 @@ type Server struct {
 	dataLock  *os.File // the data directory's lock
 	store     store.Store
 	ca        *pki.CA
+	caBundle  string // system roots plus Hoist's CA: SSL_CERT_FILE of launched processes
 	fleetiq   *fleetiq.Service
 	tags      *tags.Service
 	builds    *builds.Service
@@ -138,7 +139,14 @@ func New(opts Options) (_ *Server, err error) {
 			s.closeParts(context.Background())
 		}
 	}()
-	if s.ca, err = pki.LoadOrCreateCA(filepath.Join(cfg.DataDir, "pki")); err != nil {
+	if s.ca, err = pki.LoadOrCreateCAFor(filepath.Join(cfg.DataDir, "pki"), caConstraints(cfg)); err != nil {
+		return nil, dataDirError(cfg.DataDir, err)
+	}
+	for _, f := range s.ca.Fixed {
+		s.log.Warn("tightened the permissions of Hoist's CA", "change", f)
+	}
+	s.caBundle = filepath.Join(cfg.DataDir, CABundleFile)
+	if err = s.ca.WriteBundle(s.caBundle, pki.SystemRootsPEM(os.Getenv)); err != nil {
 		return nil, dataDirError(cfg.DataDir, err)
 	}
 	if s.logKey, err = sharedKey(context.Background(), st, "log-urls", s.now); err != nil {
@@ -234,8 +242,9 @@ func (s *Server) compose(opts Options) error {
 		SetTags: tags.Set, RemoveTags: tags.DeleteAll, Builds: s.builds,
 		Events: s.sessions, Messenger: msgr, Provider: s.provider, Now: s.now,
 		Logger: s.log.With("component", "fleets"), ReplicaID: s.replica,
-		SDKEndpoint: "ws://" + publicAddr(opts.Addr, cfg.InstanceIP) + "/sdk",
+		SDKEndpoint: sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP),
 		InstanceIP:  cfg.InstanceIP, DataDir: cfg.DataDir, ProcessEnv: cfg.ProcessEnv,
+		CABundle: s.caBundle, CA: s.ca, DNSDomain: cfg.DNSSuffix,
 		Timings: fleets.Timings{
 			ReconcileInterval: t.FleetsReconcile,
 			PolicyInterval:    t.FleetsPolicyInterval,
@@ -354,6 +363,35 @@ func (h *hostRef) onProcessReady(ctx context.Context, tx store.Tx, fleetID, loca
 
 // publicAddr returns addr with an unspecified host (0.0.0.0, ::, "")
 // replaced by ip: the address to hand out to processes and clients.
+// CABundleFile is the file in the data directory holding the system's CA
+// bundle plus Hoist's CA certificate (SSL_CERT_FILE of launched processes).
+const CABundleFile = "ca-bundle.pem"
+
+// caConstraints are the names Hoist's CA may sign: the DNS suffix, the
+// instance IP address (besides localhost and loopback).
+func caConstraints(cfg *config.Config) pki.Constraints {
+	var c pki.Constraints
+	if cfg.DNSSuffix != "" {
+		c.DNSDomains = append(c.DNSDomains, cfg.DNSSuffix)
+	}
+	if ip := net.ParseIP(cfg.InstanceIP); ip != nil {
+		c.IPs = append(c.IPs, ip)
+	} else if cfg.InstanceIP != "" {
+		c.DNSDomains = append(c.DNSDomains, cfg.InstanceIP)
+	}
+	return c
+}
+
+// sdkEndpoint is the Server SDK URL Hoist hands out: wss:// on the TLS
+// listener when scheme is wss, or auto with the TLS listener on (the C++
+// Server SDK speaks TLS whatever the scheme), else ws:// on the plain one.
+func sdkEndpoint(scheme, addr, tlsAddr, ip string) string {
+	if tlsAddr != "" && (scheme == config.SDKSchemeWSS || scheme == config.SDKSchemeAuto || scheme == "") {
+		return "wss://" + publicAddr(tlsAddr, ip) + "/sdk"
+	}
+	return "ws://" + publicAddr(addr, ip) + "/sdk"
+}
+
 func publicAddr(addr, ip string) string {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
