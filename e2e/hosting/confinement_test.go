@@ -35,7 +35,7 @@ exec ./gameserver "$@"
 // TestServerProcessConfinement: Hoist run as root (this machine's CI) with
 // secrets in its environment runs a game server as its unprivileged user,
 // with only the documented environment: the game server cannot read a
-// file of Hoist's data directory, nor Hoist's environment, nor list the
+// file of Hoist's data directory (but the public CA bundle), nor Hoist's environment, nor list the
 // data directory, and has no variable of Hoist's own. A second fleet's
 // game server, running at the same time, runs as another user and cannot
 // read the first one's files or environment.
@@ -60,7 +60,9 @@ func TestServerProcessConfinement(t *testing.T) {
 		if d.IsDir() && p == filepath.Join(h.DataDir, "instances") {
 			return filepath.SkipDir
 		}
-		if d.Type().IsRegular() {
+		// The CA bundle (system roots and Hoist's CA certificate, no key)
+		// is public by design: it is the game server's SSL_CERT_FILE.
+		if d.Type().IsRegular() && filepath.Base(p) != "ca-bundle.pem" {
 			files = append(files, p)
 		}
 		return nil
@@ -109,7 +111,7 @@ func TestServerProcessConfinement(t *testing.T) {
 		k, _, _ := strings.Cut(kv, "=")
 		switch {
 		case k == "PATH" || k == "HOME" || k == "PWD" || k == "SHLVL" || k == "OLDPWD" || k == "_":
-		case strings.HasPrefix(k, "GAMELIFT_SDK_"):
+		case strings.HasPrefix(k, "GAMELIFT_SDK_"), k == "SSL_CERT_FILE":
 		case strings.Contains(strings.Join(baseEnv, ","), k+"="):
 		default:
 			t.Errorf("the game server got %s, which is not in its documented environment", kv)
