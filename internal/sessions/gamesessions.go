@@ -216,8 +216,8 @@ func applyUpdate(gs *hosting.GameSession, in *api.UpdateGameSessionInput) {
 }
 
 // TerminateGameSession ends a game session: TRIGGER_ON_PROCESS_TERMINATE
-// asks its process to end (TERMINATING until it does), FORCE_TERMINATE ends
-// it at once and has the process stopped.
+// asks its process to end (TERMINATING until it does), FORCE_TERMINATE has
+// the process stopped (TERMINATING until it is gone).
 func (s *Service) TerminateGameSession(ctx context.Context, in *api.TerminateGameSessionInput) (*api.TerminateGameSessionOutput, error) {
 	mode := in.TerminationMode
 	if mode != api.TerminationModeTriggerOnProcessTerminate && mode != api.TerminationModeForceTerminate {
@@ -265,7 +265,11 @@ func (s *Service) terminateTx(ctx context.Context, tx store.Tx, fx *effects, gs 
 		if !managed {
 			return api.NewInvalidRequestException("FORCE_TERMINATE is not available for game session %s on an Anywhere fleet: use TRIGGER_ON_PROCESS_TERMINATE", id)
 		}
-		if err := s.finishSessionTx(ctx, tx, gs, api.GameSessionStatusTerminated, api.GameSessionStatusReasonForceTerminated); err != nil {
+		// TERMINATING until the process is gone (processGoneTx, or the
+		// terminating sweep), as GameLift answers.
+		gs.Session.Status, gs.Session.StatusReason = api.GameSessionStatusTerminating, api.GameSessionStatusReasonForceTerminated
+		gs.TerminatingAt = s.now()
+		if err := s.putGameSession(ctx, tx, gs); err != nil {
 			return err
 		}
 		return s.endProcessTx(ctx, tx, fx, p, "FORCE_TERMINATED")
