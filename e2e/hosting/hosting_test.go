@@ -26,6 +26,7 @@ func TestManagedHosting(t *testing.T) {
 		"Certificates":        testCertificates,
 		"Anywhere":            testAnywhere,
 		"FleetOperations":     testFleetOperations,
+		"FleetRules":          testFleetRules,
 		"Scaling":             testScaling,
 		"Builds":              testBuilds,
 		"CLIUpload":           testCLIUpload,

@@ -409,8 +409,19 @@ func TestAnywhereFleetAndTokens(t *testing.T) {
 	if out.FleetAttributes.Status != api.FleetStatusActive {
 		t.Fatalf("an Anywhere fleet starts %s, want ACTIVE", out.FleetAttributes.Status)
 	}
+	// GameLift requires Location and IpAddress for an Anywhere fleet.
+	for name, in := range map[string]*api.RegisterComputeInput{
+		"Location":  {FleetId: api.String(id), ComputeName: api.String("box-1"), IpAddress: api.String("127.0.0.2")},
+		"IpAddress": {FleetId: api.String(id), ComputeName: api.String("box-1"), DnsName: api.String("box-1.example"), Location: api.String("custom-home")},
+	} {
+		_, err := h.svc.RegisterCompute(h.ctx, in)
+		wantErr[*api.InvalidRequestException](t, err)
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("RegisterCompute without %s: %v", name, err)
+		}
+	}
 	reg, err := h.svc.RegisterCompute(h.ctx, &api.RegisterComputeInput{FleetId: api.String(id), ComputeName: api.String("box-1"),
-		IpAddress: api.String("127.0.0.2")})
+		IpAddress: api.String("127.0.0.2"), Location: api.String("custom-home")})
 	if err != nil {
 		t.Fatal(err)
 	}

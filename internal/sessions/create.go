@@ -90,9 +90,17 @@ func checkProperties(props []api.GameProperty) error {
 	return nil
 }
 
-// gameSessionARN is a game session's ID.
-func (s *Service) gameSessionARN(fleetID, id string) string {
-	return "arn:aws:gamelift:" + s.cfg.Region + "::gamesession/" + fleetID + "/" + id
+// gameSessionARN is the ID of game session id of fleet f in location loc:
+// arn:aws:gamelift:<location>::gamesession/<fleet ID>/<id>, as GameLift
+// documents it. The location is the AWS location the session runs in (a
+// remote location or the home Region); custom locations of Anywhere fleets
+// are not Regions, and their sessions carry Hoist's Region.
+func (s *Service) gameSessionARN(f *hosting.Fleet, loc, id string) string {
+	region := loc
+	if region == "" || f.Attributes.ComputeType == api.ComputeTypeAnywhere {
+		region = s.cfg.Region
+	}
+	return "arn:aws:gamelift:" + region + "::gamesession/" + api.ToString(f.Attributes.FleetId) + "/" + id
 }
 
 // createTx creates the session record and reserves its process; proc is nil
@@ -109,9 +117,9 @@ func (s *Service) createTx(ctx context.Context, tx store.Tx, req *createRequest)
 		return nil, nil, err
 	}
 	hash := requestHash(fid, loc.Location, in)
-	id := s.gameSessionARN(fid, req.genID)
+	id := s.gameSessionARN(f, loc.Location, req.genID)
 	if req.token != "" {
-		id = s.gameSessionARN(fid, req.token)
+		id = s.gameSessionARN(f, loc.Location, req.token)
 		prev, err := getGameSession(ctx, tx, id)
 		if err == nil {
 			if prev.RequestHash != hash {

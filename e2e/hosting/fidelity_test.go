@@ -1,0 +1,67 @@
+//go:build linux
+
+package hosting
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
+	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
+
+	"github.com/hoistgg/hoist/e2e/hoisttest"
+)
+
+// testFleetRules: what GameLift's documentation asks of CreateFleet's
+// Locations and of DeleteFleet's fleet status.
+func testFleetRules(t *testing.T, e *env) {
+	buildID := e.uploadGameServer(t, "fleetrules")
+
+	// "When using this parameter, Amazon GameLift Servers requires you to
+	// include your home location in the request."
+	in := &gl.CreateFleetInput{Name: aws.String("nohome"), BuildId: aws.String(buildID), EC2InstanceType: types.EC2InstanceTypeC5Large,
+		RuntimeConfiguration: &types.RuntimeConfiguration{ServerProcesses: []types.ServerProcess{{
+			LaunchPath: aws.String(gameServerLaunchPath), ConcurrentExecutions: aws.Int32(1)}}},
+		Locations: []types.LocationConfiguration{{Location: aws.String(remote)}}}
+	_, err := e.gl.CreateFleet(e.ctx, in)
+	if ire := wantErr[*types.InvalidRequestException](t, "CreateFleet with Locations but not the home location", err); !strings.Contains(ire.ErrorMessage(), hoisttest.Region) {
+		t.Errorf("the refusal does not name the home location %s: %s", hoisttest.Region, ire.ErrorMessage())
+	}
+
+	// A fleet that never becomes ACTIVE (its process never calls
+	// ProcessReady) cannot be deleted while it is ACTIVATING.
+	stuck := aws.ToString(e.createFleet(t, fleetSpec{name: "notready", build: buildID, params: "-no-ready"}).FleetAttributes.FleetId)
+	e.waitFleet(t, stuck, types.FleetStatusActivating)
+	_, err = e.gl.DeleteFleet(e.ctx, &gl.DeleteFleetInput{FleetId: aws.String(stuck)})
+	wantErr[*types.InvalidFleetStatusException](t, "DeleteFleet of an ACTIVATING fleet", err)
+	if st := e.fleetStatus(t, stuck); st != types.FleetStatusActivating {
+		t.Errorf("after a refused DeleteFleet the fleet is %s, want ACTIVATING", st)
+	}
+
+	// RegisterCompute on an Anywhere fleet: "This parameter is required
+	// when registering a compute for an Anywhere fleet" (Location), "When
+	// registering an Anywhere fleet, an IP address is required" (IpAddress).
+	const loc = "custom-e2e-rules"
+	if _, err := e.gl.CreateLocation(e.ctx, &gl.CreateLocationInput{LocationName: aws.String(loc)}); err != nil {
+		t.Fatalf("CreateLocation: %v", err)
+	}
+	created, err := e.gl.CreateFleet(e.ctx, &gl.CreateFleetInput{Name: aws.String("rules-anywhere"), ComputeType: types.ComputeTypeAnywhere,
+		Locations: []types.LocationConfiguration{{Location: aws.String(loc)}}})
+	if err != nil {
+		t.Fatalf("CreateFleet ANYWHERE: %v", err)
+	}
+	anywhere := aws.ToString(created.FleetAttributes.FleetId)
+	e.waitFleet(t, anywhere, types.FleetStatusActive)
+	for field, in := range map[string]*gl.RegisterComputeInput{
+		"Location":  {FleetId: aws.String(anywhere), ComputeName: aws.String("box"), IpAddress: aws.String("127.0.0.1")},
+		"IpAddress": {FleetId: aws.String(anywhere), ComputeName: aws.String("box"), DnsName: aws.String("localhost"), Location: aws.String(loc)},
+	} {
+		_, err := e.gl.RegisterCompute(e.ctx, in)
+		if ire := wantErr[*types.InvalidRequestException](t, "RegisterCompute without "+field, err); !strings.Contains(ire.ErrorMessage(), field) {
+			t.Errorf("RegisterCompute without %s: the refusal does not name it: %s", field, ire.ErrorMessage())
+		}
+	}
+	e.register(t, anywhere, "box", loc)
+	e.deleteFleet(t, anywhere)
+}
