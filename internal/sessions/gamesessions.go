@@ -6,45 +6,13 @@ import (
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/paging"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
 // defaultLimit is the page size of the Describe operations when the request
 // gives no Limit.
 const defaultLimit = 100
-
-// page lists up to limit records of q that match (nil: all), continuing
-// after the NextToken after, and returns the NextToken of the rest ("" at
-// the end).
-func page(ctx context.Context, tx store.Tx, q store.Query, after string, limit int, match func(store.Record) (bool, error)) ([]store.Record, string, error) {
-	q.After = after
-	var out []store.Record
-	for {
-		q.Limit = limit - len(out)
-		recs, next, err := tx.List(ctx, q)
-		if errors.Is(err, store.ErrInvalidCursor) {
-			return nil, "", api.NewInvalidRequestException("NextToken is not a token this request returned")
-		}
-		if err != nil {
-			return nil, "", err
-		}
-		for _, rec := range recs {
-			ok := true
-			if match != nil {
-				if ok, err = match(rec); err != nil {
-					return nil, "", err
-				}
-			}
-			if ok {
-				out = append(out, rec)
-			}
-		}
-		if next == "" || len(out) == limit {
-			return out, next, nil
-		}
-		q.After = next
-	}
-}
 
 func limitOf(l *int32) int {
 	if l == nil || *l <= 0 {
@@ -108,7 +76,7 @@ func (s *Service) describeGameSessions(ctx context.Context, q gameSessionQuery) 
 			Key: q.status, HasKey: q.status != "", Order: store.OrderCreated}
 		// The match function keeps what it decoded: page calls it once per
 		// record and keeps exactly the records it accepts.
-		_, nx, err := page(ctx, tx, sq, q.next, q.limit, func(rec store.Record) (bool, error) {
+		_, nx, err := paging.Records(ctx, tx, sq, q.next, q.limit, func(rec store.Record) (bool, error) {
 			gs := new(hosting.GameSession)
 			if err := store.Decode(rec, gs); err != nil {
 				return false, err
