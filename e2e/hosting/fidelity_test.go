@@ -65,3 +65,26 @@ func testFleetRules(t *testing.T, e *env) {
 	e.register(t, anywhere, "box", loc)
 	e.deleteFleet(t, anywhere)
 }
+
+// TestCapacityFollowsActive: DescribeFleetCapacity counts the instance
+// ACTIVE as soon as DescribeFleetAttributes says ACTIVE. The reconciler
+// runs only when woken (its interval is an hour), so a capacity that waits
+// for its next pass would show the window.
+func TestCapacityFollowsActive(t *testing.T) {
+	e := startHoist(t, "fleets.reconcile=1h")
+	e.dumpOnFailure(t)
+	buildID := e.uploadGameServer(t, "capacity")
+	fleetID := aws.ToString(e.createFleet(t, fleetSpec{name: "capacity", build: buildID}).FleetAttributes.FleetId)
+	e.waitFleet(t, fleetID, types.FleetStatusActive)
+	out, err := e.gl.DescribeFleetCapacity(e.ctx, &gl.DescribeFleetCapacityInput{FleetIds: []string{fleetID}})
+	if err != nil || len(out.FleetCapacity) != 1 {
+		t.Fatalf("DescribeFleetCapacity: %+v, %v", out, err)
+	}
+	if c := out.FleetCapacity[0].InstanceCounts; aws.ToInt32(c.ACTIVE) != 1 || aws.ToInt32(c.PENDING) != 0 {
+		t.Errorf("an ACTIVE fleet's capacity: ACTIVE %d PENDING %d, want 1 and 0", aws.ToInt32(c.ACTIVE), aws.ToInt32(c.PENDING))
+	}
+	inst, err := e.gl.DescribeInstances(e.ctx, &gl.DescribeInstancesInput{FleetId: aws.String(fleetID)})
+	if err != nil || len(inst.Instances) != 1 || inst.Instances[0].Status != types.InstanceStatusActive {
+		t.Errorf("DescribeInstances of an ACTIVE fleet: %+v, %v", inst, err)
+	}
+}

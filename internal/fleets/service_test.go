@@ -762,3 +762,28 @@ func TestActivationTimeoutSpansCreation(t *testing.T) {
 		t.Fatalf("fleet is %s 10 minutes after creation began, want ERROR", st)
 	}
 }
+
+// TestCapacityAgreesWithActive: from the ProcessReady that makes a fleet
+// ACTIVE, DescribeFleetCapacity counts its instance ACTIVE (no reconciler
+// pass in between).
+func TestCapacityAgreesWithActive(t *testing.T) {
+	h := newHarness(t)
+	id := h.createFleet(ec2Input(1))
+	h.reconcile()
+	inst := h.prov.started()[0]
+	h.setUp(inst)
+	h.ready(id, inst, h.launch(inst))
+	if st := h.status(id); st != api.FleetStatusActive {
+		t.Fatalf("fleet is %s after ProcessReady, want ACTIVE", st)
+	}
+	out, err := h.svc.DescribeFleetCapacity(h.ctx, &api.DescribeFleetCapacityInput{FleetIds: []string{id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := out.FleetCapacity[0].InstanceCounts; api.ToInt32(c.ACTIVE) != 1 || api.ToInt32(c.PENDING) != 0 {
+		t.Fatalf("an ACTIVE fleet's capacity: ACTIVE %d PENDING %d, want 1 and 0", api.ToInt32(c.ACTIVE), api.ToInt32(c.PENDING))
+	}
+	if c := h.compute(id, inst); c.Status != api.ComputeStatusActive || c.InstanceStatus != api.InstanceStatusActive {
+		t.Fatalf("instance %s is %s/%s, want ACTIVE", inst, c.Status, c.InstanceStatus)
+	}
+}
