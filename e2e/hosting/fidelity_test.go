@@ -3,6 +3,8 @@
 package hosting
 
 import (
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -28,6 +30,12 @@ func testFleetRules(t *testing.T, e *env) {
 	if ire := wantErr[*types.InvalidRequestException](t, "CreateFleet with Locations but not the home location", err); !strings.Contains(ire.ErrorMessage(), hoisttest.Region) {
 		t.Errorf("the refusal does not name the home location %s: %s", hoisttest.Region, ire.ErrorMessage())
 	}
+
+	// Creation events carry a PreSignedLogUrl where GameLift gives one; it
+	// serves the instance's setup log.
+	logged := e.newFleet(t, fleetSpec{name: "logged", build: buildID})
+	checkSetupLogURLs(t, e, logged)
+	e.deleteFleet(t, logged)
 
 	// A fleet that never becomes ACTIVE (its process never calls
 	// ProcessReady) cannot be deleted while it is ACTIVATING.
@@ -87,4 +95,53 @@ func TestCapacityFollowsActive(t *testing.T) {
 	if err != nil || len(inst.Instances) != 1 || inst.Instances[0].Status != types.InstanceStatusActive {
 		t.Errorf("DescribeInstances of an ACTIVE fleet: %+v, %v", inst, err)
 	}
+}
+
+// checkSetupLogURLs checks the PreSignedLogUrl of an ACTIVE fleet's
+// creation events: present on the three GameLift documents, absent on
+// FLEET_CREATED, and serving a setup log that lists the steps.
+func checkSetupLogURLs(t *testing.T, e *env, fleetID string) {
+	t.Helper()
+	var url string
+	for _, ev := range e.events(t, fleetID) {
+		u := aws.ToString(ev.PreSignedLogUrl)
+		switch ev.EventCode {
+		case types.EventCodeFleetCreationExtractingBuild, types.EventCodeFleetCreationValidatingRuntimeConfig:
+			if u == "" {
+				t.Errorf("event %s has no PreSignedLogUrl", ev.EventCode)
+			}
+			url = u
+		case types.EventCodeFleetCreated, types.EventCodeFleetStateActive:
+			if u != "" {
+				t.Errorf("event %s has a PreSignedLogUrl %s", ev.EventCode, u)
+			}
+		}
+	}
+	if url == "" {
+		t.Fatalf("no creation event with a PreSignedLogUrl:\n%s", e.eventText(t, fleetID))
+	}
+	body, status := httpGet(t, url)
+	if status != http.StatusOK || !strings.Contains(body, string(types.EventCodeFleetCreationExtractingBuild)) ||
+		!strings.Contains(body, string(types.EventCodeFleetCreationValidatingRuntimeConfig)) {
+		t.Errorf("GET PreSignedLogUrl: %d\n%s", status, body)
+	}
+	if _, status := httpGet(t, strings.Replace(url, "signature=", "signature=0", 1)); status != http.StatusForbidden {
+		t.Errorf("GET a tampered PreSignedLogUrl: %d, want 403", status)
+	}
+}
+
+// httpGet fetches url and returns its body and status.
+func httpGet(t *testing.T, url string) (string, int) {
+	t.Helper()
+	c := &http.Client{Timeout: waitShort, Transport: &http.Transport{Proxy: nil}}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return string(b), resp.StatusCode
 }

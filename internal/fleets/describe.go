@@ -297,6 +297,9 @@ func (s *Service) DescribeFleetEvents(ctx context.Context, in *api.DescribeFleet
 			if !inRange(ev.Event.EventTime, in.StartTime, in.EndTime) {
 				return false, nil
 			}
+			if ev.SetupLog != "" && s.cfg.SetupLogURL != nil {
+				ev.Event.PreSignedLogUrl = api.String(s.cfg.SetupLogURL(f.id(), ev.SetupLog))
+			}
 			out.Events = append(out.Events, ev.Event)
 			return true, nil
 		})

@@ -200,6 +200,7 @@ func (s *Server) compose(opts Options) error {
 		Logger: s.log.With("component", "fleets"), ReplicaID: s.replica,
 		SDKEndpoint: "ws://" + publicAddr(opts.Addr, cfg.InstanceIP) + "/sdk",
 		InstanceIP:  cfg.InstanceIP, DataDir: cfg.DataDir, ProcessEnv: cfg.ProcessEnv,
+		SetupLogURL: s.setupLogURL,
 		Timings: fleets.Timings{
 			ReconcileInterval: t.get("fleets.reconcile", 0),
 			PolicyInterval:    t.get("fleets.policy-interval", 0),
