@@ -66,6 +66,16 @@ func findCompute(ctx context.Context, tx store.Tx, fleetID, name string) (*fleet
 // (the GameLift Agent does at every start) updates its addresses and
 // certificate path; in another location it is ConflictException.
 func (s *Service) RegisterCompute(ctx context.Context, in *api.RegisterComputeInput) (*api.RegisterComputeOutput, error) {
+	// GameLift: "This parameter is required when registering a compute for
+	// an Anywhere fleet" (Location); "When registering an Anywhere fleet, an
+	// IP address is required" (IpAddress). Only Anywhere fleets register
+	// computes, so both are checked first.
+	switch {
+	case api.ToString(in.Location) == "":
+		return nil, api.NewInvalidRequestException("Location is required to register a compute with an ANYWHERE fleet: one of its custom locations")
+	case api.ToString(in.IpAddress) == "":
+		return nil, api.NewInvalidRequestException("IpAddress is required to register a compute with an ANYWHERE fleet (DnsName alone is not enough)")
+	}
 	var out api.Compute
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		f, err := findFleet(ctx, tx, api.ToString(in.FleetId), true)
@@ -74,15 +84,6 @@ func (s *Service) RegisterCompute(ctx context.Context, in *api.RegisterComputeIn
 		}
 		if err := registrable(f); err != nil {
 			return err
-		}
-		// GameLift: "This parameter is required when registering a compute
-		// for an Anywhere fleet" (Location); "When registering an Anywhere
-		// fleet, an IP address is required" (IpAddress).
-		switch {
-		case api.ToString(in.Location) == "":
-			return api.NewInvalidRequestException("Location is required to register a compute with ANYWHERE fleet %s: one of its custom locations", f.id())
-		case api.ToString(in.IpAddress) == "":
-			return api.NewInvalidRequestException("IpAddress is required to register a compute with ANYWHERE fleet %s (DnsName alone is not enough)", f.id())
 		}
 		l, err := f.liveLocation(locationName(api.ToString(in.Location)))
 		if err != nil {
