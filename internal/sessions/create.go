@@ -103,6 +103,27 @@ func (s *Service) gameSessionARN(f *hosting.Fleet, loc, id string) string {
 	return "arn:aws:gamelift:" + region + "::gamesession/" + api.ToString(f.Attributes.FleetId) + "/" + id
 }
 
+// tokenUsedElsewhere refuses an idempotency token that already named a game
+// session of fleet f in another location (whose ARN carries that location).
+func (s *Service) tokenUsedElsewhere(ctx context.Context, tx store.Tx, f *hosting.Fleet, loc, token string) error {
+	id := s.gameSessionARN(f, loc, token)
+	for _, l := range f.Locations {
+		other := s.gameSessionARN(f, l.Location, token)
+		if other == id {
+			continue
+		}
+		_, err := getGameSession(ctx, tx, other)
+		if err == nil {
+			return api.NewIdempotentParameterMismatchException(
+				"IdempotencyToken %s was used for game session %s in location %s", token, other, l.Location)
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
 // createTx creates the session record and reserves its process; proc is nil
 // when an earlier request with the same idempotency token already did.
 func (s *Service) createTx(ctx context.Context, tx store.Tx, req *createRequest) (*hosting.GameSession, *hosting.Process, error) {
@@ -129,6 +150,9 @@ func (s *Service) createTx(ctx context.Context, tx store.Tx, req *createRequest)
 			return prev, nil, nil
 		}
 		if !errors.Is(err, store.ErrNotFound) {
+			return nil, nil, err
+		}
+		if err := s.tokenUsedElsewhere(ctx, tx, f, loc.Location, req.token); err != nil {
 			return nil, nil, err
 		}
 	}
