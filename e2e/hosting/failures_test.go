@@ -172,7 +172,7 @@ func testUnhealthyProcess(t *testing.T, e *env, knob string) {
 }
 
 // testActivationTimeout: a game server that never activates its game
-// session; the session goes to ERROR after the fleet's
+// session; the session ends TERMINATED after the fleet's
 // GameSessionActivationTimeoutSeconds, the process is replaced and the
 // fleet records GAME_SESSION_ACTIVATION_TIMEOUT.
 func testActivationTimeout(t *testing.T, e *env) {
@@ -189,12 +189,13 @@ func testActivationTimeout(t *testing.T, e *env) {
 	}
 	_, err = e.gl.CreatePlayerSession(e.ctx, &gl.CreatePlayerSessionInput{GameSessionId: aws.String(gsID), PlayerId: aws.String("early")})
 	wantErr[*types.InvalidGameSessionStatusException](t, "CreatePlayerSession in an ACTIVATING game session", err)
-	gs := e.waitGameSession(t, gsID, types.GameSessionStatusError)
+	// GameLift's RuntimeConfiguration documents TERMINATED.
+	gs := e.waitGameSession(t, gsID, types.GameSessionStatusTerminated)
 	if gs.TerminationTime == nil {
-		t.Errorf("an ERROR game session has no TerminationTime")
+		t.Errorf("a timed-out game session has no TerminationTime")
 	}
 	_, err = e.gl.GetPlayerConnectionDetails(e.ctx, &gl.GetPlayerConnectionDetailsInput{GameSessionId: aws.String(gsID), PlayerIds: []string{"p"}})
-	wantErr[*types.InvalidGameSessionStatusException](t, "GetPlayerConnectionDetails of an ERROR game session", err)
+	wantErr[*types.InvalidGameSessionStatusException](t, "GetPlayerConnectionDetails of a timed-out game session", err)
 	waitReplaced(t, fleetID, before, 1)
 	eventually(t, waitShort, "GAME_SESSION_ACTIVATION_TIMEOUT event", func() (bool, string) {
 		return e.hasEvent(t, fleetID, types.EventCodeGameSessionActivationTimeout, gsID), e.eventText(t, fleetID)

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,7 +58,7 @@ func (e *env) buildFromStorageLocation(t *testing.T, key string) string {
 func testFleetOperations(t *testing.T, e *env) {
 	buildID := e.buildFromStorageLocation(t, "games/ops.zip")
 	start := time.Now().Add(-time.Minute)
-	created := e.createFleet(t, fleetSpec{name: "ops", build: buildID, locations: []string{remote}})
+	created := e.createFleet(t, fleetSpec{name: "ops", build: buildID, locations: []string{hoisttest.Region, remote}})
 	fleetID := aws.ToString(created.FleetAttributes.FleetId)
 	if len(created.LocationStates) != 2 {
 		t.Errorf("CreateFleet LocationStates: %+v", created.LocationStates)
@@ -201,6 +202,10 @@ func opsPortsAndAttributes(t *testing.T, e *env, fleetID string) types.GameSessi
 		t.Errorf("no FLEET_NEW_GAME_SESSION_PROTECTION_POLICY_UPDATED event")
 	}
 	gs := e.createIn(t, fleetID, remote)
+	// GameLift: arn:aws:gamelift:<location>::gamesession/<fleet ID>/<ID>.
+	if id, want := aws.ToString(gs.GameSessionId), "arn:aws:gamelift:"+remote+"::gamesession/"+fleetID+"/"; !strings.HasPrefix(id, want) {
+		t.Errorf("game session in %s has ID %s, want %s...", remote, id, want)
+	}
 	if aws.ToString(gs.Location) != remote {
 		t.Errorf("game session in %s reports Location %s", remote, aws.ToString(gs.Location))
 	}

@@ -188,18 +188,22 @@ func rulesPlayerPolicy(t *testing.T, e *env, gs1 string) {
 // rulesForceTerminate ends gs2 with FORCE_TERMINATE; the replacement
 // process takes a new game session.
 func rulesForceTerminate(t *testing.T, e *env, fleetID, gs2 string, create func(gl.CreateGameSessionInput) (*gl.CreateGameSessionOutput, error)) {
-	// FORCE_TERMINATE ends the game session at once and stops its process,
-	// which is replaced.
+	// FORCE_TERMINATE stops the game session's process, which is replaced.
 	before := fleetPIDs(fleetID)
 	ft, err := e.gl.TerminateGameSession(e.ctx, &gl.TerminateGameSessionInput{GameSessionId: aws.String(gs2),
 		TerminationMode: types.TerminationModeForceTerminate})
 	if err != nil {
 		t.Fatalf("TerminateGameSession FORCE_TERMINATE: %v", err)
 	}
-	if g := ft.GameSession; g.Status != types.GameSessionStatusTerminated || g.StatusReason != types.GameSessionStatusReasonForceTerminated {
-		t.Errorf("FORCE_TERMINATE answered %s %s, want TERMINATED FORCE_TERMINATED", g.Status, g.StatusReason)
+	// GameLift answers TERMINATING, and the game session is TERMINATED
+	// once its process has stopped.
+	if g := ft.GameSession; g.Status != types.GameSessionStatusTerminating || g.StatusReason != types.GameSessionStatusReasonForceTerminated {
+		t.Errorf("FORCE_TERMINATE answered %s %s, want TERMINATING FORCE_TERMINATED", g.Status, g.StatusReason)
 	}
 	waitReplaced(t, fleetID, before, 1)
+	if g := e.waitGameSession(t, gs2, types.GameSessionStatusTerminated); g.StatusReason != types.GameSessionStatusReasonForceTerminated || g.TerminationTime == nil {
+		t.Errorf("force-terminated game session: %s %s, TerminationTime %v", g.Status, g.StatusReason, g.TerminationTime)
+	}
 	eventually(t, waitShort, "SERVER_PROCESS_FORCE_TERMINATED event", func() (bool, string) {
 		return e.hasEvent(t, fleetID, types.EventCodeServerProcessForceTerminated, ""), e.eventText(t, fleetID)
 	})

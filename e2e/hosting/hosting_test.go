@@ -27,6 +27,7 @@ func TestManagedHosting(t *testing.T) {
 		"ForceTLS":            testForceTLS,
 		"Anywhere":            testAnywhere,
 		"FleetOperations":     testFleetOperations,
+		"FleetRules":          testFleetRules,
 		"Scaling":             testScaling,
 		"Builds":              testBuilds,
 		"CLIUpload":           testCLIUpload,

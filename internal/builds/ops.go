@@ -7,6 +7,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/paging"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -138,19 +139,17 @@ func (s *Service) get(ctx context.Context, id string) (*Record, error) {
 
 // ListBuilds lists builds in creation order, optionally of one status.
 func (s *Service) ListBuilds(ctx context.Context, in *api.ListBuildsInput) (*api.ListBuildsOutput, error) {
-	q := store.Query{Kind: hosting.KindBuild, Order: store.OrderCreated, Limit: defaultLimit, After: api.ToString(in.NextToken)}
+	q := store.Query{Kind: hosting.KindBuild, Order: store.OrderCreated}
+	limit := defaultLimit
 	if in.Limit != nil && *in.Limit > 0 {
-		q.Limit = int(*in.Limit)
+		limit = int(*in.Limit)
 	}
 	if in.Status != "" {
 		q.Key, q.HasKey = string(in.Status), true
 	}
 	out := &api.ListBuildsOutput{Builds: []api.Build{}}
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
-		recs, next, err := tx.List(ctx, q)
-		if errors.Is(err, store.ErrInvalidCursor) {
-			return api.NewInvalidRequestException("NextToken is not a token this request returned")
-		}
+		recs, next, err := paging.Records(ctx, tx, q, api.ToString(in.NextToken), limit, nil)
 		if err != nil {
 			return err
 		}
@@ -161,9 +160,7 @@ func (s *Service) ListBuilds(ctx context.Context, in *api.ListBuildsInput) (*api
 			}
 			out.Builds = append(out.Builds, r.Build)
 		}
-		if next != "" {
-			out.NextToken = api.String(next)
-		}
+		out.NextToken = paging.Token(next)
 		return nil
 	})
 	return out, err

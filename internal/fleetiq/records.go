@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/paging"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -240,29 +241,12 @@ func limitOf(l *int32) int {
 	return int(*l)
 }
 
-// page lists up to limit records selected by q, starting after the
-// NextToken after, keeping those match accepts (nil keeps all). It returns
-// the records and the NextToken of the next page ("" for none).
+// page lists up to limit records of q that match accepts (nil: all),
+// after the NextToken after, with the one pager (paging.Records).
 func page(ctx context.Context, tx store.Tx, q store.Query, after string, limit int, match func(store.Record) bool) ([]store.Record, string, error) {
-	q.After = after
-	var out []store.Record
-	for {
-		q.Limit = limit - len(out)
-		recs, next, err := tx.List(ctx, q)
-		if errors.Is(err, store.ErrInvalidCursor) {
-			return nil, "", api.NewInvalidRequestException("NextToken is not a token this request returned")
-		}
-		if err != nil {
-			return nil, "", err
-		}
-		for _, rec := range recs {
-			if match == nil || match(rec) {
-				out = append(out, rec)
-			}
-		}
-		if next == "" || len(out) >= limit {
-			return out, next, nil
-		}
-		q.After = next
+	var keep func(store.Record) (bool, error)
+	if match != nil {
+		keep = func(r store.Record) (bool, error) { return match(r), nil }
 	}
+	return paging.Records(ctx, tx, q, after, limit, keep)
 }

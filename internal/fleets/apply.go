@@ -214,6 +214,9 @@ func (s *Service) purgeFleet(ctx context.Context, tx store.Tx, f *fleetRec, fx *
 			return err
 		}
 	}
+	if err := deleteSetupLogs(ctx, tx, f.id()); err != nil {
+		return err
+	}
 	if s.cfg.RemoveTags != nil {
 		if err := s.cfg.RemoveTags(ctx, tx, f.arn()); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/paging"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -65,8 +66,15 @@ func findCompute(ctx context.Context, tx store.Tx, fleetID, name string) (*fleet
 // (the GameLift Agent does at every start) updates its addresses and
 // certificate path; in another location it is ConflictException.
 func (s *Service) RegisterCompute(ctx context.Context, in *api.RegisterComputeInput) (*api.RegisterComputeOutput, error) {
-	if api.ToString(in.IpAddress) == "" && api.ToString(in.DnsName) == "" {
-		return nil, api.NewInvalidRequestException("give the compute's IpAddress or DnsName")
+	// GameLift: "This parameter is required when registering a compute for
+	// an Anywhere fleet" (Location); "When registering an Anywhere fleet, an
+	// IP address is required" (IpAddress). Only Anywhere fleets register
+	// computes, so both are checked first.
+	switch {
+	case api.ToString(in.Location) == "":
+		return nil, api.NewInvalidRequestException("Location is required to register a compute with an ANYWHERE fleet: one of its custom locations")
+	case api.ToString(in.IpAddress) == "":
+		return nil, api.NewInvalidRequestException("IpAddress is required to register a compute with an ANYWHERE fleet (DnsName alone is not enough)")
 	}
 	var out api.Compute
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
@@ -173,10 +181,9 @@ func (s *Service) ListCompute(ctx context.Context, in *api.ListComputeInput) (*a
 			return err
 		}
 		loc := locationName(api.ToString(in.Location))
-		q := store.Query{Kind: hosting.KindCompute, Parent: f.id(), HasParent: true, Key: loc, HasKey: loc != "",
-			After: api.ToString(in.NextToken)}
+		q := store.Query{Kind: hosting.KindCompute, Parent: f.id(), HasParent: true, Key: loc, HasKey: loc != ""}
 		n := pageSize(in.Limit, defaultPage, 1000)
-		next, err := pageRecords(ctx, tx, q, n, func(r store.Record) (bool, error) {
+		_, next, err := paging.Records(ctx, tx, q, api.ToString(in.NextToken), n, func(r store.Record) (bool, error) {
 			c := new(hosting.Compute)
 			if err := store.Decode(r, c); err != nil {
 				return false, err
@@ -187,39 +194,10 @@ func (s *Service) ListCompute(ctx context.Context, in *api.ListComputeInput) (*a
 			out.ComputeList = append(out.ComputeList, s.apiCompute(f, c))
 			return true, nil
 		})
-		out.NextToken = nextToken(next)
+		out.NextToken = paging.Token(next)
 		return err
 	})
 	return out, err
-}
-
-// pageRecords fills a page of at most n records that keep accepts, reading
-// q's records in order from q.After. It returns the cursor after the last
-// record read ("" at the end): every record before it was either accepted
-// or refused, so the next page starts exactly there.
-func pageRecords(ctx context.Context, tx store.Tx, q store.Query, n int, keep func(store.Record) (bool, error)) (string, error) {
-	got := 0
-	for got < n {
-		q.Limit = n - got
-		recs, next, err := tx.List(ctx, q)
-		if err != nil {
-			return "", cursorErr(err)
-		}
-		for _, r := range recs {
-			ok, err := keep(r)
-			if err != nil {
-				return "", err
-			}
-			if ok {
-				got++
-			}
-		}
-		if next == "" {
-			return "", nil
-		}
-		q.After = next
-	}
-	return q.After, nil
 }
 
 // GetComputeAuthToken issues an auth token for a compute's server
@@ -284,6 +262,9 @@ func apiInstance(f *fleetRec, c *hosting.Compute) api.Instance {
 // DescribeInstances describes the instances of an EC2 fleet in one location
 // (default: home), or one instance.
 func (s *Service) DescribeInstances(ctx context.Context, in *api.DescribeInstancesInput) (*api.DescribeInstancesOutput, error) {
+	if err := paging.Check(api.ToString(in.NextToken), store.OrderID, false); err != nil {
+		return nil, err // a bad token is refused whatever the fleet
+	}
 	out := &api.DescribeInstancesOutput{Instances: []api.Instance{}}
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		f, err := findFleet(ctx, tx, api.ToString(in.FleetId), true)
@@ -304,11 +285,10 @@ func (s *Service) DescribeInstances(ctx context.Context, in *api.DescribeInstanc
 		if err != nil {
 			return err
 		}
-		q := store.Query{Kind: hosting.KindCompute, Parent: f.id(), HasParent: true, Key: l.Location, HasKey: true,
-			Limit: pageSize(in.Limit, defaultPage, 1000), After: api.ToString(in.NextToken)}
-		recs, next, err := tx.List(ctx, q)
+		q := store.Query{Kind: hosting.KindCompute, Parent: f.id(), HasParent: true, Key: l.Location, HasKey: true}
+		recs, next, err := paging.Records(ctx, tx, q, api.ToString(in.NextToken), pageSize(in.Limit, defaultPage, 1000), nil)
 		if err != nil {
-			return cursorErr(err)
+			return err
 		}
 		for _, r := range recs {
 			c := new(hosting.Compute)
@@ -317,7 +297,7 @@ func (s *Service) DescribeInstances(ctx context.Context, in *api.DescribeInstanc
 			}
 			out.Instances = append(out.Instances, apiInstance(f, c))
 		}
-		out.NextToken = nextToken(next)
+		out.NextToken = paging.Token(next)
 		return nil
 	})
 	return out, err

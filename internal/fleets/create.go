@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
@@ -113,6 +114,13 @@ func (s *Service) newEC2Fleet(f *fleetRec, in *api.CreateFleetInput) error {
 	f.PortSettings = in.EC2InboundPermissions
 	f.HomeLocation = s.cfg.Region
 	f.Locations = []hosting.FleetLocation{newFleetLocation(s.cfg.Region)}
+	// GameLift: "When using this parameter, Amazon GameLift Servers
+	// requires you to include your home location in the request."
+	if len(in.Locations) > 0 && !slices.ContainsFunc(in.Locations, func(lc api.LocationConfiguration) bool {
+		return api.ToString(lc.Location) == s.cfg.Region
+	}) {
+		return api.NewInvalidRequestException("Locations must include the fleet's home location %s", s.cfg.Region)
+	}
 	for _, lc := range in.Locations {
 		name := api.ToString(lc.Location)
 		if err := s.checkRemoteLocation(f, name); err != nil {
@@ -258,13 +266,17 @@ func buildIDOf(idOrARN string) string { return locationName(idOrARN) }
 
 // DeleteFleet deletes a fleet: it goes DELETING, the reconciler stops its
 // instances (or deregisters its Anywhere computes), and it ends TERMINATED
-// with the event FLEET_DELETED. Deleting a fleet that is already DELETING
-// does nothing.
+// with the event FLEET_DELETED. Only an ACTIVE or ERROR fleet can be deleted
+// (else InvalidFleetStatusException); deleting a fleet that is already
+// DELETING does nothing.
 func (s *Service) DeleteFleet(ctx context.Context, in *api.DeleteFleetInput) error {
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		f, err := findFleet(ctx, tx, api.ToString(in.FleetId), true)
 		if err != nil || f.status() == api.FleetStatusDeleting {
-			return err
+			return err // deleting again changes nothing
+		}
+		if st := f.status(); st != api.FleetStatusActive && st != api.FleetStatusError {
+			return api.NewInvalidFleetStatusException("fleet %s is %s: a fleet can be deleted only when it is ACTIVE or ERROR", f.id(), st)
 		}
 		now := s.now()
 		for _, l := range f.Locations {

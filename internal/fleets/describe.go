@@ -2,10 +2,12 @@ package fleets
 
 import (
 	"context"
+	"slices"
 	"sort"
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/paging"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -15,7 +17,7 @@ const defaultPage = 50
 // listFleets returns the fleets a Describe* or List call covers: the ones
 // named (skipping unknown IDs; TERMINATED ones included), or else a page of
 // every fleet that is not TERMINATED, ordered by ID, after the NextToken
-// (the last ID of the previous page).
+// (an opaque token of the last ID of the previous page, paging.Sorted).
 func listFleets(ctx context.Context, tx store.Tx, ids []string, limit *int32, token *string, keep func(*fleetRec) bool) ([]*fleetRec, *string, error) {
 	var out []*fleetRec
 	if len(ids) > 0 {
@@ -31,9 +33,11 @@ func listFleets(ctx context.Context, tx store.Tx, ids []string, limit *int32, to
 		}
 		return out, nil, nil
 	}
-	after := api.ToString(token)
+	if _, err := paging.AfterKey(api.ToString(token)); err != nil {
+		return nil, nil, err // before reading every fleet
+	}
 	err := store.Each(ctx, tx, store.Query{Kind: hosting.KindFleet}, func(r store.Record) error {
-		if r.ID <= after || r.Key == string(api.FleetStatusTerminated) {
+		if r.Key == string(api.FleetStatusTerminated) {
 			return nil
 		}
 		f := new(fleetRec)
@@ -49,12 +53,8 @@ func listFleets(ctx context.Context, tx store.Tx, ids []string, limit *int32, to
 		return nil, nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id() < out[j].id() })
-	n := pageSize(limit, defaultPage, 1000)
-	if len(out) > n {
-		out = out[:n]
-		return out, api.String(out[n-1].id()), nil
-	}
-	return out, nil, nil
+	out, next, err := paging.Sorted(out, (*fleetRec).id, api.ToString(token), pageSize(limit, defaultPage, 1000))
+	return out, paging.Token(next), err
 }
 
 // ListFleets lists the IDs of the fleets that are not TERMINATED,
@@ -250,28 +250,33 @@ func (s *Service) DescribeFleetLocationAttributes(ctx context.Context, in *api.D
 			LocationState:  &api.LocationState{Location: api.String(l.Location), Status: l.Status},
 			StoppedActions: l.Stopped, UpdateStatus: l.Update})
 	}
-	return pageLocations(out, in.Limit, in.NextToken), nil
+	return pageLocations(out, in.Limit, in.NextToken)
 }
 
-// pageLocations pages location attributes; NextToken is the last location
-// shown.
-func pageLocations(out *api.DescribeFleetLocationAttributesOutput, limit *int32, token *string) *api.DescribeFleetLocationAttributesOutput {
+// pageLocations pages location attributes in the fleet's order; NextToken
+// is an opaque token of the last location shown (paging.KeyToken). A
+// fleet keeps its deleted locations (TERMINATED), so the location a token
+// names is always found.
+func pageLocations(out *api.DescribeFleetLocationAttributesOutput, limit *int32, token *string) (*api.DescribeFleetLocationAttributesOutput, error) {
 	all := out.LocationAttributes
-	if t := api.ToString(token); t != "" {
-		for i, la := range all {
-			if api.ToString(la.LocationState.Location) == t {
-				all = all[i+1:]
-				break
-			}
+	after, err := paging.AfterKey(api.ToString(token))
+	if err != nil {
+		return nil, err
+	}
+	if after != "" {
+		i := slices.IndexFunc(all, func(la api.LocationAttributes) bool { return api.ToString(la.LocationState.Location) == after })
+		if i < 0 {
+			return nil, paging.Err(store.ErrInvalidCursor)
 		}
+		all = all[i+1:]
 	}
 	n := pageSize(limit, 100, 100)
 	if len(all) > n {
 		all = all[:n]
-		out.NextToken = all[n-1].LocationState.Location
+		out.NextToken = api.String(paging.KeyToken(api.ToString(all[n-1].LocationState.Location)))
 	}
 	out.LocationAttributes = all
-	return out
+	return out, nil
 }
 
 // DescribeFleetEvents lists a fleet's events in the order they happened,
@@ -283,31 +288,23 @@ func (s *Service) DescribeFleetEvents(ctx context.Context, in *api.DescribeFleet
 		if err != nil {
 			return err
 		}
-		n := pageSize(in.Limit, 100, 1000)
-		q := store.Query{Kind: hosting.KindFleetEvent, Parent: f.id(), HasParent: true, Order: store.OrderCreated,
-			After: api.ToString(in.NextToken)}
-		for len(out.Events) < n {
-			q.Limit = n - len(out.Events)
-			recs, next, err := tx.List(ctx, q)
-			if err != nil {
-				return cursorErr(err)
+		q := store.Query{Kind: hosting.KindFleetEvent, Parent: f.id(), HasParent: true, Order: store.OrderCreated}
+		_, next, err := paging.Records(ctx, tx, q, api.ToString(in.NextToken), pageSize(in.Limit, 100, 1000), func(r store.Record) (bool, error) {
+			var ev hosting.FleetEvent
+			if err := store.Decode(r, &ev); err != nil {
+				return false, err
 			}
-			for _, r := range recs {
-				var ev hosting.FleetEvent
-				if err := store.Decode(r, &ev); err != nil {
-					return err
-				}
-				if inRange(ev.Event.EventTime, in.StartTime, in.EndTime) {
-					out.Events = append(out.Events, ev.Event)
-				}
+			if !inRange(ev.Event.EventTime, in.StartTime, in.EndTime) {
+				return false, nil
 			}
-			out.NextToken = nextToken(next)
-			if next == "" {
-				break
+			if ev.SetupLog != "" && s.cfg.SetupLogURL != nil {
+				ev.Event.PreSignedLogUrl = api.String(s.cfg.SetupLogURL(f.id(), ev.SetupLog))
 			}
-			q.After = next
-		}
-		return nil
+			out.Events = append(out.Events, ev.Event)
+			return true, nil
+		})
+		out.NextToken = paging.Token(next)
+		return err
 	})
 	return out, err
 }

@@ -80,6 +80,10 @@ type Config struct {
 	// endpoint RegisterCompute reports ("" reports none).
 	SDKEndpoint   string
 	AgentEndpoint string
+	// SetupLogURL, when set, returns the download URL of an instance's
+	// setup log: DescribeFleetEvents gives it as the PreSignedLogUrl of the
+	// instance's creation events.
+	SetupLogURL func(fleetID, instanceID string) string
 	// InstanceIP is the IP address of managed instances. Default 127.0.0.1.
 	InstanceIP string
 	// DNSDomain ends the DNS names of managed instances, after GameLift's

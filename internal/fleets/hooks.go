@@ -115,10 +115,11 @@ func stepFailCode(step Step) api.EventCode {
 	return api.EventCodeFleetInitializationFailed
 }
 
-// event records an event about this instance.
+// event records an event about this instance (and adds it to the
+// instance's setup log).
 func (h *instanceHooks) event(ctx context.Context, tx store.Tx, code api.EventCode, now time.Time, format string, a ...any) error {
-	return h.s.addEvent(ctx, tx, h.ref.FleetID, code, now, "Instance %s (location %s): %s",
-		h.ref.InstanceID, h.ref.Location, fmt.Sprintf(format, a...))
+	return h.s.addInstanceEvent(ctx, tx, h.ref.FleetID, h.ref.InstanceID, code, now, fmt.Sprintf("Instance %s (location %s): %s",
+		h.ref.InstanceID, h.ref.Location, fmt.Sprintf(format, a...)))
 }
 
 // StepFailed records a failed setup step: a location being created goes to
@@ -135,11 +136,15 @@ func (h *instanceHooks) StepFailed(ctx context.Context, step Step, err error) {
 		}
 		msg := fmt.Sprintf("Instance %s (location %s): setting up the instance failed (%s): %v",
 			h.ref.InstanceID, h.ref.Location, strings.ToLower(string(step)), err)
+		if err := h.s.addInstanceEvent(ctx, tx, f.id(), h.ref.InstanceID, stepFailCode(step), now, msg); err != nil {
+			return false, err
+		}
 		loc := f.location(h.ref.Location)
 		if loc == nil || !creating(loc.Status) {
-			return false, h.s.addEvent(ctx, tx, f.id(), stepFailCode(step), now, "%s", msg)
+			return false, nil
 		}
-		return true, h.s.failLocation(ctx, tx, f, loc.Location, stepFailCode(step), now, "%s", msg)
+		_, err := h.s.moveLocation(ctx, tx, f, loc.Location, api.FleetStatusError, now)
+		return true, err
 	})
 }
 

@@ -184,8 +184,10 @@ func (s *Service) failLocation(ctx context.Context, tx store.Tx, f *fleetRec, na
 
 // OnProcessReady is the hosting.ProcessReadyFunc sessions calls when a
 // server process becomes ready: a fleet location still being created
-// becomes ACTIVE (and with the home location, the fleet). It costs one read
-// when there is nothing to do.
+// becomes ACTIVE (and with the home location, the fleet), and so do its
+// PENDING instances that have a ready process, in the same transaction, so
+// that DescribeFleetCapacity agrees with the status from that moment. It
+// costs one read when there is nothing to do.
 func (s *Service) OnProcessReady(ctx context.Context, tx store.Tx, fleetID, location string) error {
 	f, err := getFleet(ctx, tx, fleetID)
 	if err != nil {
@@ -198,7 +200,37 @@ func (s *Service) OnProcessReady(ctx context.Context, tx store.Tx, fleetID, loca
 	if _, err := s.moveLocation(ctx, tx, f, loc.Location, api.FleetStatusActive, s.now()); err != nil {
 		return err
 	}
+	if !f.anywhere() {
+		if err := s.activateReady(ctx, tx, f, loc.Location); err != nil {
+			return err
+		}
+	}
 	return putFleet(ctx, tx, f)
+}
+
+// activateReady makes the PENDING instances of a fleet location that have
+// a ready process ACTIVE (what the reconciler's plan.Activate does on its
+// next pass).
+func (s *Service) activateReady(ctx context.Context, tx store.Tx, f *fleetRec, loc string) error {
+	ready, err := readyComputes(ctx, tx, &f.Fleet)
+	if err != nil {
+		return err
+	}
+	comps, err := fleetComputes(ctx, tx, f.id(), loc)
+	if err != nil {
+		return err
+	}
+	for _, c := range comps {
+		if c.Status != api.ComputeStatusPending || !ready[c.ComputeName] {
+			continue
+		}
+		c.Status, c.InstanceStatus = api.ComputeStatusActive, api.InstanceStatusActive
+		if err := putCompute(ctx, tx, c); err != nil {
+			return err
+		}
+		s.clearBackoff(f.id(), loc) // harmless if the transaction is retried or fails
+	}
+	return nil
 }
 
 // locationStates returns the LocationState of every live location.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/paging"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -123,17 +124,11 @@ func (s *Service) ListLocations(ctx context.Context, in *api.ListLocationsInput)
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return api.ToString(all[i].LocationName) < api.ToString(all[j].LocationName) })
-	if t := api.ToString(in.NextToken); t != "" {
-		i := sort.Search(len(all), func(i int) bool { return api.ToString(all[i].LocationName) > t })
-		all = all[i:]
+	all, next, err := paging.Sorted(all, func(l api.LocationModel) string { return api.ToString(l.LocationName) }, api.ToString(in.NextToken), pageSize(in.Limit, 100, 200))
+	if err != nil {
+		return nil, err
 	}
-	out := &api.ListLocationsOutput{}
-	n := pageSize(in.Limit, 100, 200)
-	if len(all) > n {
-		all = all[:n]
-		out.NextToken = all[n-1].LocationName
-	}
-	out.Locations = all
+	out := &api.ListLocationsOutput{Locations: all, NextToken: paging.Token(next)}
 	if out.Locations == nil {
 		out.Locations = []api.LocationModel{}
 	}

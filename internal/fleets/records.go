@@ -244,19 +244,3 @@ func pageSize(limit *int32, def, max int) int {
 	}
 	return min(n, max)
 }
-
-// cursorErr turns a bad NextToken into InvalidRequestException.
-func cursorErr(err error) error {
-	if errors.Is(err, store.ErrInvalidCursor) {
-		return api.NewInvalidRequestException("NextToken is not valid for this request")
-	}
-	return err
-}
-
-// nextToken returns a NextToken output (nil for the last page).
-func nextToken(next string) *string {
-	if next == "" {
-		return nil
-	}
-	return api.String(next)
-}

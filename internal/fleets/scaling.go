@@ -9,6 +9,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/paging"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -117,20 +118,15 @@ func (s *Service) DescribeScalingPolicies(ctx context.Context, in *api.DescribeS
 	return pagePolicies(out, in.Limit, in.NextToken)
 }
 
-// pagePolicies pages a fleet's policies; NextToken is the last name shown.
+// pagePolicies pages a fleet's policies by name (paging.Sorted).
 func pagePolicies(out *api.DescribeScalingPoliciesOutput, limit *int32, token *string) (*api.DescribeScalingPoliciesOutput, error) {
 	all := out.ScalingPolicies
 	sort.Slice(all, func(i, j int) bool { return api.ToString(all[i].Name) < api.ToString(all[j].Name) })
-	if t := api.ToString(token); t != "" {
-		i := sort.Search(len(all), func(i int) bool { return api.ToString(all[i].Name) > t })
-		all = all[i:]
+	all, next, err := paging.Sorted(all, func(p api.ScalingPolicy) string { return api.ToString(p.Name) }, api.ToString(token), pageSize(limit, 50, 1000))
+	if err != nil {
+		return nil, err
 	}
-	n := pageSize(limit, 50, 1000)
-	if len(all) > n {
-		all = all[:n]
-		out.NextToken = all[n-1].Name
-	}
-	out.ScalingPolicies = all
+	out.ScalingPolicies, out.NextToken = all, paging.Token(next)
 	return out, nil
 }
 

@@ -414,8 +414,19 @@ func TestAnywhereFleetAndTokens(t *testing.T) {
 	if out.FleetAttributes.Status != api.FleetStatusActive {
 		t.Fatalf("an Anywhere fleet starts %s, want ACTIVE", out.FleetAttributes.Status)
 	}
+	// GameLift requires Location and IpAddress for an Anywhere fleet.
+	for name, in := range map[string]*api.RegisterComputeInput{
+		"Location":  {FleetId: api.String(id), ComputeName: api.String("box-1"), IpAddress: api.String("127.0.0.2")},
+		"IpAddress": {FleetId: api.String(id), ComputeName: api.String("box-1"), DnsName: api.String("box-1.example"), Location: api.String("custom-home")},
+	} {
+		_, err := h.svc.RegisterCompute(h.ctx, in)
+		wantErr[*api.InvalidRequestException](t, err)
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("RegisterCompute without %s: %v", name, err)
+		}
+	}
 	reg, err := h.svc.RegisterCompute(h.ctx, &api.RegisterComputeInput{FleetId: api.String(id), ComputeName: api.String("box-1"),
-		IpAddress: api.String("127.0.0.2")})
+		IpAddress: api.String("127.0.0.2"), Location: api.String("custom-home")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -799,5 +810,30 @@ func TestActivationTimeoutSpansCreation(t *testing.T) {
 	h.reconcile()
 	if st := h.status(id); st != api.FleetStatusError {
 		t.Fatalf("fleet is %s 10 minutes after creation began, want ERROR", st)
+	}
+}
+
+// TestCapacityAgreesWithActive: from the ProcessReady that makes a fleet
+// ACTIVE, DescribeFleetCapacity counts its instance ACTIVE (no reconciler
+// pass in between).
+func TestCapacityAgreesWithActive(t *testing.T) {
+	h := newHarness(t)
+	id := h.createFleet(ec2Input(1))
+	h.reconcile()
+	inst := h.prov.started()[0]
+	h.setUp(inst)
+	h.ready(id, inst, h.launch(inst))
+	if st := h.status(id); st != api.FleetStatusActive {
+		t.Fatalf("fleet is %s after ProcessReady, want ACTIVE", st)
+	}
+	out, err := h.svc.DescribeFleetCapacity(h.ctx, &api.DescribeFleetCapacityInput{FleetIds: []string{id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := out.FleetCapacity[0].InstanceCounts; api.ToInt32(c.ACTIVE) != 1 || api.ToInt32(c.PENDING) != 0 {
+		t.Fatalf("an ACTIVE fleet's capacity: ACTIVE %d PENDING %d, want 1 and 0", api.ToInt32(c.ACTIVE), api.ToInt32(c.PENDING))
+	}
+	if c := h.compute(id, inst); c.Status != api.ComputeStatusActive || c.InstanceStatus != api.InstanceStatusActive {
+		t.Fatalf("instance %s is %s/%s, want ACTIVE", inst, c.Status, c.InstanceStatus)
 	}
 }

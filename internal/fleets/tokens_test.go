@@ -22,7 +22,7 @@ func TestIssueComputeToken(t *testing.T) {
 	}
 	id := *out.FleetAttributes.FleetId
 	if _, err := h.svc.RegisterCompute(h.ctx, &api.RegisterComputeInput{FleetId: api.String(id),
-		ComputeName: api.String("box-1"), IpAddress: api.String("127.0.0.2")}); err != nil {
+		ComputeName: api.String("box-1"), IpAddress: api.String("127.0.0.2"), Location: api.String("custom-home")}); err != nil {
 		t.Fatal(err)
 	}
 	tok, exp, err := h.svc.IssueComputeToken(h.ctx, id, "box-1")

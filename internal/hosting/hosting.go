@@ -217,6 +217,9 @@ type PlayerSession struct {
 // Parent = fleet ID (listed in creation order).
 type FleetEvent struct {
 	Event api.Event `json:"event"`
+	// SetupLog names the instance whose setup log the event's
+	// PreSignedLogUrl serves ("" for none).
+	SetupLog string `json:"setupLog,omitempty"`
 }
 
 // Message is a message from Hoist to a server process (section 3 of the

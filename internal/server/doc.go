@@ -12,7 +12,7 @@
 //	GET  /sdk, /sdk/                       Server SDK 5 WebSocket endpoint
 //	     /<build bucket>/<key>             S3 uploads of aws gamelift upload-build
 //	POST /hoist/admin/<Action>             operator actions (SigV4-signed)
-//	GET  /hoist/logs?...                   game session logs (signed, expiring URLs)
+//	GET  /hoist/logs?...                   game session and instance setup logs (signed, expiring URLs)
 //	GET  /hoist/health                     liveness: 200 "ok", 503 and the reason once the store failed
 //	GET  /hoist/ready                      readiness: 200 "ready"; 503 while the store opens (Starting) or once it failed
 //

@@ -33,7 +33,24 @@ func (s *Server) logSignature(gameSessionID, expires string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// serveLogs serves GET /hoist/logs?gameSessionId=&expires=&signature=.
+// setupLogURL returns a signed URL, valid LogURLTTL, that downloads an
+// instance's setup log (the PreSignedLogUrl of its fleet creation events).
+func (s *Server) setupLogURL(fleetID, instanceID string) string {
+	exp := strconv.FormatInt(s.now().Add(LogURLTTL).Unix(), 10)
+	q := url.Values{"fleetId": {fleetID}, "instanceId": {instanceID}, "expires": {exp},
+		"signature": {s.logSignature(setupLogSubject(fleetID, instanceID), exp)}}
+	return s.baseURL + "/hoist/logs?" + q.Encode()
+}
+
+// setupLogSubject is what a setup log URL signs (it cannot be a game
+// session ID: those are ARNs).
+func setupLogSubject(fleetID, instanceID string) string {
+	return "setup-log:" + fleetID + "/" + instanceID
+}
+
+// serveLogs serves GET /hoist/logs?gameSessionId=&expires=&signature=
+// (a game session's logs) and GET /hoist/logs?fleetId=&instanceId=&
+// expires=&signature= (an instance's setup log).
 func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -41,6 +58,10 @@ func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
+	if q.Has("fleetId") {
+		s.serveSetupLog(w, r, q)
+		return
+	}
 	id, exp, sig := q.Get("gameSessionId"), q.Get("expires"), q.Get("signature")
 	expires, err := strconv.ParseInt(exp, 10, 64)
 	if id == "" || err != nil || sig == "" {
@@ -80,6 +101,42 @@ func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
 
 // bufferedHeader notes whether anything was written, so an error before the
 // first byte can still be answered with a status.
+// serveSetupLog serves an instance's setup log as text.
+func (s *Server) serveSetupLog(w http.ResponseWriter, r *http.Request, q url.Values) {
+	fleetID, instanceID, exp, sig := q.Get("fleetId"), q.Get("instanceId"), q.Get("expires"), q.Get("signature")
+	expires, err := strconv.ParseInt(exp, 10, 64)
+	if fleetID == "" || instanceID == "" || err != nil || sig == "" {
+		http.Error(w, "a setup log URL carries fleetId, instanceId, expires and signature: see the PreSignedLogUrl of DescribeFleetEvents", http.StatusBadRequest)
+		return
+	}
+	if !hmac.Equal([]byte(sig), []byte(s.logSignature(setupLogSubject(fleetID, instanceID), exp))) {
+		http.Error(w, "the signature does not match this URL", http.StatusForbidden)
+		return
+	}
+	if s.now().Unix() > expires {
+		http.Error(w, "this log URL has expired: call DescribeFleetEvents for a new one", http.StatusForbidden)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if r.Method == http.MethodHead {
+		return
+	}
+	bw := &bufferedHeader{w: w}
+	if err := s.fleets.WriteSetupLog(r.Context(), bw, fleetID, instanceID); err != nil {
+		if bw.started {
+			s.log.Warn("serving a setup log", "fleet", fleetID, "instance", instanceID, "err", err)
+			return
+		}
+		var nf *api.NotFoundException
+		if errors.As(err, &nf) {
+			http.Error(w, nf.ErrorMessage(), http.StatusNotFound)
+			return
+		}
+		s.log.Error("serving a setup log", "fleet", fleetID, "instance", instanceID, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+	}
+}
+
 type bufferedHeader struct {
 	w       http.ResponseWriter
 	started bool

@@ -90,9 +90,38 @@ func checkProperties(props []api.GameProperty) error {
 	return nil
 }
 
-// gameSessionARN is a game session's ID.
-func (s *Service) gameSessionARN(fleetID, id string) string {
-	return "arn:aws:gamelift:" + s.cfg.Region + "::gamesession/" + fleetID + "/" + id
+// gameSessionARN is the ID of game session id of fleet f in location loc:
+// arn:aws:gamelift:<location>::gamesession/<fleet ID>/<id>, as GameLift
+// documents it. The location is the AWS location the session runs in (a
+// remote location or the home Region); custom locations of Anywhere fleets
+// are not Regions, and their sessions carry Hoist's Region.
+func (s *Service) gameSessionARN(f *hosting.Fleet, loc, id string) string {
+	region := loc
+	if region == "" || f.Attributes.ComputeType == api.ComputeTypeAnywhere {
+		region = s.cfg.Region
+	}
+	return "arn:aws:gamelift:" + region + "::gamesession/" + api.ToString(f.Attributes.FleetId) + "/" + id
+}
+
+// tokenUsedElsewhere refuses an idempotency token that already named a game
+// session of fleet f in another location (whose ARN carries that location).
+func (s *Service) tokenUsedElsewhere(ctx context.Context, tx store.Tx, f *hosting.Fleet, loc, token string) error {
+	id := s.gameSessionARN(f, loc, token)
+	for _, l := range f.Locations {
+		other := s.gameSessionARN(f, l.Location, token)
+		if other == id {
+			continue
+		}
+		_, err := getGameSession(ctx, tx, other)
+		if err == nil {
+			return api.NewIdempotentParameterMismatchException(
+				"IdempotencyToken %s was used for game session %s in location %s", token, other, l.Location)
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
 }
 
 // createTx creates the session record and reserves its process; proc is nil
@@ -109,9 +138,9 @@ func (s *Service) createTx(ctx context.Context, tx store.Tx, req *createRequest)
 		return nil, nil, err
 	}
 	hash := requestHash(fid, loc.Location, in)
-	id := s.gameSessionARN(fid, req.genID)
+	id := s.gameSessionARN(f, loc.Location, req.genID)
 	if req.token != "" {
-		id = s.gameSessionARN(fid, req.token)
+		id = s.gameSessionARN(f, loc.Location, req.token)
 		prev, err := getGameSession(ctx, tx, id)
 		if err == nil {
 			if prev.RequestHash != hash {
@@ -121,6 +150,9 @@ func (s *Service) createTx(ctx context.Context, tx store.Tx, req *createRequest)
 			return prev, nil, nil
 		}
 		if !errors.Is(err, store.ErrNotFound) {
+			return nil, nil, err
+		}
+		if err := s.tokenUsedElsewhere(ctx, tx, f, loc.Location, req.token); err != nil {
 			return nil, nil, err
 		}
 	}

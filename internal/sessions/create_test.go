@@ -247,3 +247,26 @@ func TestCreateNotDelivered(t *testing.T) {
 		t.Fatalf("status after reconnect = %s", gs.Status)
 	}
 }
+
+// TestIdempotencyTokenAcrossLocations: a game session in a remote location
+// carries that location in its ARN, and its idempotency token cannot be
+// reused for another location of the fleet.
+func TestIdempotencyTokenAcrossLocations(t *testing.T) {
+	h := newHarness(t)
+	h.addFleet("fleet-1")
+	h.addCompute("fleet-1", "i-1", "us-west-2")
+	h.addCompute("fleet-1", "i-2", "us-east-1")
+	h.readyProcess("fleet-1", "i-1", "us-west-2", "proc-1", 7777)
+	h.readyProcess("fleet-1", "i-2", "us-east-1", "proc-2", 7777)
+	tok := func(in *api.CreateGameSessionInput) { in.IdempotencyToken = api.String("match-7") }
+	remote, err := h.create("fleet-1", tok, func(in *api.CreateGameSessionInput) { in.Location = api.String("us-east-1") })
+	h.must(err)
+	if id := api.ToString(remote.GameSessionId); id != "arn:aws:gamelift:us-east-1::gamesession/fleet-1/match-7" {
+		t.Fatalf("GameSessionId in us-east-1 = %s", id)
+	}
+	_, err = h.create("fleet-1", tok)
+	wantCode(t, err, "IdempotentParameterMismatchException")
+	if !placeable(h.process("proc-1")) {
+		t.Fatal("the refused request took the home location's process")
+	}
+}

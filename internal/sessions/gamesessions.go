@@ -6,45 +6,13 @@ import (
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/paging"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
 // defaultLimit is the page size of the Describe operations when the request
 // gives no Limit.
 const defaultLimit = 100
-
-// page lists up to limit records of q that match (nil: all), continuing
-// after the NextToken after, and returns the NextToken of the rest ("" at
-// the end).
-func page(ctx context.Context, tx store.Tx, q store.Query, after string, limit int, match func(store.Record) (bool, error)) ([]store.Record, string, error) {
-	q.After = after
-	var out []store.Record
-	for {
-		q.Limit = limit - len(out)
-		recs, next, err := tx.List(ctx, q)
-		if errors.Is(err, store.ErrInvalidCursor) {
-			return nil, "", api.NewInvalidRequestException("NextToken is not a token this request returned")
-		}
-		if err != nil {
-			return nil, "", err
-		}
-		for _, rec := range recs {
-			ok := true
-			if match != nil {
-				if ok, err = match(rec); err != nil {
-					return nil, "", err
-				}
-			}
-			if ok {
-				out = append(out, rec)
-			}
-		}
-		if next == "" || len(out) == limit {
-			return out, next, nil
-		}
-		q.After = next
-	}
-}
 
 func limitOf(l *int32) int {
 	if l == nil || *l <= 0 {
@@ -108,7 +76,7 @@ func (s *Service) describeGameSessions(ctx context.Context, q gameSessionQuery) 
 			Key: q.status, HasKey: q.status != "", Order: store.OrderCreated}
 		// The match function keeps what it decoded: page calls it once per
 		// record and keeps exactly the records it accepts.
-		_, nx, err := page(ctx, tx, sq, q.next, q.limit, func(rec store.Record) (bool, error) {
+		_, nx, err := paging.Records(ctx, tx, sq, q.next, q.limit, func(rec store.Record) (bool, error) {
 			gs := new(hosting.GameSession)
 			if err := store.Decode(rec, gs); err != nil {
 				return false, err
@@ -216,8 +184,8 @@ func applyUpdate(gs *hosting.GameSession, in *api.UpdateGameSessionInput) {
 }
 
 // TerminateGameSession ends a game session: TRIGGER_ON_PROCESS_TERMINATE
-// asks its process to end (TERMINATING until it does), FORCE_TERMINATE ends
-// it at once and has the process stopped.
+// asks its process to end (TERMINATING until it does), FORCE_TERMINATE has
+// the process stopped (TERMINATING until it is gone).
 func (s *Service) TerminateGameSession(ctx context.Context, in *api.TerminateGameSessionInput) (*api.TerminateGameSessionOutput, error) {
 	mode := in.TerminationMode
 	if mode != api.TerminationModeTriggerOnProcessTerminate && mode != api.TerminationModeForceTerminate {
@@ -265,7 +233,11 @@ func (s *Service) terminateTx(ctx context.Context, tx store.Tx, fx *effects, gs 
 		if !managed {
 			return api.NewInvalidRequestException("FORCE_TERMINATE is not available for game session %s on an Anywhere fleet: use TRIGGER_ON_PROCESS_TERMINATE", id)
 		}
-		if err := s.finishSessionTx(ctx, tx, gs, api.GameSessionStatusTerminated, api.GameSessionStatusReasonForceTerminated); err != nil {
+		// TERMINATING until the process is gone (processGoneTx, or the
+		// terminating sweep), as GameLift answers.
+		gs.Session.Status, gs.Session.StatusReason = api.GameSessionStatusTerminating, api.GameSessionStatusReasonForceTerminated
+		gs.TerminatingAt = s.now()
+		if err := s.putGameSession(ctx, tx, gs); err != nil {
 			return err
 		}
 		return s.endProcessTx(ctx, tx, fx, p, "FORCE_TERMINATED")

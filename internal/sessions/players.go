@@ -7,6 +7,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/paging"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -192,7 +193,7 @@ func (s *Service) playerSessionsTx(ctx context.Context, tx store.Tx, q playerQue
 		}
 		sq := store.Query{Kind: hosting.KindPlayerSession, Parent: q.gameSessionID, HasParent: true,
 			Key: q.status, HasKey: q.status != "", Order: store.OrderCreated}
-		recs, next, err := page(ctx, tx, sq, q.next, q.limit, nil)
+		recs, next, err := paging.Records(ctx, tx, sq, q.next, q.limit, nil)
 		if err != nil {
 			return nil, "", err
 		}
@@ -208,7 +209,7 @@ func (s *Service) playerSessionsTx(ctx context.Context, tx store.Tx, q playerQue
 	}
 	var out []api.PlayerSession
 	sq := store.Query{Kind: kindPlayerIndex, Parent: q.playerID, HasParent: true, Order: store.OrderCreated}
-	_, next, err := page(ctx, tx, sq, q.next, q.limit, func(rec store.Record) (bool, error) {
+	_, next, err := paging.Records(ctx, tx, sq, q.next, q.limit, func(rec store.Record) (bool, error) {
 		ps, err := getPlayerSession(ctx, tx, rec.ID)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && !inFleet(ps)) {
 			return false, nil

@@ -28,8 +28,9 @@ import (
 // usable default.
 type Config struct {
 	Store store.Store
-	// Region is the Region in game session ARNs
-	// (arn:aws:gamelift:<Region>::gamesession/<fleet ID>/<ID>).
+	// Region is the Region in the ARNs of game sessions in a fleet's home
+	// Region or a custom location (arn:aws:gamelift:<Region>::gamesession/
+	// <fleet ID>/<ID>); a session in a remote location carries that location.
 	Region string
 	// Messenger delivers messages to server processes.
 	Messenger hosting.Messenger

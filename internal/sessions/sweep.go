@@ -104,14 +104,15 @@ func (s *Service) runStep(ctx context.Context, st sweepStep) error {
 	return errors.Join(errs...)
 }
 
-// activationDue: an ACTIVATING game session past its deadline goes to
-// ERROR, and its process (which failed to start it) is ended.
+// activationDue: an ACTIVATING game session past its deadline ends
+// TERMINATED (as GameLift's RuntimeConfiguration documents), and its
+// process (which failed to start it) is ended.
 func (s *Service) activationDue(ctx context.Context, tx store.Tx, fx *effects, rec store.Record, now time.Time) error {
 	gs := new(hosting.GameSession)
 	if err := store.Decode(rec, gs); err != nil {
 		return err
 	}
-	if err := s.finishSessionTx(ctx, tx, gs, api.GameSessionStatusError, ""); err != nil {
+	if err := s.finishSessionTx(ctx, tx, gs, api.GameSessionStatusTerminated, ""); err != nil {
 		return err
 	}
 	p, err := getProcess(ctx, tx, gs.ProcessID)

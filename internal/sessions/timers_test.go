@@ -36,8 +36,8 @@ func TestActivationTimeout(t *testing.T) {
 				t.Fatalf("1 ms before the timeout: %s", st)
 			}
 			h.sweepAt(time.Millisecond)
-			if st := h.gameSession(id).Session.Status; st != api.GameSessionStatusError {
-				t.Fatalf("at the timeout: %s, want ERROR", st)
+			if st := h.gameSession(id).Session.Status; st != api.GameSessionStatusTerminated {
+				t.Fatalf("at the timeout: %s, want TERMINATED", st)
 			}
 			if got := h.host.ended(); len(got) != 1 || got[0].processID != "proc-1" {
 				t.Fatalf("ProcessHost calls = %v, want proc-1 ended", got)
@@ -229,11 +229,16 @@ func TestTerminateGameSession(t *testing.T) {
 		h.must(err)
 		out, err := h.svc.TerminateGameSession(h.ctx, &api.TerminateGameSessionInput{GameSessionId: &id, TerminationMode: api.TerminationModeForceTerminate})
 		h.must(err)
-		if out.GameSession.Status != api.GameSessionStatusTerminated || out.GameSession.StatusReason != api.GameSessionStatusReasonForceTerminated {
+		// TERMINATING until the process is gone, then TERMINATED.
+		if out.GameSession.Status != api.GameSessionStatusTerminating || out.GameSession.StatusReason != api.GameSessionStatusReasonForceTerminated {
 			t.Fatalf("after FORCE_TERMINATE: %s %s", out.GameSession.Status, out.GameSession.StatusReason)
 		}
 		if got := h.host.ended(); len(got) != 1 || got[0].reason != "FORCE_TERMINATED" {
 			t.Fatalf("ProcessHost calls = %v", got)
+		}
+		h.must(h.svc.ProcessExited(h.ctx, "proc-1", -1, ""))
+		if gs := h.gameSession(id).Session; gs.Status != api.GameSessionStatusTerminated || gs.StatusReason != api.GameSessionStatusReasonForceTerminated {
+			t.Fatalf("after the process exited: %s %s", gs.Status, gs.StatusReason)
 		}
 		if st := h.playerSession(players[0]).Session.Status; st != api.PlayerSessionStatusCompleted {
 			t.Fatalf("player session = %s", st)
