@@ -325,3 +325,44 @@ func TestAliasTags(t *testing.T) {
 		Tags: []types.Tag{{Key: awsv2.String("k"), Value: awsv2.String("v")}}})
 	wantV2[*types.NotFoundException](t, "TagResource of a deleted alias", err)
 }
+
+// TestAliasOfDeletedFleet checks that deleting a fleet leaves its aliases
+// alone: ResolveAlias still names the fleet, and a game session through
+// the alias answers what one naming the fleet would.
+func TestAliasOfDeletedFleet(t *testing.T) {
+	f := newAliasFixture(t)
+	ctx := f.ctx
+	out, err := f.v2.CreateAlias(ctx, &glv2.CreateAliasInput{Name: awsv2.String("orphan"),
+		RoutingStrategy: &types.RoutingStrategy{Type: types.RoutingStrategyTypeSimple, FleetId: awsv2.String(f.fleetID)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.v2.DeleteFleet(ctx, &glv2.DeleteFleetInput{FleetId: awsv2.String(f.fleetID)}); err != nil {
+		t.Fatalf("DeleteFleet: %v", err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, err := f.v2.CreateGameSession(ctx, &glv2.CreateGameSessionInput{AliasId: out.Alias.AliasId,
+			MaximumPlayerSessionCount: awsv2.Int32(2), Location: awsv2.String("custom-aliases")})
+		var nf *types.NotFoundException
+		var st *types.InvalidFleetStatusException
+		if errors.As(err, &nf) {
+			break
+		}
+		if !errors.As(err, &st) {
+			t.Fatalf("CreateGameSession through the alias of a deleted fleet: %v, want InvalidFleetStatusException, then NotFoundException", err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fleet is still not gone: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond) // polling interval, not a wait for time to pass
+	}
+	r, err := f.v2.ResolveAlias(ctx, &glv2.ResolveAliasInput{AliasId: out.Alias.AliasId})
+	if err != nil || awsv2.ToString(r.FleetId) != f.fleetID {
+		t.Errorf("ResolveAlias after the fleet was deleted: %v %+v", err, r)
+	}
+	// It cannot be pointed at the deleted fleet again.
+	_, err = f.v2.UpdateAlias(ctx, &glv2.UpdateAliasInput{AliasId: out.Alias.AliasId,
+		RoutingStrategy: &types.RoutingStrategy{Type: types.RoutingStrategyTypeSimple, FleetId: awsv2.String(f.fleetID)}})
+	wantV2[*types.InvalidRequestException](t, "UpdateAlias onto a deleted fleet", err)
+}
