@@ -13,6 +13,7 @@ import (
 	"github.com/hoistgg/hoist/internal/clocktest"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/journal"
+	"github.com/hoistgg/hoist/internal/store/sqlite"
 	"github.com/hoistgg/hoist/internal/tags"
 )
 
@@ -99,6 +100,12 @@ func newHarness(t *testing.T, fleets ...string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newHarnessOn(t, st, fleets...)
+}
+
+// newHarnessOn is newHarness on a given store (closed when the test ends).
+func newHarnessOn(t *testing.T, st store.Store, fleets ...string) *harness {
+	t.Helper()
 	t.Cleanup(func() { st.Close() })
 	clock := clocktest.New(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
 	n := 0
@@ -223,8 +230,20 @@ func TestFleetMustExist(t *testing.T) {
 	}
 }
 
+// TestList runs on both embedded stores: the filters are index queries
+// (Parent and Key with creation order), which each backend must answer.
 func TestList(t *testing.T) {
-	h := newHarness(t, "fleet-a")
+	t.Run("journal", func(t *testing.T) { testList(t, newHarness(t, "fleet-a")) })
+	t.Run("sqlite", func(t *testing.T) {
+		st, err := sqlite.Open(filepath.Join(t.TempDir(), "hoist.db"), sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		testList(t, newHarnessOn(t, st, "fleet-a"))
+	})
+}
+
+func testList(t *testing.T, h *harness) {
 	var all []string
 	for i := range 7 {
 		name, rs := "blue", simple("fleet-a")
@@ -266,6 +285,8 @@ func TestList(t *testing.T) {
 	eq("Name red", list(api.ListAliasesInput{Name: api.String("red"), Limit: api.Int32(1)}), []string{all[1], all[3], all[5]})
 	eq("Name is exact", list(api.ListAliasesInput{Name: api.String("re")}), nil)
 	eq("Name and type", list(api.ListAliasesInput{Name: api.String("blue"), RoutingStrategyType: "TERMINAL"}), nil)
+	eq("Name and type match", list(api.ListAliasesInput{Name: api.String("red"), RoutingStrategyType: "TERMINAL", Limit: api.Int32(2)}),
+		[]string{all[1], all[3], all[5]})
 
 	// A renamed alias is found under its new name.
 	if _, err := h.s.UpdateAlias(h.ctx, &api.UpdateAliasInput{AliasId: api.String(all[0]), Name: api.String("green")}); err != nil {
