@@ -46,8 +46,9 @@ type FleetExistsFunc func(ctx context.Context, tx store.Tx, fleetID string) (boo
 // usable default.
 type Config struct {
 	Store store.Store
-	// ARNs builds alias ARNs and the fleet ARNs ResolveAlias returns.
-	ARNs arn.Builder
+	// Region and Account make alias ARNs and the fleet ARNs ResolveAlias
+	// returns: arn:aws:gamelift:<Region>:<Account>:alias/<ID>.
+	Region, Account string
 	// Tags, when set, gets the "alias" resource type registered so that
 	// TagResource and friends work on alias ARNs.
 	Tags *tags.Service
@@ -87,9 +88,14 @@ func (s *Service) now() time.Time {
 	return s.cfg.Now().UTC().Truncate(time.Millisecond)
 }
 
+// arns builds ARNs in the configured Region and account.
+func (s *Service) arns() arn.Builder {
+	return arn.Builder{Region: s.cfg.Region, Account: s.cfg.Account}
+}
+
 // aliasARN returns the ARN of the alias with this ID.
 func (s *Service) aliasARN(id string) string {
-	return s.cfg.ARNs.ARN(arn.TypeAlias, id)
+	return s.arns().ARN(arn.TypeAlias, id)
 }
 
 // Exists reports whether the alias with this ID (or ARN) exists, for the

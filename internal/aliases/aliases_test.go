@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
-	"github.com/hoistgg/hoist/internal/arn"
 	"github.com/hoistgg/hoist/internal/clocktest"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/journal"
@@ -114,7 +113,7 @@ func newHarnessOn(t *testing.T, st store.Store, fleets ...string) *harness {
 		exists[f] = true
 	}
 	tg := tags.New(st)
-	s := New(Config{Store: st, ARNs: arn.Builder{Region: "us-west-2", Account: "123456789012"}, Tags: tg, Now: clock.Now,
+	s := New(Config{Store: st, Region: "us-west-2", Account: "123456789012", Tags: tg, Now: clock.Now,
 		NewID:       func() string { n++; return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) },
 		FleetExists: func(_ context.Context, _ store.Tx, id string) (bool, error) { return exists[id], nil }})
 	return &harness{s: s, st: st, tags: tg, clock: clock, ctx: context.Background()}

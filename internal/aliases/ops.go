@@ -188,5 +188,5 @@ func (s *Service) ResolveAlias(ctx context.Context, in *api.ResolveAliasInput) (
 		return nil, err
 	}
 	return &api.ResolveAliasOutput{FleetId: api.String(fleetID),
-		FleetArn: api.String(s.cfg.ARNs.ARN(arn.TypeFleet, fleetID))}, nil
+		FleetArn: api.String(s.arns().ARN(arn.TypeFleet, fleetID))}, nil
 }

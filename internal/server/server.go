@@ -238,7 +238,7 @@ func (s *Server) compose(opts Options) error {
 	host.f = s.fleets
 	s.tags.RegisterResource(arn.TypeFleet, s.fleets.FleetExists)
 	s.tags.RegisterResource(arn.TypeLocation, s.fleets.LocationExists)
-	s.aliases = aliases.New(aliases.Config{Store: s.store, ARNs: arns, Tags: s.tags,
+	s.aliases = aliases.New(aliases.Config{Store: s.store, Region: cfg.Region, Account: cfg.Account, Tags: s.tags,
 		FleetExists: s.fleets.FleetExists, Now: s.now})
 
 	s.auth = newAuthenticator(cfg.Credentials, s.now)
