@@ -218,9 +218,9 @@ func TestEveryOperation(t *testing.T) {
 
 // TestEveryOperationOnResources repeats the implemented operations with
 // identifiers of resources that exist (a game server group with a game
-// server, a build, an Anywhere fleet with a custom location and a
-// registered compute), so each reaches further than "not found"; the
-// destructive operations run last. Every answer must still be a success or
+// server, a build, an Anywhere fleet with a custom location, a registered
+// compute and an alias of that fleet), so each reaches further than "not
+// found"; the destructive operations run last. Every answer must still be a success or
 // an error the model lists for the operation.
 func TestEveryOperationOnResources(t *testing.T) {
 	m := loadModel(t)
@@ -261,10 +261,15 @@ func TestEveryOperationOnResources(t *testing.T) {
 		IpAddress: awsv2.String("127.0.0.1"), Location: awsv2.String(loc)}); err != nil {
 		t.Fatal(err)
 	}
+	alias, err := v2.CreateAlias(ctx, &glv2.CreateAliasInput{Name: awsv2.String("e2e"),
+		RoutingStrategy: &types.RoutingStrategy{Type: types.RoutingStrategyTypeSimple, FleetId: &fleetID}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	subs := map[string]any{
 		"GameServerGroupName": group, "GameServerId": gameServer, "InstanceId": instance,
 		"BuildId": *b.Build.BuildId, "FleetId": fleetID, "Location": loc, "ComputeName": compute,
-		"ResourceARN": *g.GameServerGroup.GameServerGroupArn,
+		"ResourceARN": *g.GameServerGroup.GameServerGroupArn, "AliasId": *alias.Alias.AliasId,
 	}
 	// Destructive operations go last, the ones removing what others
 	// depend on (fleets, locations, groups) after those.

@@ -171,6 +171,20 @@ func TestFleetIQBoto3(t *testing.T) {
 	checkGroupGone(t, h)
 }
 
+// TestAliasesBoto3 runs aliases_boto3.py.
+func TestAliasesBoto3(t *testing.T) {
+	needBoto3(t)
+	h := startHoist(t, "fleets.reconcile=100ms")
+	out := runScript(t, h, cleanEnv(t, h), "aliases_boto3.py")
+	if !strings.Contains(out, "aliases_boto3: PASS") {
+		t.Fatalf("the script did not finish:\n%s", out)
+	}
+	list, err := h.V2().ListAliases(hoisttest.Context(t, 30*time.Second), &glv2.ListAliasesInput{})
+	if err != nil || len(list.Aliases) != 0 {
+		t.Errorf("aliases left after the scenario: %v %+v", err, list)
+	}
+}
+
 // TestFleetIQCLI runs fleetiq_cli.sh, the README's FleetIQ walkthrough.
 func TestFleetIQCLI(t *testing.T) {
 	needAWSCLI(t)

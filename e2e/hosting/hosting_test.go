@@ -32,6 +32,7 @@ func TestManagedHosting(t *testing.T) {
 		"Builds":              testBuilds,
 		"CLIUpload":           testCLIUpload,
 		"DeletedBuild":        testDeletedBuild,
+		"Aliases":             testAliases,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hoistgg/hoist/internal/aliases"
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/arn"
 	"github.com/hoistgg/hoist/internal/builds"
@@ -60,6 +61,7 @@ type Server struct {
 	builds    *builds.Service
 	fleets    *fleets.Service
 	sessions  *sessions.Service
+	aliases   *aliases.Service
 	provider  *local.Provider
 	procUsers *local.Accounts // nil: server processes run as Hoist's user
 	sdk       *sdkconn.Server
@@ -81,6 +83,7 @@ type service struct {
 	*Builds
 	*Fleets
 	*Sessions
+	*Aliases
 	fallback
 }
 
@@ -91,6 +94,7 @@ type (
 	Builds   = builds.Service
 	Fleets   = fleets.Service
 	Sessions = sessions.Service
+	Aliases  = aliases.Service
 )
 
 type fallback struct{ api.Unimplemented }
@@ -203,7 +207,7 @@ func (s *Server) compose(opts Options) error {
 	msgr, host := &messengerRef{}, &hostRef{}
 	s.sessions, err = sessions.New(sessions.Config{
 		Store: s.store, Region: cfg.Region, Messenger: msgr, Host: host,
-		OnProcessReady: host.onProcessReady, Now: s.now,
+		OnProcessReady: host.onProcessReady, ResolveAlias: aliases.ResolveFleet, Now: s.now,
 		Logger: s.log.With("component", "sessions"), ReplicaID: s.replica,
 		LogURL: s.logURL, DataDir: cfg.DataDir,
 		Timings: sessions.Timings{
@@ -260,13 +264,15 @@ func (s *Server) compose(opts Options) error {
 	host.f = s.fleets
 	s.tags.RegisterResource(arn.TypeFleet, s.fleets.FleetExists)
 	s.tags.RegisterResource(arn.TypeLocation, s.fleets.LocationExists)
+	s.aliases = aliases.New(aliases.Config{Store: s.store, Region: cfg.Region, Account: cfg.Account, Tags: s.tags,
+		FleetExists: s.fleets.FleetExists, Now: s.now})
 
 	s.sdk = sdkconn.New(sdkconn.Config{
 		API: s.sessions.ProcessAPI(), Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
 		Logger: s.log.With("component", "sdk"), Now: s.now, ReplicaID: s.replica,
 	})
 	msgr.s = s.sdk
-	s.svc = &service{FleetIQ: s.fleetiq, Tags: s.tags, Builds: s.builds, Fleets: s.fleets, Sessions: s.sessions}
+	s.svc = &service{FleetIQ: s.fleetiq, Tags: s.tags, Builds: s.builds, Fleets: s.fleets, Sessions: s.sessions, Aliases: s.aliases}
 	return nil
 }
 

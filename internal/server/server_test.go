@@ -165,11 +165,10 @@ func TestAdminSetInstanceStatus(t *testing.T) {
 func TestFallbackAndSignatures(t *testing.T) {
 	_, ts := start(t, nil)
 	ctx := context.Background()
-	_, err := client(ts.URL, testSecret).CreateAlias(ctx, &glv2.CreateAliasInput{Name: awsv2.String("a"),
-		RoutingStrategy: &types.RoutingStrategy{Type: types.RoutingStrategyTypeTerminal, Message: awsv2.String("m")}})
+	_, err := client(ts.URL, testSecret).DescribeVpcPeeringAuthorizations(ctx, &glv2.DescribeVpcPeeringAuthorizationsInput{})
 	var ae smithy.APIError
-	if !errors.As(err, &ae) || ae.ErrorCode() != "UnsupportedOperationException" || !strings.Contains(ae.ErrorMessage(), "CreateAlias") {
-		t.Errorf("CreateAlias: %v, want UnsupportedOperationException naming it", err)
+	if !errors.As(err, &ae) || ae.ErrorCode() != "UnsupportedOperationException" || !strings.Contains(ae.ErrorMessage(), "DescribeVpcPeeringAuthorizations") {
+		t.Errorf("DescribeVpcPeeringAuthorizations: %v, want UnsupportedOperationException naming it", err)
 	}
 	_, err = client(ts.URL, "wrong-secret").ListBuilds(ctx, &glv2.ListBuildsInput{})
 	if !errors.As(err, &ae) || ae.ErrorCode() != "InvalidSignatureException" {
