@@ -62,6 +62,7 @@ func TestNextTokens(t *testing.T) {
 		"DescribeInstances":               {"FleetId": fleetID},
 		"DescribePlayerSessions":          {"PlayerId": "player-1"},
 		"DescribeScalingPolicies":         {"FleetId": fleetID},
+		"ListAliases":                     {},
 		"ListBuilds":                      {},
 		"ListCompute":                     {"FleetId": fleetID},
 		"ListFleets":                      {},

@@ -2,10 +2,10 @@ package aliases
 
 import (
 	"context"
-	"errors"
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/arn"
+	"github.com/hoistgg/hoist/internal/paging"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/tags"
 )
@@ -86,9 +86,10 @@ func (s *Service) DescribeAlias(ctx context.Context, in *api.DescribeAliasInput)
 // one routing type and those with exactly one name (both are indexed:
 // Key and Parent of the records).
 func (s *Service) ListAliases(ctx context.Context, in *api.ListAliasesInput) (*api.ListAliasesOutput, error) {
-	q := store.Query{Kind: Kind, Order: store.OrderCreated, Limit: defaultLimit, After: api.ToString(in.NextToken)}
+	q := store.Query{Kind: Kind, Order: store.OrderCreated}
+	limit := defaultLimit
 	if in.Limit != nil && *in.Limit > 0 {
-		q.Limit = int(*in.Limit)
+		limit = int(*in.Limit)
 	}
 	if in.RoutingStrategyType != "" {
 		q.Key, q.HasKey = string(in.RoutingStrategyType), true
@@ -99,12 +100,9 @@ func (s *Service) ListAliases(ctx context.Context, in *api.ListAliasesInput) (*a
 	out := &api.ListAliasesOutput{Aliases: []api.Alias{}}
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		out.Aliases, out.NextToken = out.Aliases[:0], nil
-		recs, next, err := tx.List(ctx, q)
-		if errors.Is(err, store.ErrInvalidCursor) {
-			return api.NewInvalidRequestException("NextToken is not a token this request returned")
-		}
+		recs, next, err := paging.Records(ctx, tx, q, api.ToString(in.NextToken), limit, nil)
 		if err != nil {
-			return err
+			return paging.Err(err)
 		}
 		for _, rec := range recs {
 			var a api.Alias
@@ -113,9 +111,7 @@ func (s *Service) ListAliases(ctx context.Context, in *api.ListAliasesInput) (*a
 			}
 			out.Aliases = append(out.Aliases, a)
 		}
-		if next != "" {
-			out.NextToken = api.String(next)
-		}
+		out.NextToken = paging.Token(next)
 		return nil
 	})
 	if err != nil {
