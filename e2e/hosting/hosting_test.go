@@ -29,6 +29,7 @@ func TestManagedHosting(t *testing.T) {
 		"Scaling":             testScaling,
 		"Builds":              testBuilds,
 		"CLIUpload":           testCLIUpload,
+		"Search":              testSearchGameSessions,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
