@@ -42,24 +42,53 @@ func (e *Not) Match(s *Session) bool { return !e.X.Match(s) }
 // Match implements Expr. A session without the operand's value (a game
 // property it lacks, a name it does not have) satisfies only "<>".
 func (e *Cond) Match(s *Session) bool {
-	v, ok := s.value(e.Operand)
-	if !ok {
-		return e.Op == Ne
+	switch e.Operand.Attr {
+	case AttrProperty:
+		v, ok := s.property(e.Operand.Key)
+		if !ok {
+			return e.Op == Ne
+		}
+		return e.matchString(v)
+	case AttrGameSessionName:
+		if !s.HasName {
+			return e.Op == Ne
+		}
+		return e.matchString(s.Name)
+	case AttrGameSessionID:
+		return e.matchString(s.ID)
+	case AttrHasAvailablePlayerSessions:
+		return (s.PlayerSessionCount < s.MaximumSessions == e.Value.Bool) == (e.Op == Eq)
+	case AttrMaximumSessions:
+		return e.matchNumber(s.MaximumSessions)
+	case AttrCreationTimeMillis:
+		return e.matchNumber(s.CreationTimeMillis)
 	}
-	c := compareValues(v, e.Value)
+	return e.matchNumber(s.PlayerSessionCount)
+}
+
+// matchString compares a string value (the parser allows only = and <>).
+func (e *Cond) matchString(v string) bool {
+	if e.Op == Eq {
+		return v == e.Value.Str
+	}
+	return v != e.Value.Str
+}
+
+func (e *Cond) matchNumber(n int64) bool {
+	want := e.Value.Num
 	switch e.Op {
 	case Eq:
-		return c == 0
+		return n == want
 	case Ne:
-		return c != 0
+		return n != want
 	case Lt:
-		return c < 0
+		return n < want
 	case Gt:
-		return c > 0
+		return n > want
 	case Le:
-		return c <= 0
+		return n <= want
 	}
-	return c >= 0
+	return n >= want
 }
 
 func (e *And) String() string { return "(" + e.L.String() + " AND " + e.R.String() + ")" }

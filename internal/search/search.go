@@ -190,24 +190,6 @@ func (s *Session) value(o Operand) (Value, bool) {
 	return Value{Type: TypeString, Str: v}, ok
 }
 
-// compareValues orders two values of the same type: numbers numerically,
-// false before true, strings byte-wise.
-func compareValues(a, b Value) int {
-	switch a.Type {
-	case TypeNumber:
-		return cmpInt(a.Num, b.Num)
-	case TypeBool:
-		switch {
-		case a.Bool == b.Bool:
-			return 0
-		case b.Bool:
-			return -1
-		}
-		return 1
-	}
-	return strings.Compare(a.Str, b.Str)
-}
-
 func cmpInt(a, b int64) int {
 	switch {
 	case a < b:
