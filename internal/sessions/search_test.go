@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -234,4 +235,84 @@ func TestSearchByAlias(t *testing.T) {
 	}
 	_, err = h.svc.SearchGameSessions(h.ctx, &api.SearchGameSessionsInput{AliasId: api.String("alias-2")})
 	wantCode(t, err, "NotFoundException")
+}
+
+// TestSearchIndexUnderConcurrentWrites searches while other goroutines
+// change game properties and end sessions, then checks that a search
+// agrees with the store: every page of the final search is what filtering
+// the store's ACTIVE records gives.
+func TestSearchIndexUnderConcurrentWrites(t *testing.T) {
+	const n = 400
+	h := newHarness(t)
+	h.addFleet("fleet-1")
+	seedActive(t, h.st, "fleet-1", n)
+	in := func() *api.SearchGameSessionsInput {
+		return &api.SearchGameSessionsInput{FleetId: api.String("fleet-1"),
+			FilterExpression: api.String("gameSessionProperties.mode = 'ctf'"), SortExpression: api.String("gameSessionProperties.skill ASC")}
+	}
+	if _, err := h.svc.SearchGameSessions(h.ctx, in()); err != nil {
+		t.Fatal(err)
+	}
+	id := func(i int) string { return fmt.Sprintf("arn:aws:gamelift:us-west-2::gamesession/fleet-1/gsess-%08d", i) }
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := w; i < n; i += 4 {
+				var err error
+				if i%7 == 0 {
+					_, err = h.svc.TerminateGameSession(h.ctx, &api.TerminateGameSessionInput{GameSessionId: api.String(id(i)),
+						TerminationMode: api.TerminationModeForceTerminate})
+				} else {
+					_, err = h.svc.UpdateGameSession(h.ctx, &api.UpdateGameSessionInput{GameSessionId: api.String(id(i)),
+						GameProperties: []api.GameProperty{{Key: api.String("mode"), Value: api.String([]string{"ctf", "dm"}[i%2])}}})
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	for range 2 {
+		wg.Go(func() {
+			for range 50 {
+				if _, err := h.svc.SearchGameSessions(h.ctx, in()); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// The truth, from the store.
+	var want []string
+	h.must(h.st.View(h.ctx, func(tx store.Tx) error {
+		list, err := listActive(h.ctx, tx, "fleet-1")
+		for _, gs := range list {
+			for _, p := range gs.Session.GameProperties {
+				if api.ToString(p.Key) == "mode" && api.ToString(p.Value) == "ctf" {
+					want = append(want, api.ToString(gs.Session.GameSessionId))
+				}
+			}
+		}
+		return err
+	}))
+	var got []string
+	req := in()
+	for {
+		out, err := h.svc.SearchGameSessions(h.ctx, req)
+		h.must(err)
+		for _, gs := range out.GameSessions {
+			got = append(got, api.ToString(gs.GameSessionId))
+		}
+		if out.NextToken == nil {
+			break
+		}
+		req.NextToken = out.NextToken
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) || len(want) == 0 {
+		t.Fatalf("search found %d sessions, the store has %d ACTIVE ctf sessions", len(got), len(want))
+	}
 }
