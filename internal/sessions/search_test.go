@@ -253,7 +253,9 @@ func TestSearchIndexUnderConcurrentWrites(t *testing.T) {
 	if _, err := h.svc.SearchGameSessions(h.ctx, in()); err != nil {
 		t.Fatal(err)
 	}
-	id := func(i int) string { return fmt.Sprintf("arn:aws:gamelift:us-west-2::gamesession/fleet-1/gsess-%08d", i) }
+	id := func(i int) string {
+		return fmt.Sprintf("arn:aws:gamelift:us-west-2::gamesession/fleet-1/gsess-%08d", i)
+	}
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
