@@ -105,45 +105,24 @@ func (s *Service) SearchGameSessions(ctx context.Context, in *api.SearchGameSess
 // find returns the IDs (and order keys) of up to limit+1 sessions of the
 // fleet that match the request, in the request's order, after its cursor.
 func (x *searchIndex) find(fleet string, req searchRequest) ([]string, []search.Key) {
-	order := search.OrderBy(req.sort)
-	top := search.NewTop(order, req.after, req.limit+1)
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	fi := x.fleets[fleet]
-	if fi == nil {
+	tab := x.fleets[fleet]
+	if tab == nil {
 		return nil, nil
 	}
-	for i := range fi.entries {
-		e := &fi.entries[i]
-		if req.location != "" && e.location != req.location {
-			continue
-		}
-		if req.filter != nil && !req.filter.Match(&e.view) {
-			continue
-		}
-		top.Offer(order.Key(&e.view), i)
-	}
-	refs, keys := top.Result()
-	ids := make([]string, len(refs))
-	for i, r := range refs {
-		ids[i] = fi.entries[r].view.ID
-	}
-	return ids, keys
+	return tab.Search(req.filter, req.location, search.OrderBy(req.sort), req.after, req.limit+1)
 }
 
 // keyOf returns an indexed session's position in an order.
 func (x *searchIndex) keyOf(fleet, id string, order search.Order) (search.Key, bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	fi := x.fleets[fleet]
-	if fi == nil {
+	tab := x.fleets[fleet]
+	if tab == nil {
 		return search.Key{}, false
 	}
-	i, ok := fi.pos[id]
-	if !ok {
-		return search.Key{}, false
-	}
-	return order.Key(&fi.entries[i].view), true
+	return tab.Key(id, order)
 }
 
 // checkSearch validates a request and parses its expressions.

@@ -32,8 +32,8 @@ type searchIndex struct {
 	refreshMu sync.Mutex // held by sync: one refresh at a time
 
 	mu     sync.RWMutex
-	fleets map[string]*fleetIndex // fleet ID -> its ACTIVE sessions
-	where  map[string]string      // game session ID -> fleet ID, for sessions in the index
+	fleets map[string]*search.Table // fleet ID -> its ACTIVE sessions
+	where  map[string]string        // game session ID -> fleet ID, for sessions in the index
 
 	dirtyMu  sync.Mutex
 	dirty    map[string]struct{} // game session IDs written since the last refresh
@@ -45,20 +45,8 @@ type searchIndex struct {
 // forgets every fleet and reloads them on their next search.
 const maxDirty = 1 << 18
 
-// fleetIndex holds one fleet's ACTIVE game sessions.
-type fleetIndex struct {
-	entries []indexEntry
-	pos     map[string]int // game session ID -> index in entries
-}
-
-// indexEntry is one ACTIVE game session.
-type indexEntry struct {
-	location string
-	view     search.Session
-}
-
 func newSearchIndex() *searchIndex {
-	return &searchIndex{fleets: map[string]*fleetIndex{}, where: map[string]string{}, dirty: map[string]struct{}{}}
+	return &searchIndex{fleets: map[string]*search.Table{}, where: map[string]string{}, dirty: map[string]struct{}{}}
 }
 
 // markDirty notes game session IDs whose records a committed Update wrote.
@@ -91,7 +79,7 @@ func (x *searchIndex) sync(ctx context.Context, st store.Store, fleetID string) 
 	x.dirtyMu.Unlock()
 	if overflow {
 		x.mu.Lock()
-		x.fleets, x.where = map[string]*fleetIndex{}, map[string]string{}
+		x.fleets, x.where = map[string]*search.Table{}, map[string]string{}
 		x.mu.Unlock()
 	}
 	x.mu.RLock()
@@ -128,8 +116,7 @@ func (x *searchIndex) sync(ctx context.Context, st store.Store, fleetID string) 
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if !loaded {
-		fi := &fleetIndex{pos: map[string]int{}}
-		x.fleets[fleetID] = fi
+		x.fleets[fleetID] = search.NewTable()
 		for _, gs := range fresh {
 			x.upsertLocked(gs)
 		}
@@ -172,17 +159,12 @@ func listActive(ctx context.Context, tx store.Tx, fleetID string) ([]*hosting.Ga
 // fleet is indexed.
 func (x *searchIndex) upsertLocked(gs *hosting.GameSession) {
 	id, fleet := api.ToString(gs.Session.GameSessionId), api.ToString(gs.Session.FleetId)
-	fi, ok := x.fleets[fleet]
+	tab, ok := x.fleets[fleet]
 	if !ok {
 		return
 	}
-	e := indexEntry{location: api.ToString(gs.Session.Location), view: searchView(&gs.Session)}
-	if i, ok := fi.pos[id]; ok {
-		fi.entries[i] = e
-		return
-	}
-	fi.pos[id] = len(fi.entries)
-	fi.entries = append(fi.entries, e)
+	v := searchView(&gs.Session)
+	tab.Upsert(&v, api.ToString(gs.Session.Location))
 	x.where[id] = fleet
 }
 
@@ -193,16 +175,9 @@ func (x *searchIndex) removeLocked(id string) {
 		return
 	}
 	delete(x.where, id)
-	fi := x.fleets[fleet]
-	i := fi.pos[id]
-	last := len(fi.entries) - 1
-	if i != last {
-		fi.entries[i] = fi.entries[last]
-		fi.pos[fi.entries[i].view.ID] = i
+	if tab := x.fleets[fleet]; tab != nil {
+		tab.Remove(id)
 	}
-	fi.entries[last] = indexEntry{}
-	fi.entries = fi.entries[:last]
-	delete(fi.pos, id)
 }
 
 // searchView is what a search sees of a game session. Game properties whose
