@@ -4,8 +4,10 @@
 // It is pure: no store, no clock, no I/O. ParseFilter and ParseSort turn an
 // expression into a tree (Expr) or a Sort, or fail with an *Error whose
 // message says what was expected, what was found and at which character.
-// Expr.Match evaluates a filter; Sort orders sessions, those lacking the
-// sort value last. docs/sessions.md ("SearchGameSessions") states the
+// Expr.Match evaluates a filter; Order sorts sessions, those lacking the
+// sort value last, and Top keeps one page of them. Table holds many
+// sessions in columns and runs a whole search over them with the filter
+// compiled (what SearchGameSessions uses). docs/sessions.md ("SearchGameSessions") states the
 // grammar and every choice made where GameLift's documents are silent.
 package search
 
