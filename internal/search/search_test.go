@@ -292,8 +292,18 @@ func FuzzParse(f *testing.F) {
 			if again.String() != e.String() {
 				t.Fatalf("%q printed as %q, which parses as %q", src, e, again)
 			}
-			e.Match(novice)
-			e.Match(bare)
+			// The compiled filter agrees with the evaluator.
+			tab := NewTable()
+			var want []string
+			for _, s := range []*Session{novice, full, bare} {
+				tab.Upsert(s, "here")
+				if e.Match(s) {
+					want = append(want, s.ID)
+				}
+			}
+			if got, _ := tab.Search(e, "", Order{}, nil, 5); !slices.Equal(got, want) {
+				t.Fatalf("%q: table found %v, evaluator %v", src, got, want)
+			}
 		} else if pe, ok := err.(*Error); !ok || pe.Pos < 1 || pe.Pos > len(src)+1 {
 			t.Fatalf("%q: error %v (%T) has no valid position", src, err, err)
 		}
