@@ -118,7 +118,7 @@ func testSearchGameSessions(t *testing.T, e *env) {
 		{gl.SearchGameSessionsInput{FleetId: aws.String(fleetID), SortExpression: aws.String("players DESC")},
 			`SortExpression is invalid at position 1: unknown operand "players"`},
 		{gl.SearchGameSessionsInput{FleetId: aws.String(fleetID), NextToken: aws.String("bogus")},
-			"NextToken is not a token this request returned"},
+			"NextToken is not a token this operation returned"},
 		{gl.SearchGameSessionsInput{FleetId: aws.String(fleetID), AliasId: aws.String("alias-x")},
 			"give exactly one of FleetId or AliasId"},
 		{gl.SearchGameSessionsInput{FleetId: aws.String(fleetID), Location: aws.String("eu-central-1")},

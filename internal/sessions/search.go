@@ -165,7 +165,12 @@ func checkSearch(in *api.SearchGameSessionsInput) (searchRequest, error) {
 	return req, nil
 }
 
-var errBadSearchToken = api.NewInvalidRequestException("NextToken is not a token this request returned")
+// badTokenMessage is the answer to a NextToken this search did not issue:
+// the same words as every other paginated operation (main's
+// paging.Message; use that constant once both meet).
+const badTokenMessage = "NextToken is not a token this operation returned: give the NextToken of the previous page, or none for the first page"
+
+var errBadSearchToken = api.NewInvalidRequestException("%s", badTokenMessage)
 
 // searchToken is a NextToken: the request's fingerprint and the last
 // session's position in its order.

@@ -140,8 +140,8 @@ func TestSearchPages(t *testing.T) {
 		mod(req)
 		_, err := h.svc.SearchGameSessions(h.ctx, req)
 		wantCode(t, err, "InvalidRequestException")
-		if !strings.Contains(err.Error(), "NextToken") {
-			t.Errorf("%s: %v, want a NextToken message", name, err)
+		if !strings.Contains(err.Error(), badTokenMessage) {
+			t.Errorf("%s: %v, want %q", name, err, badTokenMessage)
 		}
 	}
 	// Spacing does not matter: the same expression, written differently.
