@@ -88,8 +88,8 @@ func (x *searchIndex) sync(ctx context.Context, st store.Store, fleetID string) 
 	if loaded && len(dirty) == 0 {
 		return nil
 	}
-	var fresh []*hosting.GameSession // the fleet's ACTIVE sessions, when it is loaded now
-	changed := map[string]*hosting.GameSession{}
+	var fresh []*searchRecord // the fleet's ACTIVE sessions, when it is loaded now
+	changed := map[string]*searchRecord{}
 	err := st.View(ctx, func(tx store.Tx) error {
 		fresh = nil
 		clear(changed)
@@ -100,11 +100,17 @@ func (x *searchIndex) sync(ctx context.Context, st store.Store, fleetID string) 
 			}
 		}
 		for id := range dirty {
-			gs, err := getGameSession(ctx, tx, id)
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
+			rec, err := tx.Get(ctx, hosting.KindGameSession, id)
+			if errors.Is(err, store.ErrNotFound) {
+				changed[id] = nil // gone
+				continue
+			}
+			if err != nil {
 				return err
 			}
-			changed[id] = gs // nil: gone
+			if changed[id], err = decodeSearchRecord(rec); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -139,31 +145,49 @@ func keys(m map[string]struct{}) []string {
 	return out
 }
 
+// searchRecord is the part of a stored game session (hosting.GameSession)
+// that search needs: decoding only these fields skips the large ones
+// (GameSessionData, MatchmakerData).
+type searchRecord struct {
+	Session struct {
+		GameSessionId, FleetId, Location, Name               *string
+		MaximumPlayerSessionCount, CurrentPlayerSessionCount *int32
+		CreationTime                                         *api.Timestamp
+		GameProperties                                       []api.GameProperty
+		Status                                               api.GameSessionStatus
+	} `json:"session"`
+}
+
+func decodeSearchRecord(rec store.Record) (*searchRecord, error) {
+	r := new(searchRecord)
+	if err := store.Decode(rec, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 // listActive reads a fleet's ACTIVE game sessions.
-func listActive(ctx context.Context, tx store.Tx, fleetID string) ([]*hosting.GameSession, error) {
+func listActive(ctx context.Context, tx store.Tx, fleetID string) ([]*searchRecord, error) {
 	q := store.Query{Kind: hosting.KindGameSession, Parent: fleetID, HasParent: true,
 		Key: string(api.GameSessionStatusActive), HasKey: true, Order: store.OrderID}
-	var out []*hosting.GameSession
+	var out []*searchRecord
 	err := store.Each(ctx, tx, q, func(rec store.Record) error {
-		gs := new(hosting.GameSession)
-		if err := store.Decode(rec, gs); err != nil {
-			return err
-		}
-		out = append(out, gs)
-		return nil
+		r, err := decodeSearchRecord(rec)
+		out = append(out, r)
+		return err
 	})
 	return out, err
 }
 
 // upsertLocked puts an ACTIVE game session into its fleet's index, if that
 // fleet is indexed.
-func (x *searchIndex) upsertLocked(gs *hosting.GameSession) {
+func (x *searchIndex) upsertLocked(gs *searchRecord) {
 	id, fleet := api.ToString(gs.Session.GameSessionId), api.ToString(gs.Session.FleetId)
 	tab, ok := x.fleets[fleet]
 	if !ok {
 		return
 	}
-	v := searchView(&gs.Session)
+	v := searchView(gs)
 	tab.Upsert(&v, api.ToString(gs.Session.Location))
 	x.where[id] = fleet
 }
@@ -182,7 +206,8 @@ func (x *searchIndex) removeLocked(id string) {
 
 // searchView is what a search sees of a game session. Game properties whose
 // key contains "." cannot be searched (as in GameLift) and are left out.
-func searchView(gs *api.GameSession) search.Session {
+func searchView(r *searchRecord) search.Session {
+	gs := &r.Session
 	v := search.Session{
 		ID:                 api.ToString(gs.GameSessionId),
 		Name:               api.ToString(gs.Name),
