@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
+	awsv1 "github.com/aws/aws-sdk-go/aws"
+	glv1 "github.com/aws/aws-sdk-go/service/gamelift"
 )
 
 // testSearchGameSessions runs SearchGameSessions through aws-sdk-go-v2 over
@@ -88,6 +90,17 @@ func testSearchGameSessions(t *testing.T, e *env) {
 		}
 	}
 
+	// The same over AWS JSON 1.1, with aws-sdk-go v1 (as the AWS CLI and
+	// boto3 speak it).
+	v1out, err := e.h.V1().SearchGameSessionsWithContext(e.ctx, &glv1.SearchGameSessionsInput{FleetId: awsv1.String(fleetID),
+		FilterExpression: awsv1.String(`gameSessionProperties.map = 'nuke'`), SortExpression: awsv1.String("gameSessionName DESC")})
+	if err != nil {
+		t.Fatalf("SearchGameSessions (v1): %v", err)
+	}
+	if len(v1out.GameSessions) != 1 || awsv1.StringValue(v1out.GameSessions[0].GameSessionId) != ids[1] {
+		t.Errorf("SearchGameSessions (v1) = %v, want only %s", v1out.GameSessions, ids[1])
+	}
+
 	// Pages of one with the SDK's paginator.
 	pages := gl.NewSearchGameSessionsPaginator(e.gl, &gl.SearchGameSessionsInput{FleetId: aws.String(fleetID),
 		SortExpression: aws.String("playerSessionCount DESC"), Limit: aws.Int32(1)})
@@ -130,6 +143,6 @@ func testSearchGameSessions(t *testing.T, e *env) {
 			t.Errorf("message %q lacks %q", ire.ErrorMessage(), tc.want)
 		}
 	}
-	_, err := e.gl.SearchGameSessions(e.ctx, &gl.SearchGameSessionsInput{FleetId: aws.String("fleet-00000000-0000-4000-8000-000000000000")})
+	_, err = e.gl.SearchGameSessions(e.ctx, &gl.SearchGameSessionsInput{FleetId: aws.String("fleet-00000000-0000-4000-8000-000000000000")})
 	wantErr[*types.NotFoundException](t, "SearchGameSessions on a fleet that does not exist", err)
 }
