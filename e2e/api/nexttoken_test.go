@@ -63,6 +63,7 @@ func TestNextTokens(t *testing.T) {
 		"DescribePlayerSessions":          {"PlayerId": "player-1"},
 		"DescribeScalingPolicies":         {"FleetId": fleetID},
 		"ListAliases":                     {},
+		"SearchGameSessions":              {"FleetId": fleetID},
 		"ListBuilds":                      {},
 		"ListCompute":                     {"FleetId": fleetID},
 		"ListFleets":                      {},

@@ -33,6 +33,7 @@ func TestManagedHosting(t *testing.T) {
 		"CLIUpload":           testCLIUpload,
 		"DeletedBuild":        testDeletedBuild,
 		"Aliases":             testAliases,
+		"Search":              testSearchGameSessions,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {

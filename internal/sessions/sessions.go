@@ -125,6 +125,8 @@ type Service struct {
 	cfg Config
 	t   Timings
 	log *slog.Logger
+	// search indexes ACTIVE game sessions for SearchGameSessions.
+	search *searchIndex
 }
 
 var (
@@ -152,7 +154,9 @@ func New(cfg Config) (*Service, error) {
 	if cfg.ReplicaID == "" {
 		cfg.ReplicaID = "local"
 	}
-	return &Service{cfg: cfg, t: cfg.Timings.withDefaults(), log: cfg.Logger}, nil
+	s := &Service{cfg: cfg, t: cfg.Timings.withDefaults(), log: cfg.Logger, search: newSearchIndex()}
+	s.cfg.Store = searchStore{Store: cfg.Store, idx: s.search} // keeps the search index current
+	return s, nil
 }
 
 // now returns the current time truncated to milliseconds, the precision
