@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 aws-sdk-go v1 is one of the real clients Hoist is tested against
+
 //go:build linux
 
 package hosting
