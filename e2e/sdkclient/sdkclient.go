@@ -262,13 +262,6 @@ func (c *Client) CloseCode() int {
 	return int(websocket.CloseStatus(c.err))
 }
 
-// Err returns why the connection ended (nil while it is open).
-func (c *Client) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
-}
-
 // Dropped returns how many frames the official SDKs would have ignored (an
 // error reply nobody waits for, a reply to no pending request, a frame that
 // is not JSON).

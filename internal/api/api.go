@@ -129,9 +129,6 @@ func Int32(v int32) *int32 { return &v }
 // Int64 returns a pointer to v.
 func Int64(v int64) *int64 { return &v }
 
-// Bool returns a pointer to v.
-func Bool(v bool) *bool { return &v }
-
 // Float64 returns a pointer to v.
 func Float64(v float64) *float64 { return &v }
 
@@ -149,11 +146,6 @@ func ToInt32(p *int32) int32 {
 		return 0
 	}
 	return *p
-}
-
-// ToBool returns *p, or false when p is nil.
-func ToBool(p *bool) bool {
-	return p != nil && *p
 }
 
 func sprintf(format string, a ...any) string {

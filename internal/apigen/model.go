@@ -83,9 +83,6 @@ const (
 // PinnedModel parses the pinned model.
 func PinnedModel() (*Model, error) { return ParseModel(pinnedModel) }
 
-// PinnedModelJSON returns the pinned model's bytes.
-func PinnedModelJSON() []byte { return bytes.Clone(pinnedModel) }
-
 // PinnedBotocoreVersion is the botocore release the pinned model comes from.
 func PinnedBotocoreVersion() string { return strings.TrimSpace(pinnedVersion) }
 

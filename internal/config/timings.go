@@ -73,9 +73,6 @@ var timings = []Timing{
 	{"processes.crash-backoff", "first wait before relaunching a crashed process", func(t *Timings) *time.Duration { return &t.ProcessesCrashBackoff }},
 }
 
-// TimingList returns every timer --timings may override.
-func TimingList() []Timing { return append([]Timing(nil), timings...) }
-
 // lookupTiming returns the timer called name.
 func lookupTiming(name string) (Timing, bool) {
 	for _, t := range timings {
@@ -86,7 +83,7 @@ func lookupTiming(name string) (Timing, bool) {
 	return Timing{}, false
 }
 
-// ParseTimings reads "name=duration,..." with names from TimingList.
+// ParseTimings reads "name=duration,..." with the names of timings.
 func ParseTimings(v string) (Timings, error) {
 	var out Timings
 	for _, kv := range strings.Split(v, ",") {

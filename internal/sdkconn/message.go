@@ -71,9 +71,6 @@ func (r *Request) raw(name string) json.RawMessage {
 	return v
 }
 
-// Has reports whether a field is present and not null.
-func (r *Request) Has(name string) bool { return r.raw(name) != nil }
-
 // String returns a string field ("" when absent or null).
 func (r *Request) String(name string) (string, error) {
 	var s string

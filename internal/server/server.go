@@ -288,10 +288,6 @@ func (s *Server) TLSCertificate() (tls.Certificate, error) {
 	return s.ca.IssueServerCert([]string{s.cfg.InstanceIP})
 }
 
-// CAFile returns the path of Hoist's CA certificate (what game servers
-// trust for wss).
-func (s *Server) CAFile() string { return s.ca.CertFile }
-
 // Run runs the background loops until ctx ends. Each loop holds its own
 // store lease, so with several replicas each runs on one of them.
 func (s *Server) Run(ctx context.Context) error {
