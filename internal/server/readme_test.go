@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -131,5 +132,33 @@ func TestArchitectureListsDependencies(t *testing.T) {
 		if !strings.Contains(string(doc), "`"+m+"`") {
 			t.Errorf("docs/architecture.md does not list the direct dependency %s (and why it was chosen)", m)
 		}
+	}
+}
+
+// TestArchitectureListsRoutes checks that docs/architecture.md's route
+// table names every fixed path routes.go serves.
+func TestArchitectureListsRoutes(t *testing.T) {
+	src, err := os.ReadFile("routes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pattern := regexp.MustCompile(`mux\.Handle(?:Func)?\("(/[^"]*)"`)
+	found := 0
+	for _, m := range pattern.FindAllStringSubmatch(string(src), -1) {
+		found++
+		route := strings.TrimSuffix(m[1], "/")
+		if route == "" {
+			continue // "/": the JSON protocol, listed as POST /
+		}
+		if !strings.Contains(string(doc), route) {
+			t.Errorf("docs/architecture.md does not list the route %s", m[1])
+		}
+	}
+	if found < 5 {
+		t.Fatalf("found only %d routes in routes.go: has its form changed?", found)
 	}
 }
