@@ -85,6 +85,10 @@ func serve(args []string, stderr io.Writer) error {
 		return err
 	}
 	setGC(os.Getenv)
+	if cfg.MemoryLimit > 0 {
+		debug.SetMemoryLimit(cfg.MemoryLimit)
+		log.Info("runtime: memory limit set", "bytes", cfg.MemoryLimit)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

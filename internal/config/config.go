@@ -9,9 +9,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -42,6 +44,13 @@ type Config struct {
 	HealthExpiry time.Duration
 	// ShutdownGrace bounds graceful shutdown (in-flight requests, process stop).
 	ShutdownGrace time.Duration
+	// MemoryLimit is the Go runtime's soft memory limit in bytes
+	// (debug.SetMemoryLimit); 0 leaves the runtime's own (GOMEMLIMIT, or
+	// none).
+	MemoryLimit int64
+	// SessionRetention is how long ended game sessions and their player
+	// sessions stay in the store; 0 keeps the default (30 days, as GameLift).
+	SessionRetention time.Duration
 	// Credentials are the access key pairs SigV4 signatures are verified with;
 	// empty means unauthenticated mode (loopback only).
 	Credentials map[string]string
@@ -86,6 +95,8 @@ const (
 	DefaultRegion       = "us-west-2"
 	DefaultAccount      = "123456789012"
 	DefaultHealthExpiry = 5 * time.Minute
+	// DefaultSessionRetention is how long GameLift keeps ended game sessions.
+	DefaultSessionRetention = 30 * 24 * time.Hour
 
 	// StoreJournal is the default store: in memory, with a journal on disk.
 	StoreJournal = "journal"
@@ -126,6 +137,12 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (*Config
 	}
 	fs.DurationVar(&c.HealthExpiry, "health-expiry", he, "deregister FleetIQ game servers silent this long ($HOIST_HEALTH_EXPIRY)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long graceful shutdown may take")
+	memLimit := fs.String("memory-limit", env("HOIST_MEMORY_LIMIT", ""), "soft memory limit of the Go runtime, GOMEMLIMIT syntax (e.g. 2GiB); empty keeps GOMEMLIMIT or none ($HOIST_MEMORY_LIMIT; see docs/configuration.md)")
+	sr, err := durationEnv(getenv, "HOIST_SESSION_RETENTION", DefaultSessionRetention)
+	if err != nil {
+		return nil, err
+	}
+	fs.DurationVar(&c.SessionRetention, "session-retention", sr, "how long ended game sessions and their player sessions are kept ($HOIST_SESSION_RETENTION)")
 	processEnv := fs.String("process-env", env("HOIST_PROCESS_ENV", ""), "KEY=value,... added to the environment of managed server processes ($HOIST_PROCESS_ENV)")
 	timings := fs.String("timings", env("HOIST_TIMINGS", ""), "name=duration,... overriding background timers, for development and tests ($HOIST_TIMINGS; see docs/configuration.md)")
 	if err := fs.Parse(args); err != nil {
@@ -139,6 +156,9 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (*Config
 		return nil, err
 	}
 	c.Credentials = creds
+	if c.MemoryLimit, err = ParseByteSize(*memLimit); err != nil {
+		return nil, fmt.Errorf("--memory-limit: %w", err)
+	}
 	if c.ProcessEnv, err = parseProcessEnv(*processEnv); err != nil {
 		return nil, err
 	}
@@ -173,6 +193,9 @@ func (c *Config) check() error {
 	case "", JournalDirect, JournalBuffered:
 	default:
 		return fmt.Errorf("--journal-writes %q: want %s or %s", c.JournalWrites, JournalDirect, JournalBuffered)
+	}
+	if c.SessionRetention < time.Minute {
+		return fmt.Errorf("--session-retention %s: want at least 1m", c.SessionRetention)
 	}
 	if c.PprofAddr != "" && !IsLoopback(c.PprofAddr) {
 		return fmt.Errorf("--pprof-addr %s: the profiling endpoint listens on loopback addresses only", c.PprofAddr)
@@ -266,6 +289,34 @@ func parseCredentialsFile(r io.Reader, name string, creds map[string]string) err
 		return err
 	}
 	return flush()
+}
+
+// ParseByteSize reads a byte count as GOMEMLIMIT writes it: a
+// non-negative integer with an optional unit B, KiB, MiB, GiB or TiB
+// ("512MiB", "2GiB", "1073741824"). "" and "off" are 0 (no limit).
+func ParseByteSize(v string) (int64, error) {
+	v = strings.TrimSpace(v)
+	if v == "" || v == "off" {
+		return 0, nil
+	}
+	num, mult := v, int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"B", 1}} {
+		if n, ok := strings.CutSuffix(v, u.suffix); ok {
+			num, mult = n, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || num == "" || num[0] == '+' {
+		return 0, fmt.Errorf("%q is not a byte count such as 512MiB or 2GiB", v)
+	}
+	if n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("%q is too large", v)
+	}
+	return n * mult, nil
 }
 
 // parseProcessEnv reads "KEY=value,KEY2=value2".

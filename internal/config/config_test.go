@@ -69,6 +69,23 @@ func TestParse(t *testing.T) {
 			}
 		}},
 		"unknown journal writes refused": {args: []string{"--journal-writes", "async"}, wantErr: `--journal-writes "async"`},
+		"memory limit from env": {env: map[string]string{"HOIST_MEMORY_LIMIT": "2GiB"}, check: func(t *testing.T, c *Config) {
+			if c.MemoryLimit != 2<<30 {
+				t.Errorf("MemoryLimit = %d", c.MemoryLimit)
+			}
+		}},
+		"memory limit default none": {check: func(t *testing.T, c *Config) {
+			if c.MemoryLimit != 0 || c.SessionRetention != DefaultSessionRetention {
+				t.Errorf("MemoryLimit = %d, SessionRetention = %s", c.MemoryLimit, c.SessionRetention)
+			}
+		}},
+		"bad memory limit refused": {args: []string{"--memory-limit", "2GB"}, wantErr: "--memory-limit"},
+		"session retention from env": {env: map[string]string{"HOIST_SESSION_RETENTION": "24h"}, check: func(t *testing.T, c *Config) {
+			if c.SessionRetention != 24*time.Hour {
+				t.Errorf("SessionRetention = %s", c.SessionRetention)
+			}
+		}},
+		"tiny session retention refused": {args: []string{"--session-retention", "1s"}, wantErr: "--session-retention"},
 		"pprof elsewhere refused":        {env: map[string]string{"HOIST_PPROF_ADDR": "0.0.0.0:6060", "HOIST_CREDENTIALS": "AK:x"}, wantErr: "loopback addresses only"},
 	}
 	for name, tc := range tests {
@@ -103,5 +120,20 @@ func TestCredentialsFileHalfProfile(t *testing.T) {
 	err := parseCredentialsFile(strings.NewReader("[p]\naws_access_key_id=A\n"), "f", map[string]string{})
 	if err == nil {
 		t.Fatal("want error")
+	}
+}
+
+func TestParseByteSize(t *testing.T) {
+	good := map[string]int64{"": 0, "off": 0, "0": 0, "1024": 1024, "512B": 512, "64KiB": 64 << 10,
+		"512MiB": 512 << 20, "2GiB": 2 << 30, "1TiB": 1 << 40, " 3GiB ": 3 << 30}
+	for in, want := range good {
+		if got, err := ParseByteSize(in); err != nil || got != want {
+			t.Errorf("ParseByteSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"2GB", "1.5GiB", "-1", "+5", "GiB", "MiB1", "2 GiB", "9999999TiB", "lots"} {
+		if got, err := ParseByteSize(in); err == nil {
+			t.Errorf("ParseByteSize(%q) = %d, want an error", in, got)
+		}
 	}
 }

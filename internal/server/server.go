@@ -175,6 +175,7 @@ func (s *Server) compose(opts Options) error {
 			HeartbeatJitter:   t.get("sessions.heartbeat-jitter", 0),
 			ReadyTimeout:      t.get("sessions.ready-timeout", 0),
 			TerminateGrace:    t.get("sessions.terminate-grace", 0),
+			SessionRetention:  cfg.SessionRetention,
 		},
 	})
 	if err != nil {
