@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -116,6 +117,11 @@ func New(opts Options) (_ *Server, err error) {
 		return nil, err
 	}
 	s.store = st
+	// Opening the store made garbage (the journal store replays every
+	// version of every record): hand that memory back to the system now,
+	// not whenever the collector next runs (at GOGC 400, once the heap has
+	// grown to five times what is live). docs/performance.md, "Memory".
+	debug.FreeOSMemory()
 	tuneProcs(s.log, st)
 	defer func() {
 		if err != nil {
