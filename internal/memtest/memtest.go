@@ -12,6 +12,7 @@ package memtest
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/journal"
 )
 
@@ -143,4 +145,64 @@ func PerRecord(bytes uint64, n int) float64 {
 		return 0
 	}
 	return float64(bytes) / float64(n)
+}
+
+// KindSize is what the records of one kind hold.
+type KindSize struct {
+	Kind    store.Kind
+	Records int
+	// Bytes of their ID and Data (Parent and Key values are mostly shared
+	// between records).
+	Bytes int
+}
+
+// Sizes lists every record of the given kinds in st and sums their sizes.
+func Sizes(ctx context.Context, st store.Store, kinds ...store.Kind) ([]KindSize, error) {
+	out := make([]KindSize, len(kinds))
+	err := st.View(ctx, func(tx store.Tx) error {
+		for i, k := range kinds {
+			out[i].Kind = k
+			q := store.Query{Kind: k, Limit: 10_000}
+			for {
+				recs, next, err := tx.List(ctx, q)
+				if err != nil {
+					return err
+				}
+				for _, r := range recs {
+					out[i].Records++
+					out[i].Bytes += len(r.ID) + len(r.Data)
+				}
+				if next == "" {
+					break
+				}
+				q.After = next
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Split divides heap, the live heap the records of sizes cost together,
+// between their kinds: each record gets an equal share of what is left
+// once the bytes they hold are counted (the record's own structure and
+// its index entries), plus its own bytes. It returns the fixed share and
+// each kind's cost per record.
+func Split(heap uint64, sizes []KindSize) (fixed float64, per map[store.Kind]float64) {
+	records, bytes := 0, 0
+	for _, s := range sizes {
+		records += s.Records
+		bytes += s.Bytes
+	}
+	per = map[store.Kind]float64{}
+	if records == 0 {
+		return 0, per
+	}
+	fixed = (float64(heap) - float64(bytes)) / float64(records)
+	for _, s := range sizes {
+		if s.Records > 0 {
+			per[s.Kind] = fixed + float64(s.Bytes)/float64(s.Records)
+		}
+	}
+	return fixed, per
 }
