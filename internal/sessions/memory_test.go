@@ -61,7 +61,7 @@ func TestMemorySessions(t *testing.T) {
 			if err := h.sdk.Connected(h.ctx, c); err != nil {
 				return err
 			}
-			return h.sdk.ProcessReady(h.ctx, c, int32(1024+i%60000), []string{"logs"})
+			return h.sdk.ProcessReady(h.ctx, c, int32(1024+i%50000), []string{"logs"})
 		}},
 		{"game session (ACTIVE)", 1, func(i int) error {
 			gs, err := h.create("fleet-1", func(in *api.CreateGameSessionInput) {
