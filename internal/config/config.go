@@ -43,6 +43,13 @@ type Config struct {
 	HealthExpiry time.Duration
 	// ShutdownGrace bounds graceful shutdown (in-flight requests, process stop).
 	ShutdownGrace time.Duration
+	// MemoryLimit is the Go runtime's soft memory limit in bytes
+	// (debug.SetMemoryLimit); 0 leaves the runtime's own (GOMEMLIMIT, or
+	// none).
+	MemoryLimit int64
+	// SessionRetention is how long ended game sessions and their player
+	// sessions stay in the store; 0 keeps the default (30 days, as GameLift).
+	SessionRetention time.Duration
 	// Credentials are the access key pairs SigV4 signatures are verified with;
 	// empty means unauthenticated mode (loopback only).
 	Credentials map[string]string
@@ -93,6 +100,8 @@ const (
 	DefaultAccount      = "123456789012"
 	DefaultHealthExpiry = 5 * time.Minute
 	DefaultProcessUser  = "hoist-game"
+	// DefaultSessionRetention is how long GameLift keeps ended game sessions.
+	DefaultSessionRetention = 30 * 24 * time.Hour
 	// DefaultShutdownGrace bounds a graceful shutdown.
 	DefaultShutdownGrace = 30 * time.Second
 	// DefaultMaxUnpackedSize is the default of --max-unpacked-size.
@@ -136,6 +145,9 @@ func (c *Config) check() error {
 	case "", JournalDirect, JournalBuffered:
 	default:
 		return fmt.Errorf("--journal-writes %q: want %s or %s", c.JournalWrites, JournalDirect, JournalBuffered)
+	}
+	if c.SessionRetention < time.Minute {
+		return fmt.Errorf("--session-retention %s: want at least 1m", c.SessionRetention)
 	}
 	if c.HTTPHeaderTimeout < 0 || c.HTTPBodyTimeout < 0 || c.HTTPIdleTimeout < 0 || c.HTTPMaxBodies < 0 {
 		return errors.New("--http-header-timeout, --http-body-timeout, --http-idle-timeout and --http-max-bodies must not be negative")

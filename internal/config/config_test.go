@@ -71,6 +71,23 @@ func TestParse(t *testing.T) {
 			}
 		}},
 		"unknown journal writes refused": {args: []string{"--journal-writes", "async"}, wantErr: `--journal-writes "async"`},
+		"memory limit from env": {env: map[string]string{"HOIST_MEMORY_LIMIT": "2GiB"}, check: func(t *testing.T, c *Config) {
+			if c.MemoryLimit != 2<<30 {
+				t.Errorf("MemoryLimit = %d", c.MemoryLimit)
+			}
+		}},
+		"memory limit default none": {check: func(t *testing.T, c *Config) {
+			if c.MemoryLimit != 0 || c.SessionRetention != DefaultSessionRetention {
+				t.Errorf("MemoryLimit = %d, SessionRetention = %s", c.MemoryLimit, c.SessionRetention)
+			}
+		}},
+		"bad memory limit refused": {args: []string{"--memory-limit", "2GB"}, wantErr: "memory-limit"},
+		"session retention from env": {env: map[string]string{"HOIST_SESSION_RETENTION": "24h"}, check: func(t *testing.T, c *Config) {
+			if c.SessionRetention != 24*time.Hour {
+				t.Errorf("SessionRetention = %s", c.SessionRetention)
+			}
+		}},
+		"tiny session retention refused": {args: []string{"--session-retention", "1s"}, wantErr: "--session-retention"},
 		"pprof elsewhere refused":        {env: map[string]string{"HOIST_PPROF_ADDR": "0.0.0.0:6060", "HOIST_CREDENTIALS": "AK:x"}, wantErr: "loopback addresses only"},
 		"empty variable turns TLS off": {env: map[string]string{"HOIST_TLS_ADDR": ""}, check: func(t *testing.T, c *Config) {
 			if c.TLSAddr != "" {
@@ -217,5 +234,23 @@ func TestHTTPLimits(t *testing.T) {
 	}
 	if _, err := Parse(nil, envOf(map[string]string{"HOIST_HTTP_MAX_BODIES": "many"}), io.Discard); err == nil {
 		t.Error("HOIST_HTTP_MAX_BODIES=many accepted")
+	}
+}
+
+// TestMemoryLimitValue: --memory-limit takes ParseSize's form, or none.
+func TestMemoryLimitValue(t *testing.T) {
+	good := map[string]int64{"": 0, "off": 0, "0": 0, "1024": 1024, "512B": 512, "64KiB": 64 << 10,
+		"512MiB": 512 << 20, "2GiB": 2 << 30, "1TiB": 1 << 40, " 3GiB ": 3 << 30}
+	for in, want := range good {
+		var v limitValue
+		if err := v.Set(in); err != nil || int64(v) != want {
+			t.Errorf("--memory-limit %q = %d, %v; want %d", in, v, err, want)
+		}
+	}
+	for _, in := range []string{"2GB", "1.5GiB", "-1", "GiB", "MiB1", "9999999TiB", "lots"} {
+		var v limitValue
+		if err := v.Set(in); err == nil {
+			t.Errorf("--memory-limit %q = %d, want an error", in, v)
+		}
 	}
 }

@@ -85,6 +85,12 @@ var settings = []Setting{
 	{Flag: "max-unpacked-size", Env: "HOIST_MAX_UNPACKED_SIZE", Default: "20GiB",
 		Help:  "most bytes one build archive may unpack to: a number of bytes, optionally with B, KiB, MiB, GiB or TiB",
 		value: size(func(c *Config) *int64 { return &c.MaxUnpackedSize })},
+	{Flag: "session-retention", Env: "HOIST_SESSION_RETENTION", Default: DefaultSessionRetention.String(), DocDefault: "720h",
+		Help:  "how long ended game sessions and their player sessions are kept (at least 1m)",
+		value: dur(func(c *Config) *time.Duration { return &c.SessionRetention })},
+	{Flag: "memory-limit", Env: "HOIST_MEMORY_LIMIT",
+		Help:  "soft memory limit of the Go runtime, GOMEMLIMIT syntax (e.g. 2GiB); empty or off keeps GOMEMLIMIT or none",
+		value: func(c *Config) flag.Value { return (*limitValue)(&c.MemoryLimit) }},
 	{Flag: "process-env", Env: "HOIST_PROCESS_ENV",
 		Help:  "KEY=value,... added to the environment of managed server processes",
 		value: func(c *Config) flag.Value { return (*processEnvValue)(&c.ProcessEnv) }},
@@ -207,6 +213,30 @@ func (v *sizeValue) Set(s string) error {
 
 func (v *sizeValue) String() string {
 	if v == nil {
+		return ""
+	}
+	return strconv.FormatInt(int64(*v), 10)
+}
+
+// limitValue is a byte count that may be none: "", "off" or "0" is 0,
+// anything else ParseSize's form (--memory-limit).
+type limitValue int64
+
+func (v *limitValue) Set(s string) error {
+	switch strings.TrimSpace(s) {
+	case "", "off", "0":
+		*v = 0
+		return nil
+	}
+	n, err := ParseSize(s)
+	if err == nil {
+		*v = limitValue(n)
+	}
+	return err
+}
+
+func (v *limitValue) String() string {
+	if v == nil || *v == 0 {
 		return ""
 	}
 	return strconv.FormatInt(int64(*v), 10)

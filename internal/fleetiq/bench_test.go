@@ -56,7 +56,7 @@ func claimCycle(b *testing.B, h *harness) {
 
 // registerMany registers n game servers spread over instances instances,
 // from 64 goroutines.
-func registerMany(b *testing.B, h *harness, n, instances int) {
+func registerMany(b testing.TB, h *harness, n, instances int) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range 64 {

@@ -57,6 +57,14 @@ func (s *Service) steps() []sweepStep {
 				RankMax: now, HasRankMax: true, Limit: sweepBatch}
 		}
 	}
+	// An ended player session's Rank is when it ended: it is due once the
+	// retention has passed since.
+	endedBefore := func(st api.PlayerSessionStatus) func(int64) store.Query {
+		return func(now int64) store.Query {
+			return store.Query{Kind: hosting.KindPlayerSession, Key: string(st), HasKey: true, Order: store.OrderRankAsc,
+				RankMax: now - s.t.SessionRetention.Milliseconds(), HasRankMax: true, Limit: sweepBatch}
+		}
+	}
 	return []sweepStep{
 		{"activation timeouts", byKey(hosting.KindGameSession, string(api.GameSessionStatusActivating)), s.activationDue},
 		{"reservation timeouts", byKey(hosting.KindPlayerSession, string(api.PlayerSessionStatusReserved)), s.reservationDue},
@@ -64,6 +72,8 @@ func (s *Service) steps() []sweepStep {
 		{"terminating game sessions", byKey(hosting.KindGameSession, string(api.GameSessionStatusTerminating)), s.terminatingDue},
 		{"terminated game sessions", byKey(hosting.KindGameSession, string(api.GameSessionStatusTerminated)), s.retentionDue},
 		{"failed game sessions", byKey(hosting.KindGameSession, string(api.GameSessionStatusError)), s.retentionDue},
+		{"completed player sessions", endedBefore(api.PlayerSessionStatusCompleted), s.playerRetentionDue},
+		{"timed out player sessions", endedBefore(api.PlayerSessionStatusTimedout), s.playerRetentionDue},
 	}
 }
 
@@ -222,6 +232,13 @@ func (s *Service) retentionDue(ctx context.Context, tx store.Tx, fx *effects, re
 		fx.removeDirs = append(fx.removeDirs, gs.LogDir)
 	}
 	return nil
+}
+
+// playerRetentionDue deletes an ended player session whose retention is
+// over, while its game session goes on (a long game session whose players
+// come and go would otherwise keep every one of them until it ends).
+func (s *Service) playerRetentionDue(ctx context.Context, tx store.Tx, _ *effects, rec store.Record, _ time.Time) error {
+	return deleteAll(ctx, tx, []store.Kind{hosting.KindPlayerSession, kindPlayerIndex}, rec.ID)
 }
 
 func deleteAll(ctx context.Context, tx store.Tx, kinds []store.Kind, id string) error {

@@ -421,3 +421,50 @@ func TestRunTimers(t *testing.T) {
 		h.st.Close()
 	})
 }
+
+// TestPlayerSessionRetention: a player session that ended while its game
+// session goes on is deleted once the retention has passed since it ended
+// (COMPLETED and TIMEDOUT alike); the game session and its other player
+// sessions stay.
+func TestPlayerSessionRetention(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.Timings.SessionRetention = 2 * time.Hour
+		c.Timings.HeartbeatInterval = 1000 * time.Hour // the process stays ACTIVE without reports
+	})
+	h.addFleet("fleet-1")
+	h.addCompute("fleet-1", "i-1", "us-west-2")
+	c, id := h.activeSession("fleet-1", "i-1", "proc-1", 5)
+	ids, err := h.reserve(id, "left", "late", "stays")
+	h.must(err)
+	left, late, stays := ids[0], ids[1], ids[2]
+	for _, ps := range []string{left, stays} {
+		h.must(h.sdk.AcceptPlayerSession(h.ctx, c, id, ps))
+	}
+	h.must(h.sdk.RemovePlayerSession(h.ctx, c, id, left)) // COMPLETED now
+	h.sweepAt(time.Minute)                                // "late" TIMEDOUT
+	if st := h.playerSession(late).Session.Status; st != api.PlayerSessionStatusTimedout {
+		t.Fatalf("late: %s, want TIMEDOUT", st)
+	}
+	h.sweepAt(2*time.Hour - time.Minute - time.Millisecond)
+	h.playerSession(left) // kept until the retention has passed
+	h.sweepAt(time.Millisecond)
+	_, err = h.svc.DescribePlayerSessions(h.ctx, &api.DescribePlayerSessionsInput{PlayerSessionId: &left})
+	wantCode(t, err, "NotFoundException")
+	h.playerSession(late)
+	h.sweepAt(time.Minute)
+	_, err = h.svc.DescribePlayerSessions(h.ctx, &api.DescribePlayerSessionsInput{PlayerSessionId: &late})
+	wantCode(t, err, "NotFoundException")
+	out, err := h.svc.DescribePlayerSessions(h.ctx, &api.DescribePlayerSessionsInput{GameSessionId: &id})
+	h.must(err)
+	if len(out.PlayerSessions) != 1 || api.ToString(out.PlayerSessions[0].PlayerSessionId) != stays {
+		t.Fatalf("player sessions of the game session: %+v, want only the ACTIVE one", out.PlayerSessions)
+	}
+	byPlayer, err := h.svc.DescribePlayerSessions(h.ctx, &api.DescribePlayerSessionsInput{PlayerId: api.String("left")})
+	h.must(err)
+	if len(byPlayer.PlayerSessions) != 0 {
+		t.Fatal("the player index kept a deleted player session")
+	}
+	if st := h.gameSession(id).Session.Status; st != api.GameSessionStatusActive {
+		t.Fatalf("game session %s, want ACTIVE", st)
+	}
+}

@@ -161,6 +161,9 @@ func Open(dir string, opts Options) (*Store, error) {
 		_ = lock.Close()
 		return nil, err
 	}
+	for kind, t := range s.tables {
+		s.tables[kind] = t.compacted() // see compacted
+	}
 	s.cutSnap = &snapshot{tables: map[store.Kind]*table{}, leases: map[string]lease{}}
 	for kind := range s.tables {
 		s.dirty[kind] = true // replayed: the first cut must take every table

@@ -371,3 +371,33 @@ func (t *table) scanSorted(f *filter, order store.Order, c *store.Cursor, emit f
 		}
 	}
 }
+
+// compacted returns a copy of t made of new recs, allocated one after
+// the other, with the Parent and Key values they share stored once; t
+// becomes garbage. After a replay, the live recs are scattered among the
+// garbage of every record version the journal held (the heap cannot move
+// them), which leaves the heap's spans half empty: a game server costs
+// about 1.2 KB of heap spans after a replay and 0.7 KB live. The copy
+// packs them; it is done once, when the store opens.
+func (t *table) compacted() *table {
+	nt := newTable()
+	shared := map[string]string{}
+	intern := func(s string) string {
+		if v, ok := shared[s]; ok {
+			return v
+		}
+		s = strings.Clone(s)
+		shared[s] = s
+		return s
+	}
+	t.byID.Ascend(func(r *rec) bool {
+		c := &rec{id: strings.Clone(r.id), parent: intern(r.parent), key: intern(r.key),
+			rank: r.rank, seq: r.seq, data: bytes.Clone(r.data)}
+		if c.data == nil {
+			c.data = []byte{}
+		}
+		nt.set(nil, c)
+		return true
+	})
+	return nt
+}

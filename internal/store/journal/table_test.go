@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/hoistgg/hoist/internal/store"
 )
@@ -149,4 +150,54 @@ func idsOf(recs []store.Record) []string {
 		out[i] = fmt.Sprintf("%s(%s/%s/%d)", r.ID, r.Parent, r.Key, r.Rank)
 	}
 	return out
+}
+
+// TestOpenPacksRecords: after a replay, the tables hold one rec per
+// record, every index points at it (not at a replaced version), and the
+// Parent and Key values records share are stored once.
+func TestOpenPacksRecords(t *testing.T) {
+	dir := t.TempDir()
+	s := openDir(t, dir, Options{})
+	ctx := context.Background()
+	for round := range 3 {
+		err := s.Update(ctx, func(tx store.Tx) error {
+			for i := range 50 {
+				rec := store.Record{Kind: "K", ID: fmt.Sprintf("r%02d", i), Parent: strings.Repeat("p", 40),
+					Key: fmt.Sprint("key-", round), Rank: int64(round), Data: []byte(fmt.Sprint(round))}
+				if err := tx.Put(ctx, rec); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openDir(t, dir, Options{})
+	tb := s.tables["K"]
+	parents, keys := map[*byte]bool{}, map[*byte]bool{}
+	for _, tr := range tb.trees() {
+		if tr.Len() != 50 {
+			t.Fatalf("an index holds %d entries, want 50", tr.Len())
+		}
+		tr.Ascend(func(r *rec) bool {
+			if cur := tb.get(r.id); cur != r {
+				t.Errorf("an index entry of %s is not its current rec", r.id)
+			}
+			if string(r.data) != "2" || r.key != "key-2" {
+				t.Errorf("%s: data %q key %q after replay", r.id, r.data, r.key)
+			}
+			parents[unsafe.StringData(r.parent)] = true
+			keys[unsafe.StringData(r.key)] = true
+			return true
+		})
+	}
+	if len(parents) != 1 || len(keys) != 1 {
+		t.Errorf("50 records sharing a Parent and a Key hold %d copies of the Parent and %d of the Key, want 1 each",
+			len(parents), len(keys))
+	}
 }
