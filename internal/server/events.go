@@ -61,6 +61,13 @@ func writeSecretFile(path string, secret []byte) error {
 	return os.Rename(tmp, path)
 }
 
+// EndStreams ends the live event streams being served (they would hold
+// an http.Server's Shutdown until its deadline): register it with
+// RegisterOnShutdown. Close calls it too.
+func (s *Server) EndStreams() {
+	s.streamsOnce.Do(func() { close(s.streamsDone) })
+}
+
 func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
@@ -116,6 +123,9 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		poll := time.NewTimer(ssePoll)
 		select {
 		case <-ctx.Done():
+			poll.Stop()
+			return
+		case <-s.streamsDone:
 			poll.Stop()
 			return
 		case <-changed:

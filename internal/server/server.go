@@ -75,6 +75,9 @@ type Server struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	streamsOnce sync.Once
+	streamsDone chan struct{} // closed by EndStreams
 }
 
 // service is the one api.Service: every domain's operations, and the
@@ -110,7 +113,7 @@ func New(opts Options) (_ *Server, err error) {
 	if cfg == nil {
 		return nil, errors.New("server: Options.Config is required")
 	}
-	s := &Server{cfg: cfg, log: opts.Logger, now: opts.Now}
+	s := &Server{cfg: cfg, log: opts.Logger, now: opts.Now, streamsDone: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -335,6 +338,7 @@ func (s *Server) Close(ctx context.Context) error {
 }
 
 func (s *Server) closeParts(ctx context.Context) error {
+	s.EndStreams()
 	var errs []error
 	if s.provider != nil {
 		errs = append(errs, s.provider.Close())
