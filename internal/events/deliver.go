@@ -210,7 +210,7 @@ func (s *Service) settle(ctx context.Context, sid string, h *head, sendErr error
 				s.log.Warn("webhook: giving up on an event", "event", h.del.Key, "url", st.URL,
 					"attempts", st.Attempts+1, "err", sendErr.Error())
 			}
-			if err := tx.Delete(ctx, kindDelivery, h.del.ID); err != nil {
+			if err := deleteDelivery(ctx, tx, h.del); err != nil {
 				return ignoreNotFound(err)
 			}
 			st.Attempts, st.FirstFail, st.LastError = 0, time.Time{}, ""
@@ -252,7 +252,7 @@ func (s *Service) dropStream(ctx context.Context, sid string, h *head) error {
 			return nil // a Publish added one meanwhile
 		}
 		for _, d := range dels {
-			if err := tx.Delete(ctx, kindDelivery, d.ID); err != nil {
+			if err := deleteDelivery(ctx, tx, d); err != nil {
 				return err
 			}
 		}
@@ -263,24 +263,35 @@ func (s *Service) dropStream(ctx context.Context, sid string, h *head) error {
 	})
 }
 
-// expire deletes events older than Retention that have no delivery
-// pending.
+// deleteDelivery deletes a delivery and, when it was its event's last,
+// releases the event to expire.
+func deleteDelivery(ctx context.Context, tx store.Tx, del store.Record) error {
+	if err := tx.Delete(ctx, kindDelivery, del.ID); err != nil {
+		return err
+	}
+	n, err := tx.Count(ctx, store.Query{Kind: kindDelivery, Key: del.Key, HasKey: true})
+	if err != nil || n > 0 {
+		return err
+	}
+	ev, err := tx.Get(ctx, kindEvent, del.Key)
+	if err != nil {
+		return ignoreNotFound(err)
+	}
+	ev.Key = keyReleased
+	return tx.Put(ctx, ev)
+}
+
+// expire deletes events published more than Retention ago that have no
+// delivery pending.
 func (s *Service) expire(ctx context.Context) error {
 	cutoff := s.cfg.Now().Add(-s.t.Retention).UnixNano()
 	return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		old, _, err := tx.List(ctx, store.Query{Kind: kindEvent, Order: store.OrderRankAsc,
-			RankMax: cutoff, HasRankMax: true, Limit: retentionPage})
+		old, _, err := tx.List(ctx, store.Query{Kind: kindEvent, Key: keyReleased, HasKey: true,
+			Order: store.OrderRankAsc, RankMax: cutoff, HasRankMax: true, Limit: retentionPage})
 		if err != nil {
 			return err
 		}
 		for _, ev := range old {
-			n, err := tx.Count(ctx, store.Query{Kind: kindDelivery, Key: ev.ID, HasKey: true})
-			if err != nil {
-				return err
-			}
-			if n > 0 {
-				continue
-			}
 			if err := tx.Delete(ctx, kindEvent, ev.ID); err != nil {
 				return err
 			}

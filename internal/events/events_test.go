@@ -323,3 +323,26 @@ func TestSignature(t *testing.T) {
 		}
 	}
 }
+
+// Many older events still pending do not hold back the expiry of a
+// delivered one (expiry reads only released events).
+func TestPendingEventsDoNotBlockExpiry(t *testing.T) {
+	rcv := newReceiver(t)
+	rcv.setDown(true)
+	h := newHarness(t, map[string][]string{topic: {rcv.srv.URL}})
+	for i := range retentionPage + 10 {
+		h.publish("pending", i)
+	}
+	h.clock.Advance(time.Second)
+	err := h.st.Update(context.Background(), func(tx store.Tx) error {
+		return h.svc.Publish(context.Background(), tx, Event{DetailType: "x", Resources: []string{"no-topic"}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(DefaultRetention)
+	h.deliver()
+	if n := h.count(kindEvent); n != retentionPage+10 {
+		t.Fatalf("%d events kept, want only the %d pending ones", n, retentionPage+10)
+	}
+}

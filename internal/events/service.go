@@ -21,8 +21,9 @@ import (
 // store, so any replica can deliver or stream it after a restart.
 const (
 	// kindEvent holds one published event: ID its id, Parent its order
-	// key, Rank the publish time (Unix ns, for retention); its store Seq
-	// orders the live stream.
+	// key, Key keyPending while a delivery of it is pending, else
+	// keyReleased, Rank the publish time (Unix ns, for retention); its
+	// store Seq orders the live stream.
 	kindEvent store.Kind = "Event"
 	// kindOrder holds the next sequence number of one order key (ID).
 	kindOrder store.Kind = "EventOrder"
@@ -33,8 +34,10 @@ const (
 	// kindStream is one (webhook URL, order key) with deliveries
 	// pending: Key keyDue, Rank when the head delivery is next tried
 	// (Unix ns).
-	kindStream store.Kind = "EventStream"
-	keyDue                = "due"
+	kindStream  store.Kind = "EventStream"
+	keyDue                 = "due"
+	keyPending             = "pending"
+	keyReleased            = "released"
 )
 
 // Defaults of Timings.
@@ -204,7 +207,11 @@ func (s *Service) Publish(ctx context.Context, tx store.Tx, e Event) error {
 		return err
 	}
 	data, _ := json.Marshal(stored{Body: body, Topic: e.Topic, OrderKey: e.OrderKey, Seq: seq})
-	if err := tx.Insert(ctx, store.Record{Kind: kindEvent, ID: e.ID, Parent: e.OrderKey,
+	key := keyReleased
+	if len(s.cfg.Webhooks[e.Topic]) > 0 {
+		key = keyPending
+	}
+	if err := tx.Insert(ctx, store.Record{Kind: kindEvent, ID: e.ID, Parent: e.OrderKey, Key: key,
 		Rank: e.Time.UnixNano(), Data: data}); err != nil {
 		return fmt.Errorf("event %s: %w", e.ID, err)
 	}
