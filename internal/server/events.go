@@ -20,7 +20,7 @@ import (
 // answers Server-Sent Events (docs/events.md). It reads the events from
 // the store, so it sees those of every replica; each subscriber holds at
 // most one page of events, and one that does not take a write within
-// sseWriteTimeout is dropped.
+// sseWriteTimeout (Server.sseTimeout in tests) is dropped.
 const (
 	ssePage         = 256
 	ssePoll         = 250 * time.Millisecond
@@ -85,7 +85,14 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resource := r.URL.Query().Get("resource")
-	rc := http.NewResponseController(w)
+	if s.onStreamEnd != nil {
+		defer s.onStreamEnd()
+	}
+	timeout := sseWriteTimeout
+	if s.sseTimeout > 0 {
+		timeout = s.sseTimeout
+	}
+	rc := &sseWriter{rc: http.NewResponseController(w), timeout: timeout}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
@@ -140,12 +147,18 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// sseWriter is a stream's response with its write timeout.
+type sseWriter struct {
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
 // sseWrite runs write under a write deadline and flushes; false: the
 // subscriber is gone or too slow, and is dropped.
-func sseWrite(rc *http.ResponseController, write func()) bool {
-	_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+func sseWrite(w *sseWriter, write func()) bool {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
 	write()
-	return rc.Flush() == nil
+	return w.rc.Flush() == nil
 }
 
 // streamStart is the position the stream starts after: Last-Event-ID

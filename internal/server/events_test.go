@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +16,9 @@ import (
 
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"github.com/hoistgg/hoist/internal/events"
+	"github.com/hoistgg/hoist/internal/store"
 )
 
 // openStream opens the signed event stream; query and lastID may be "".
@@ -124,5 +128,48 @@ func TestEventStream(t *testing.T) {
 	fi, err := os.Stat(filepath.Join(srv.cfg.DataDir, WebhookSecretFile))
 	if err != nil || fi.Mode().Perm() != 0o600 || fi.Size() != 65 {
 		t.Fatalf("webhook secret file: %v %v", fi, err)
+	}
+}
+
+// A subscriber that does not read is dropped once a write has waited for
+// the write timeout: Hoist holds no more than the page being written.
+func TestSlowSubscriberIsDropped(t *testing.T) {
+	srv, ts := start(t, nil)
+	ended := make(chan struct{}, 4)
+	srv.sseTimeout = 200 * time.Millisecond
+	srv.onStreamEnd = func() { ended <- struct{}{} }
+	detail, _ := json.Marshal(map[string]string{"type": "TestEvent", "message": strings.Repeat("x", 32<<10)})
+	ctx := context.Background()
+	err := srv.store.Update(ctx, func(tx store.Tx) error {
+		for range 600 { // about 20 MB: more than the loopback socket buffers hold
+			if err := srv.events.Publish(ctx, tx, events.Event{DetailType: "Hoist Test Event",
+				Resources: []string{"arn:aws:gamelift:us-west-2:123456789012:gamesessionqueue/q"}, Detail: detail}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, ts.URL+"/hoist/events?lastEventId=0", nil)
+	sum := sha256.Sum256(nil)
+	creds := awsv2.Credentials{AccessKeyID: testKey, SecretAccessKey: testSecret}
+	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), "gamelift", "us-west-2", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := req.Write(conn); err != nil {
+		t.Fatal(err)
+	}
+	// The subscriber reads nothing.
+	select {
+	case <-ended:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a subscriber that reads nothing was not dropped")
 	}
 }

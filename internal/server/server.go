@@ -78,6 +78,10 @@ type Server struct {
 
 	streamsOnce sync.Once
 	streamsDone chan struct{} // closed by EndStreams
+	// Tests: the live streams' write timeout (0: sseWriteTimeout), and a
+	// hook run when a stream ends.
+	sseTimeout  time.Duration
+	onStreamEnd func()
 }
 
 // service is the one api.Service: every domain's operations, and the
