@@ -346,3 +346,15 @@ func TestPendingEventsDoNotBlockExpiry(t *testing.T) {
 		t.Fatalf("%d events kept, want only the %d pending ones", n, retentionPage+10)
 	}
 }
+
+// A URL configured twice for a topic gets each event once (and Publish
+// does not fail on the second delivery record).
+func TestDuplicateWebhookURL(t *testing.T) {
+	rcv := newReceiver(t)
+	h := newHarness(t, map[string][]string{topic: {rcv.srv.URL, rcv.srv.URL}})
+	h.publish("r", 0)
+	h.deliver()
+	if got := rcv.received(); fmt.Sprint(got["r"]) != "[0]" {
+		t.Fatalf("got %v", got)
+	}
+}

@@ -127,12 +127,18 @@ func New(cfg Config) *Service {
 		cfg.Client = &http.Client{Timeout: t.RequestTimeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	urls := map[string]bool{}
-	for _, us := range cfg.Webhooks {
+	urls, hooks := map[string]bool{}, map[string][]string{}
+	for topic, us := range cfg.Webhooks {
+		seen := map[string]bool{}
 		for _, u := range us {
+			if !seen[u] { // a URL given twice for a topic gets each event once
+				seen[u] = true
+				hooks[topic] = append(hooks[topic], u)
+			}
 			urls[u] = true
 		}
 	}
+	cfg.Webhooks = hooks
 	return &Service{cfg: cfg, t: t, log: cfg.Logger, urls: urls,
 		changed: make(chan struct{}), kick: make(chan struct{}, 1)}
 }
