@@ -20,11 +20,12 @@ import (
 // leaseName is the store lease the delivery loop runs under.
 const leaseName = "events-delivery"
 
-// Delivery batches: streams handled per turn, events per stream per turn,
+// Delivery batches: streams handled per turn, how long one stream is sent
+// to per turn (then the turn ends and the next one goes on with it),
 // streams sent to at once, and expired events deleted per turn.
 const (
 	streamBatch   = 64
-	perStream     = 32
+	streamBudget  = time.Second
 	parallel      = 8
 	retentionPage = 256
 )
@@ -109,10 +110,11 @@ type head struct {
 	empty bool
 }
 
-// deliverStream sends a stream's pending events in order, up to
-// perStream of them, stopping at the first failure.
+// deliverStream sends a stream's pending events in order, for up to
+// streamBudget, stopping at the first failure.
 func (s *Service) deliverStream(ctx context.Context, sid string) error {
-	for range perStream {
+	start := s.cfg.Now()
+	for s.cfg.Now().Sub(start) < streamBudget {
 		h, err := s.readHead(ctx, sid)
 		if err != nil || h == nil {
 			return err

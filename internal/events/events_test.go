@@ -358,3 +358,17 @@ func TestDuplicateWebhookURL(t *testing.T) {
 		t.Fatalf("got %v", got)
 	}
 }
+
+// One turn delivers a resource's whole backlog (within its time budget),
+// not a fixed handful per turn.
+func TestOneTurnDeliversABacklog(t *testing.T) {
+	rcv := newReceiver(t)
+	h := newHarness(t, map[string][]string{topic: {rcv.srv.URL}})
+	for i := range 100 {
+		h.publish("r", i)
+	}
+	h.deliver()
+	if got := rcv.received(); len(got["r"]) != 100 || got["r"][99] != 99 {
+		t.Fatalf("one turn delivered %d events", len(got["r"]))
+	}
+}
