@@ -15,9 +15,9 @@ const (
 )
 
 // QueuePlacementDetail is the "detail" of a queue placement event, in
-// GameLift's field names; times are RFC 3339 with milliseconds, as
-// GameLift writes them. Only PlacementFulfilled carries the game
-// session's fields.
+// GameLift's field names; times are RFC 3339 with milliseconds, and the
+// port is a string, as the EventBridge schema of the event types it. Only
+// PlacementFulfilled carries the game session's fields.
 type QueuePlacementDetail struct {
 	Type                 string                `json:"type"`
 	PlacementID          string                `json:"placementId"`
