@@ -106,14 +106,17 @@ func (h *harness) open() {
 // publish publishes event n of resource res in its own transaction.
 func (h *harness) publish(res string, n int) {
 	h.t.Helper()
-	err := h.st.Update(context.Background(), func(tx store.Tx) error {
-		return h.svc.Publish(context.Background(), tx, Event{DetailType: "GameLift Queue Placement Event",
+	if err := h.tryPublish(res, n); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) tryPublish(res string, n int) error {
+	return h.st.Update(context.Background(), func(tx store.Tx) error {
+		return h.svc.Publish(context.Background(), tx, Event{DetailType: DetailTypeQueuePlacement,
 			Resources: []string{res}, Detail: json.RawMessage(fmt.Sprintf(`{"type":"PlacementFulfilled","n":%d}`, n)),
 			Topic: topic})
 	})
-	if err != nil {
-		h.t.Fatal(err)
-	}
 }
 
 func (h *harness) deliver() {
@@ -370,5 +373,39 @@ func TestOneTurnDeliversABacklog(t *testing.T) {
 	h.deliver()
 	if got := rcv.received(); len(got["r"]) != 100 || got["r"][99] != 99 {
 		t.Fatalf("one turn delivered %d events", len(got["r"]))
+	}
+}
+
+// Publishers racing on one resource: every event is delivered once, and
+// each publisher's events arrive in the order it published them.
+func TestConcurrentPublishersKeepOrder(t *testing.T) {
+	rcv := newReceiver(t)
+	h := newHarness(t, map[string][]string{topic: {rcv.srv.URL}})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 25 {
+				if err := h.tryPublish("r", g*1000+i); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	h.deliver()
+	got := rcv.received()["r"]
+	if len(got) != 200 {
+		t.Fatalf("delivered %d of 200", len(got))
+	}
+	next := map[int]int{}
+	for _, n := range got {
+		g, i := n/1000, n%1000
+		if i != next[g] {
+			t.Fatalf("publisher %d: event %d arrived when %d was due (%v)", g, i, next[g], got)
+		}
+		next[g]++
 	}
 }

@@ -173,3 +173,23 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 		t.Fatal("a subscriber that reads nothing was not dropped")
 	}
 }
+
+// Without credentials the stream needs no signature, and the browser
+// guard refuses it to web pages of other origins.
+func TestEventStreamUnauthenticated(t *testing.T) {
+	_, ts := startWith(t, nil, nil)
+	resp := openStream(t, ts.URL, "", "0", false)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("unsigned stream without credentials: %d", resp.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodGet, ts.URL+"/hoist/events", nil)
+	req.Header.Set("Origin", "https://attacker.example")
+	page, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Body.Close()
+	if page.StatusCode != http.StatusForbidden {
+		t.Fatalf("stream from another origin: %d, want 403", page.StatusCode)
+	}
+}
