@@ -58,8 +58,12 @@ func Verify(secret []byte, timestamp int64, body []byte, signature string) bool 
 // Publish on this replica) while this replica holds its lease, until ctx
 // ends.
 func (s *Service) Run(ctx context.Context) error {
+	// The lease outlasts a turn that waits on slow receivers (a request
+	// may take RequestTimeout, after a stream's budget), so that another
+	// replica does not take over mid-turn and send the same events.
+	ttl := max(5*s.t.Interval, 3*s.t.RequestTimeout)
 	return store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
-		Interval: s.t.Interval, Kick: s.kick, Now: s.cfg.Now, Work: s.Deliver,
+		Interval: s.t.Interval, TTL: ttl, Kick: s.kick, Now: s.cfg.Now, Work: s.Deliver,
 		Log: s.log.With("loop", "events delivery")})
 }
 
