@@ -77,7 +77,7 @@ func (r *receiver) received() map[string][]int {
 }
 
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	st    store.Store
 	clock *clocktest.Clock
@@ -85,7 +85,7 @@ type harness struct {
 	hooks map[string][]string
 }
 
-func newHarness(t *testing.T, hooks map[string][]string) *harness {
+func newHarness(t testing.TB, hooks map[string][]string) *harness {
 	h := &harness{t: t, dir: filepath.Join(t.TempDir(), "store"), hooks: hooks,
 		clock: clocktest.New(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))}
 	h.open()
