@@ -112,6 +112,8 @@ type head struct {
 	del   store.Record
 	body  []byte
 	empty bool
+	// orphan: the delivery's event is gone; the delivery is dropped.
+	orphan bool
 }
 
 // deliverStream sends a stream's pending events in order, for up to
@@ -125,6 +127,15 @@ func (s *Service) deliverStream(ctx context.Context, sid string) error {
 		}
 		if h.empty || !s.urls[h.st.URL] {
 			return s.dropStream(ctx, sid, h)
+		}
+		if h.orphan {
+			s.log.Warn("webhook: a delivery's event is missing; dropping it", "delivery", h.del.ID)
+			if err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+				return ignoreNotFound(deleteDelivery(ctx, tx, h.del))
+			}); err != nil {
+				return err
+			}
+			continue
 		}
 		ts := s.cfg.Now().Unix()
 		sendErr := s.send(ctx, h.st.URL, h, ts)
@@ -168,7 +179,12 @@ func (s *Service) readHead(ctx context.Context, sid string) (*head, error) {
 			return err
 		}
 		var ev stored
-		if _, err := store.GetJSON(ctx, tx, kindEvent, d.EventID, &ev); err != nil {
+		_, err = store.GetJSON(ctx, tx, kindEvent, d.EventID, &ev)
+		if errors.Is(err, store.ErrNotFound) {
+			h.orphan = true // cannot happen (events outlive their deliveries); never block the stream on it
+			return nil
+		}
+		if err != nil {
 			return fmt.Errorf("delivery %s: %w", h.del.ID, err)
 		}
 		h.body = ev.Body

@@ -409,3 +409,22 @@ func TestConcurrentPublishersKeepOrder(t *testing.T) {
 		next[g]++
 	}
 }
+
+// A delivery whose event is gone is dropped, not retried forever, and
+// the events behind it go on.
+func TestOrphanDeliveryIsDropped(t *testing.T) {
+	rcv := newReceiver(t)
+	h := newHarness(t, map[string][]string{topic: {rcv.srv.URL}})
+	h.svc.cfg.NewID = func() string { return "gone" }
+	h.publish("r", 0)
+	h.svc.cfg.NewID = func() string { return "kept" }
+	h.publish("r", 1)
+	err := h.st.Update(context.Background(), func(tx store.Tx) error { return tx.Delete(context.Background(), kindEvent, "gone") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.deliver()
+	if got := rcv.received(); fmt.Sprint(got["r"]) != "[1]" {
+		t.Fatalf("got %v", got)
+	}
+}
