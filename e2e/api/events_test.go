@@ -26,7 +26,6 @@ type webhookReceiver struct {
 	mu     sync.Mutex
 	down   bool
 	secret []byte
-	hits   int
 	downs  chan struct{} // one per request answered 503
 	got    chan events.Envelope
 	srv    *httptest.Server
@@ -39,7 +38,6 @@ func newWebhookReceiver(t *testing.T) *webhookReceiver {
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		r.hits++
 		if r.down || r.secret == nil {
 			select {
 			case r.downs <- struct{}{}:

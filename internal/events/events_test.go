@@ -17,6 +17,7 @@ import (
 	"github.com/hoistgg/hoist/internal/clocktest"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/journal"
+	"github.com/hoistgg/hoist/internal/store/sqlite"
 )
 
 const topic = "arn:aws:sns:us-west-2:123456789012:placements"
@@ -83,10 +84,16 @@ type harness struct {
 	clock *clocktest.Clock
 	svc   *Service
 	hooks map[string][]string
+	// sqlite: the SQLite store instead of the journal store.
+	sqlite bool
 }
 
 func newHarness(t testing.TB, hooks map[string][]string) *harness {
-	h := &harness{t: t, dir: filepath.Join(t.TempDir(), "store"), hooks: hooks,
+	return newHarnessOn(t, hooks, false)
+}
+
+func newHarnessOn(t testing.TB, hooks map[string][]string, useSQLite bool) *harness {
+	h := &harness{t: t, dir: filepath.Join(t.TempDir(), "store"), hooks: hooks, sqlite: useSQLite,
 		clock: clocktest.New(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))}
 	h.open()
 	t.Cleanup(func() { _ = h.st.Close() })
@@ -94,7 +101,13 @@ func newHarness(t testing.TB, hooks map[string][]string) *harness {
 }
 
 func (h *harness) open() {
-	st, err := journal.Open(h.dir, journal.Options{})
+	var st store.Store
+	var err error
+	if h.sqlite {
+		st, err = sqlite.Open(h.dir+".db", sqlite.Options{})
+	} else {
+		st, err = journal.Open(h.dir, journal.Options{})
+	}
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -238,10 +251,19 @@ func TestBackoffIsCapped(t *testing.T) {
 	}
 }
 
-// Pending deliveries survive a restart: the store holds them.
+// Pending deliveries survive a restart: the store holds them (on both
+// embedded stores).
 func TestDeliveryIsDurableAcrossARestart(t *testing.T) {
+	for _, useSQLite := range []bool{false, true} {
+		t.Run(map[bool]string{false: "journal", true: "sqlite"}[useSQLite], func(t *testing.T) {
+			testDurableAcrossARestart(t, useSQLite)
+		})
+	}
+}
+
+func testDurableAcrossARestart(t *testing.T, useSQLite bool) {
 	rcv := newReceiver(t)
-	h := newHarness(t, map[string][]string{topic: {rcv.srv.URL}})
+	h := newHarnessOn(t, map[string][]string{topic: {rcv.srv.URL}}, useSQLite)
 	rcv.setDown(true)
 	h.publish("res", 0)
 	h.publish("res", 1)
