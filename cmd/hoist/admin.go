@@ -25,6 +25,7 @@ const adminUsage = `usage: hoist admin <command> [flags]
 
 commands:
   set-instance-status   set a FleetIQ instance's status (ACTIVE, DRAINING or SPOT_TERMINATING)
+  send-test-event       publish a test event to a topic's webhooks and the event stream
 
 Requests are signed with SigV4 like any GameLift call: the access key comes from
 --access-key-id/--secret-access-key or $AWS_ACCESS_KEY_ID/$AWS_SECRET_ACCESS_KEY.
@@ -38,6 +39,8 @@ func admin(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "set-instance-status":
 		return setInstanceStatus(args[1:], stdout, stderr)
+	case "send-test-event":
+		return sendTestEvent(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "hoist admin: unknown command %q\n%s", args[0], adminUsage)
 	return 2
@@ -144,5 +147,31 @@ func setInstanceStatus(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "instance %s of %s is now %s\n", *instance, *group, *status)
+	return 0
+}
+
+func sendTestEvent(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("hoist admin send-test-event", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := adminFlags(fs)
+	resource := fs.String("resource", "", "ARN the event is about, e.g. a queue's (required)")
+	topic := fs.String("topic", "", "SNS topic ARN whose webhooks (--webhooks) receive it")
+	message := fs.String("message", "", "text put in the event's detail")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *resource == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "hoist admin send-test-event: --resource is required")
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out struct{ EventId string }
+	in := map[string]string{"Resource": *resource, "Topic": *topic, "Message": *message}
+	if err := c.call(ctx, "SendTestEvent", in, &out); err != nil {
+		fmt.Fprintln(stderr, "hoist admin:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "published event %s\n", out.EventId)
 	return 0
 }

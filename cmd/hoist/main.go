@@ -212,6 +212,7 @@ func serve(args []string, stderr io.Writer) error {
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
+	hs.RegisterOnShutdown(srv.EndStreams) // the live event streams end, so Shutdown need not wait for them
 	starting.Ready(srv.Handler())
 	var ths *http.Server
 	if ls.tls != nil {

@@ -64,6 +64,9 @@ type Config struct {
 	// MaxUnpackedSize caps the total size of the files one build archive
 	// unpacks to, in bytes.
 	MaxUnpackedSize int64
+	// Webhooks maps an SNS topic ARN to the HTTP(S) URLs its events are
+	// POSTed to (docs/events.md).
+	Webhooks map[string][]string
 	// Timings override timers of the background loops (zero keeps the
 	// domain's default); meant for development and tests.
 	Timings Timings

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -125,6 +126,16 @@ func TestParse(t *testing.T) {
 			}
 		}},
 		"bad process env": {args: []string{"--process-env", "nokey"}, wantErr: `"nokey" is not KEY=value`},
+		"webhooks": {env: map[string]string{"HOIST_WEBHOOKS": "arn:aws:sns:us-west-2:1:t=http://127.0.0.1:8/a?x=1, arn:aws:sns:us-west-2:1:t=https://h.example/b,arn:aws:sns:us-west-2:1:u=http://[::1]:9/"},
+			check: func(t *testing.T, c *Config) {
+				got := fmt.Sprint(c.Webhooks)
+				if got != "map[arn:aws:sns:us-west-2:1:t:[http://127.0.0.1:8/a?x=1 https://h.example/b] arn:aws:sns:us-west-2:1:u:[http://[::1]:9/]]" {
+					t.Errorf("Webhooks = %s", got)
+				}
+			}},
+		"webhook without a topic ARN": {args: []string{"--webhooks", "topic=http://127.0.0.1/"}, wantErr: `"topic=http://127.0.0.1/" is not TOPIC_ARN=URL`},
+		"webhook not http":            {args: []string{"--webhooks", "arn:aws:sns:x:1:t=ftp://h/"}, wantErr: "is not an http:// or https:// URL"},
+		"webhook with user info":      {args: []string{"--webhooks", "arn:aws:sns:x:1:t=http://u:p@h/"}, wantErr: "is not an http:// or https:// URL"},
 		"ready file": {env: map[string]string{"HOIST_READY_FILE": "r.json"}, check: func(t *testing.T, c *Config) {
 			if c.ReadyFile != "r.json" {
 				t.Errorf("ReadyFile = %q", c.ReadyFile)

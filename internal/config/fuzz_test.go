@@ -64,3 +64,32 @@ func FuzzLoadCredentialsInline(f *testing.F) {
 		}
 	})
 }
+
+// FuzzWebhooks: every accepted entry maps a topic ARN to an http(s) URL
+// with a host, and String reads back as the same map.
+func FuzzWebhooks(f *testing.F) {
+	f.Add("arn:aws:sns:us-west-2:1:t=http://127.0.0.1:8/a?x=1,arn:aws:sns:us-west-2:1:t=https://h/b")
+	f.Add("arn:x=ftp://h/")
+	f.Add("arn:x=http://u@h/")
+	f.Add(",,=,")
+	f.Fuzz(func(t *testing.T, s string) {
+		var v webhooksValue
+		if err := v.Set(s); err != nil {
+			return
+		}
+		for topic, urls := range v {
+			if !strings.HasPrefix(topic, "arn:") || len(urls) == 0 {
+				t.Fatalf("accepted topic %q with %v", topic, urls)
+			}
+			for _, u := range urls {
+				if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+					t.Fatalf("accepted URL %q", u)
+				}
+			}
+		}
+		var again webhooksValue
+		if err := again.Set(v.String()); err != nil || again.String() != v.String() {
+			t.Fatalf("%q: String %q reads back as %q, %v", s, v.String(), again.String(), err)
+		}
+	})
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -97,6 +99,9 @@ var settings = []Setting{
 	{Flag: "process-user", Env: "HOIST_PROCESS_USER", Default: DefaultProcessUser,
 		Help:  "when Hoist runs as root, the unprivileged user managed server processes run as (NAME, then NAME-1, NAME-2, ... for each further instance running at once), created with useradd if missing; empty runs them as Hoist's own user",
 		value: str(func(c *Config) *string { return &c.ProcessUser })},
+	{Flag: "webhooks", Env: "HOIST_WEBHOOKS",
+		Help:  "TOPIC_ARN=URL,... : POST the events of the SNS topic a queue or matchmaking configuration notifies to these HTTP(S) URLs (see docs/events.md)",
+		value: func(c *Config) flag.Value { return (*webhooksValue)(&c.Webhooks) }},
 	{Flag: "timings", Env: "HOIST_TIMINGS",
 		Help:  "name=duration,... overriding background timers, for development and tests (see docs/configuration.md)",
 		value: func(c *Config) flag.Value { return (*timingsValue)(&c.Timings) }},
@@ -331,6 +336,46 @@ func (v *processEnvValue) String() string {
 		return ""
 	}
 	return strings.Join(*v, ",")
+}
+
+// webhooksValue is --webhooks: "TOPIC_ARN=URL,TOPIC_ARN=URL2": a topic
+// may be given more than once, for several URLs.
+type webhooksValue map[string][]string
+
+func (v *webhooksValue) Set(s string) error {
+	out := map[string][]string{}
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		topic, raw, ok := strings.Cut(kv, "=")
+		topic, raw = strings.TrimSpace(topic), strings.TrimSpace(raw)
+		if !ok || !strings.HasPrefix(topic, "arn:") {
+			return fmt.Errorf("%q is not TOPIC_ARN=URL", kv)
+		}
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			return fmt.Errorf("%s: %q is not an http:// or https:// URL (without user information)", topic, raw)
+		}
+		out[topic] = append(out[topic], u.String())
+	}
+	*v = out
+	return nil
+}
+
+func (v *webhooksValue) String() string {
+	if v == nil {
+		return ""
+	}
+	var parts []string
+	for topic, urls := range *v {
+		for _, u := range urls {
+			parts = append(parts, topic+"="+u)
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
 }
 
 // sizeUnits are the suffixes ParseSize reads, longest first.

@@ -37,6 +37,11 @@ type Timings struct {
 	ProcessesKillGrace      time.Duration
 	ProcessesMinUptime      time.Duration
 	ProcessesCrashBackoff   time.Duration
+
+	EventsDeliver   time.Duration
+	EventsBackoff   time.Duration
+	EventsGiveUp    time.Duration
+	EventsRetention time.Duration
 }
 
 // Timing declares one timer: its name in --timings, what it is, and its
@@ -71,6 +76,10 @@ var timings = []Timing{
 	{"processes.kill-grace", "how long an unreachable process has after SIGTERM", func(t *Timings) *time.Duration { return &t.ProcessesKillGrace }},
 	{"processes.min-uptime", "a process ending sooner than this counts as a crash", func(t *Timings) *time.Duration { return &t.ProcessesMinUptime }},
 	{"processes.crash-backoff", "first wait before relaunching a crashed process", func(t *Timings) *time.Duration { return &t.ProcessesCrashBackoff }},
+	{"events.deliver", "how often webhook deliveries that are due are looked for", func(t *Timings) *time.Duration { return &t.EventsDeliver }},
+	{"events.backoff", "first wait after a webhook delivery failed", func(t *Timings) *time.Duration { return &t.EventsBackoff }},
+	{"events.give-up", "how long an event is retried before it is dropped", func(t *Timings) *time.Duration { return &t.EventsGiveUp }},
+	{"events.retention", "how long an event is kept once delivered (the live stream replays it)", func(t *Timings) *time.Duration { return &t.EventsRetention }},
 }
 
 // lookupTiming returns the timer called name.

@@ -65,8 +65,13 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			err = s.fleetiq.SetInstanceStatus(ctx, in.GameServerGroupName, in.InstanceId, in.InstanceStatus)
 		}
 		out = struct{}{}
+	case "SendTestEvent":
+		var in SendTestEventInput
+		if err = decodeAdmin(body, &in); err == nil {
+			out, err = s.sendTestEvent(ctx, in)
+		}
 	default:
-		writeAdminError(w, "UnknownOperationException", "no admin action "+quoteClip(action)+" (known: SetGameServerInstanceStatus)", http.StatusNotFound)
+		writeAdminError(w, "UnknownOperationException", "no admin action "+quoteClip(action)+" (known: SetGameServerInstanceStatus, SendTestEvent)", http.StatusNotFound)
 		return
 	}
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/builds"
 	"github.com/hoistgg/hoist/internal/config"
+	"github.com/hoistgg/hoist/internal/events"
 	"github.com/hoistgg/hoist/internal/fleetiq"
 	"github.com/hoistgg/hoist/internal/fleets"
 	"github.com/hoistgg/hoist/internal/sessions"
@@ -26,6 +27,7 @@ func TestDomainConfigsAgree(t *testing.T) {
 		{cfg: builds.Config{}, arns: true},
 		{cfg: fleets.Config{}, arns: true, timers: true},
 		{cfg: sessions.Config{}, timers: true},
+		{cfg: events.Config{}, timers: true},
 	} {
 		typ := reflect.TypeOf(tc.cfg)
 		has := func(name string, kind reflect.Kind) bool {

@@ -1,5 +1,5 @@
 // Package server composes Hoist: it opens the store, builds every domain
-// service (fleetiq, tags, builds, fleets, sessions), the Server SDK endpoint
+// service (events, fleetiq, tags, builds, fleets, sessions, aliases), the Server SDK endpoint
 // and the local compute provider, wires them to one another, and exposes one
 // api.Service, one http.Handler for every route, the background loops (Run)
 // and an orderly shutdown (Close).
@@ -12,6 +12,7 @@
 //	GET  /sdk, /sdk/                       Server SDK 5 WebSocket endpoint
 //	     /<build bucket>/<key>             S3 uploads of aws gamelift upload-build
 //	POST /hoist/admin/<Action>             operator actions (SigV4-signed)
+//	GET  /hoist/events[?resource=...]      live event stream, Server-Sent Events (SigV4-signed with credentials)
 //	GET  /hoist/logs?...                   game session and instance setup logs (signed, expiring URLs)
 //	GET  /hoist/health                     liveness: 200 "ok", 503 and the reason once the store failed
 //	GET  /hoist/ready                      readiness: 200 "ready"; 503 while the store opens (Starting) or once it failed

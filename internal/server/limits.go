@@ -34,7 +34,9 @@ const bodySlotWait = time.Second
 // connections (hijacked, long-lived) and long downloads; the body read
 // deadline Handler sets covers what ReadTimeout would.
 func (s *Server) HTTPServer(errorLog *log.Logger) *http.Server {
-	return HTTPServer(s.cfg, s.handler, errorLog)
+	hs := HTTPServer(s.cfg, s.handler, errorLog)
+	hs.RegisterOnShutdown(s.EndStreams)
+	return hs
 }
 
 // HTTPServer returns an http.Server for handler with the header and idle

@@ -18,6 +18,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("/"+s.builds.Bucket(), s3)
 	mux.Handle("/"+s.builds.Bucket()+"/", s3)
 	mux.HandleFunc("/hoist/admin/", s.serveAdmin)
+	mux.HandleFunc("/hoist/events", s.serveEvents)
 	mux.HandleFunc("/hoist/logs", s.serveLogs)
 	mux.HandleFunc("/hoist/health", s.serveHealth)
 	mux.HandleFunc("/hoist/ready", s.serveReady)

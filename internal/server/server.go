@@ -19,6 +19,7 @@ import (
 	"github.com/hoistgg/hoist/internal/arn"
 	"github.com/hoistgg/hoist/internal/builds"
 	"github.com/hoistgg/hoist/internal/config"
+	"github.com/hoistgg/hoist/internal/events"
 	"github.com/hoistgg/hoist/internal/fleetiq"
 	"github.com/hoistgg/hoist/internal/fleets"
 	"github.com/hoistgg/hoist/internal/fleets/local"
@@ -63,6 +64,7 @@ type Server struct {
 	fleets    *fleets.Service
 	sessions  *sessions.Service
 	aliases   *aliases.Service
+	events    *events.Service
 	provider  *local.Provider
 	procUsers *local.Accounts // nil: server processes run as Hoist's user
 	sdk       *sdkconn.Server
@@ -74,6 +76,13 @@ type Server struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	streamsOnce sync.Once
+	streamsDone chan struct{} // closed by EndStreams
+	// Tests: the live streams' write timeout (0: sseWriteTimeout), and a
+	// hook run when a stream ends.
+	sseTimeout  time.Duration
+	onStreamEnd func()
 }
 
 // service is the one api.Service: every domain's operations, and the
@@ -109,7 +118,7 @@ func New(opts Options) (_ *Server, err error) {
 	if cfg == nil {
 		return nil, errors.New("server: Options.Config is required")
 	}
-	s := &Server{cfg: cfg, log: opts.Logger, now: opts.Now}
+	s := &Server{cfg: cfg, log: opts.Logger, now: opts.Now, streamsDone: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -182,6 +191,16 @@ func dataDirError(dir string, err error) error {
 // compose builds the domain services and wires them together.
 func (s *Server) compose(opts Options) error {
 	cfg, t := s.cfg, s.cfg.Timings
+	secret, err := s.webhookSecret(context.Background())
+	if err != nil {
+		return err
+	}
+	s.events = events.New(events.Config{
+		Store: s.store, Region: cfg.Region, Account: cfg.Account, Webhooks: cfg.Webhooks,
+		Secret: secret, Now: s.now, Logger: s.log.With("component", "events"), ReplicaID: s.replica,
+		Timings: events.Timings{Interval: t.EventsDeliver, Backoff: t.EventsBackoff, GiveUp: t.EventsGiveUp,
+			Retention: t.EventsRetention},
+	})
 	s.tags = tags.New(s.store)
 	s.fleetiq = fleetiq.New(fleetiq.Config{
 		Store: s.store, Region: cfg.Region, Account: cfg.Account, Tags: s.tags, Now: s.now,
@@ -194,7 +213,6 @@ func (s *Server) compose(opts Options) error {
 		ReplicaID: s.replica,
 	})
 	s.auth = newAuthenticator(cfg.Credentials, s.now)
-	var err error
 	s.builds, err = builds.New(builds.Config{
 		Store: s.store, DataDir: cfg.DataDir, Region: cfg.Region, Account: cfg.Account,
 		SetTags: tags.Set, RemoveTags: tags.DeleteAll, PublicURL: s.baseURL,
@@ -300,7 +318,7 @@ func (s *Server) TLSCertificate() (tls.Certificate, error) {
 func (s *Server) Run(ctx context.Context) error {
 	loops := map[string]func(context.Context) error{
 		"fleetiq": s.fleetiq.Run, "builds": s.builds.Run,
-		"fleets": s.fleets.Run, "sessions": s.sessions.Run,
+		"fleets": s.fleets.Run, "sessions": s.sessions.Run, "events": s.events.Run,
 	}
 	errc := make(chan error, len(loops))
 	for name, run := range loops {
@@ -331,6 +349,7 @@ func (s *Server) Close(ctx context.Context) error {
 }
 
 func (s *Server) closeParts(ctx context.Context) error {
+	s.EndStreams()
 	var errs []error
 	if s.provider != nil {
 		errs = append(errs, s.provider.Close())

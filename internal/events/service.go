@@ -1,0 +1,294 @@
+package events
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/ids"
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// Record kinds. Everything about an event and its delivery lives in the
+// store, so any replica can deliver or stream it after a restart.
+const (
+	// kindEvent holds one published event: ID its id, Parent its order
+	// key, Key keyPending while a delivery of it is pending, else
+	// keyReleased, Rank the publish time (Unix ns, for retention); its
+	// store Seq orders the live stream.
+	kindEvent store.Kind = "Event"
+	// kindOrder holds the next sequence number of one order key (ID).
+	kindOrder store.Kind = "EventOrder"
+	// kindDelivery is one event still to be delivered to one webhook:
+	// Parent its stream, Key the event's id, Rank its sequence in the
+	// order key.
+	kindDelivery store.Kind = "EventDelivery"
+	// kindStream is one (webhook URL, order key) with deliveries
+	// pending: Key keyDue, Rank when the head delivery is next tried
+	// (Unix ns).
+	kindStream  store.Kind = "EventStream"
+	keyDue                 = "due"
+	keyPending             = "pending"
+	keyReleased            = "released"
+)
+
+// Defaults of Timings.
+const (
+	DefaultInterval       = time.Second
+	DefaultBackoff        = time.Second
+	DefaultMaxBackoff     = 5 * time.Minute
+	DefaultGiveUp         = 24 * time.Hour
+	DefaultRetention      = time.Hour
+	DefaultRequestTimeout = 10 * time.Second
+)
+
+// Timings are the delivery loop's timers (zero: the default).
+type Timings struct {
+	// Interval is how often the loop looks for due deliveries.
+	Interval time.Duration
+	// Backoff is the wait after a delivery's first failure; it doubles
+	// with each further failure up to MaxBackoff.
+	Backoff, MaxBackoff time.Duration
+	// GiveUp is how long an event is retried before it is dropped.
+	GiveUp time.Duration
+	// Retention is how long an event stays in the store (for the live
+	// stream's replay) once it has no delivery pending.
+	Retention time.Duration
+	// RequestTimeout bounds one webhook request.
+	RequestTimeout time.Duration
+}
+
+// Config configures New.
+type Config struct {
+	Store           store.Store
+	Region, Account string
+	// Webhooks maps an SNS topic ARN to the URLs its events are POSTed to.
+	Webhooks map[string][]string
+	// Secret signs webhook requests (see Sign).
+	Secret []byte
+	// Client sends webhook requests (default: one that follows no
+	// redirects, with Timings.RequestTimeout).
+	Client    *http.Client
+	Now       func() time.Time
+	NewID     func() string
+	Logger    *slog.Logger
+	ReplicaID string
+	Timings   Timings
+}
+
+// Service is the Publisher: it writes events and their deliveries to the
+// store (Publish), delivers them to webhooks (Run) and reads them for the
+// live stream (Read).
+type Service struct {
+	cfg  Config
+	t    Timings
+	log  *slog.Logger
+	urls map[string]bool // every configured webhook URL
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on each Publish
+	kick    chan struct{}
+}
+
+var _ Publisher = (*Service)(nil)
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = ids.UUID
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	t := cfg.Timings
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&t.Interval, DefaultInterval)
+	def(&t.Backoff, DefaultBackoff)
+	def(&t.MaxBackoff, DefaultMaxBackoff)
+	def(&t.GiveUp, DefaultGiveUp)
+	def(&t.Retention, DefaultRetention)
+	def(&t.RequestTimeout, DefaultRequestTimeout)
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: t.RequestTimeout,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	urls, hooks := map[string]bool{}, map[string][]string{}
+	for topic, us := range cfg.Webhooks {
+		seen := map[string]bool{}
+		for _, u := range us {
+			if !seen[u] { // a URL given twice for a topic gets each event once
+				seen[u] = true
+				hooks[topic] = append(hooks[topic], u)
+			}
+			urls[u] = true
+		}
+	}
+	cfg.Webhooks = hooks
+	return &Service{cfg: cfg, t: t, log: cfg.Logger, urls: urls,
+		changed: make(chan struct{}), kick: make(chan struct{}, 1)}
+}
+
+// Envelope is an event as GameLift sends it (and Hoist POSTs it).
+type Envelope struct {
+	Version    string          `json:"version"`
+	ID         string          `json:"id"`
+	DetailType string          `json:"detail-type"`
+	Source     string          `json:"source"`
+	Account    string          `json:"account"`
+	Time       string          `json:"time"`
+	Region     string          `json:"region"`
+	Resources  []string        `json:"resources"`
+	Detail     json.RawMessage `json:"detail"`
+}
+
+// stored is a kindEvent record's Data.
+type stored struct {
+	Body     json.RawMessage // the Envelope, exactly as delivered
+	Topic    string          `json:",omitempty"`
+	OrderKey string
+	Seq      int64 // in OrderKey
+}
+
+// delivery is a kindDelivery record's Data.
+type delivery struct {
+	EventID string
+	URL     string
+}
+
+// stream is a kindStream record's Data.
+type stream struct {
+	URL       string
+	OrderKey  string
+	Attempts  int       `json:",omitempty"`
+	FirstFail time.Time `json:",omitzero"`
+	LastError string    `json:",omitempty"`
+}
+
+// Publish writes e, in its envelope, to tx, with a delivery to every
+// webhook of e.Topic.
+func (s *Service) Publish(ctx context.Context, tx store.Tx, e Event) error {
+	if e.ID == "" {
+		e.ID = s.cfg.NewID()
+	}
+	if e.Time.IsZero() {
+		e.Time = s.cfg.Now()
+	}
+	if e.OrderKey == "" && len(e.Resources) > 0 {
+		e.OrderKey = e.Resources[0]
+	}
+	if e.OrderKey == "" {
+		e.OrderKey = e.ID
+	}
+	detail := e.Detail
+	if len(detail) == 0 {
+		detail = json.RawMessage("{}")
+	}
+	resources := e.Resources
+	if resources == nil {
+		resources = []string{}
+	}
+	body, err := json.Marshal(Envelope{Version: "0", ID: e.ID, DetailType: e.DetailType, Source: "aws.gamelift",
+		Account: s.cfg.Account, Time: e.Time.UTC().Format(time.RFC3339), Region: s.cfg.Region,
+		Resources: resources, Detail: detail})
+	if err != nil {
+		return fmt.Errorf("event %s: %w", e.ID, err)
+	}
+	seq, err := nextSeq(ctx, tx, e.OrderKey)
+	if err != nil {
+		return err
+	}
+	data, _ := json.Marshal(stored{Body: body, Topic: e.Topic, OrderKey: e.OrderKey, Seq: seq})
+	key := keyReleased
+	if len(s.cfg.Webhooks[e.Topic]) > 0 {
+		key = keyPending
+	}
+	if err := tx.Insert(ctx, store.Record{Kind: kindEvent, ID: e.ID, Parent: e.OrderKey, Key: key,
+		Rank: e.Time.UnixNano(), Data: data}); err != nil {
+		return fmt.Errorf("event %s: %w", e.ID, err)
+	}
+	for _, u := range s.cfg.Webhooks[e.Topic] {
+		if err := s.addDelivery(ctx, tx, u, e.OrderKey, e.ID, seq); err != nil {
+			return err
+		}
+	}
+	s.notify()
+	return nil
+}
+
+// nextSeq takes the next sequence number of key.
+func nextSeq(ctx context.Context, tx store.Tx, key string) (int64, error) {
+	var o struct{ Next int64 }
+	_, err := store.GetJSON(ctx, tx, kindOrder, key, &o)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return 0, err
+	}
+	seq := o.Next
+	o.Next++
+	return seq, store.PutJSON(ctx, tx, store.Record{Kind: kindOrder, ID: key}, o)
+}
+
+// streamID names the delivery stream of url and an order key.
+func streamID(url, orderKey string) string {
+	h := sha256.Sum256([]byte(url))
+	return hex.EncodeToString(h[:8]) + " " + orderKey
+}
+
+func (s *Service) addDelivery(ctx context.Context, tx store.Tx, url, orderKey, eventID string, seq int64) error {
+	sid := streamID(url, orderKey)
+	data, _ := json.Marshal(delivery{EventID: eventID, URL: url})
+	if err := tx.Insert(ctx, store.Record{Kind: kindDelivery, ID: sid + "/" + pad(seq), Parent: sid,
+		Key: eventID, Rank: seq, Data: data}); err != nil {
+		return fmt.Errorf("event %s delivery: %w", eventID, err)
+	}
+	_, err := tx.Get(ctx, kindStream, sid)
+	if errors.Is(err, store.ErrNotFound) { // else it is due already, or backing off
+		return store.PutJSON(ctx, tx, store.Record{Kind: kindStream, ID: sid, Key: keyDue,
+			Rank: s.cfg.Now().UnixNano()}, stream{URL: url, OrderKey: orderKey})
+	}
+	return err
+}
+
+// pad writes n so that byte order is numeric order.
+func pad(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	const width = 19
+	if len(s) < width {
+		s = "0000000000000000000"[:width-len(s)] + s
+	}
+	return s
+}
+
+// notify wakes the live streams and the delivery loop of this replica.
+func (s *Service) notify() {
+	s.mu.Lock()
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Changed returns a channel closed at the next Publish on this replica
+// (the live stream also polls, for events other replicas publish).
+func (s *Service) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
+}
