@@ -34,10 +34,14 @@ const (
 	// kindStream is one (webhook URL, order key) with deliveries
 	// pending: Key keyDue, Rank when the head delivery is next tried
 	// (Unix ns).
-	kindStream  store.Kind = "EventStream"
-	keyDue                 = "due"
-	keyPending             = "pending"
-	keyReleased            = "released"
+	kindStream store.Kind = "EventStream"
+)
+
+// Keys of the stream records.
+const (
+	keyDue      = "due"
+	keyPending  = "pending"
+	keyReleased = "released"
 )
 
 // Defaults of Timings.
