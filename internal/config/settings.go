@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -91,6 +92,9 @@ var settings = []Setting{
 	{Flag: "process-user", Env: "HOIST_PROCESS_USER", Default: DefaultProcessUser,
 		Help:  "when Hoist runs as root, the unprivileged user managed server processes run as (NAME, then NAME-1, NAME-2, ... for each further instance running at once), created with useradd if missing; empty runs them as Hoist's own user",
 		value: str(func(c *Config) *string { return &c.ProcessUser })},
+	{Flag: "placement-costs", Env: "HOIST_PLACEMENT_COSTS",
+		Help:  "TYPE=price,... hourly instance prices by instance type (TYPE or TYPE/SPOT, TYPE/ON_DEMAND) for a queue's PriorityOrder COST; unlisted types cost 0",
+		value: func(c *Config) flag.Value { return (*costsValue)(&c.PlacementCosts) }},
 	{Flag: "timings", Env: "HOIST_TIMINGS",
 		Help:  "name=duration,... overriding background timers, for development and tests (see docs/configuration.md)",
 		value: func(c *Config) flag.Value { return (*timingsValue)(&c.Timings) }},
@@ -301,6 +305,47 @@ func (v *processEnvValue) String() string {
 		return ""
 	}
 	return strings.Join(*v, ",")
+}
+
+// costsValue reads --placement-costs: TYPE=price,... with non-negative
+// prices.
+type costsValue map[string]float64
+
+func (v *costsValue) Set(s string) error {
+	out := map[string]float64{}
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		k, price, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("%q is not TYPE=price", kv)
+		}
+		f, err := strconv.ParseFloat(price, 64)
+		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+			return fmt.Errorf("%q: the price must be a non-negative number", kv)
+		}
+		out[k] = f
+	}
+	*v = out
+	return nil
+}
+
+func (v *costsValue) String() string {
+	if v == nil || len(*v) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(*v))
+	for k := range *v {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + strconv.FormatFloat((*v)[k], 'g', -1, 64)
+	}
+	return strings.Join(parts, ",")
 }
 
 // sizeUnits are the suffixes ParseSize reads, longest first.

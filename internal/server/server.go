@@ -18,11 +18,13 @@ import (
 	"github.com/hoistgg/hoist/internal/arn"
 	"github.com/hoistgg/hoist/internal/builds"
 	"github.com/hoistgg/hoist/internal/config"
+	"github.com/hoistgg/hoist/internal/events"
 	"github.com/hoistgg/hoist/internal/fleetiq"
 	"github.com/hoistgg/hoist/internal/fleets"
 	"github.com/hoistgg/hoist/internal/fleets/local"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/pki"
+	"github.com/hoistgg/hoist/internal/placement"
 	"github.com/hoistgg/hoist/internal/sdkconn"
 	"github.com/hoistgg/hoist/internal/sessions"
 	"github.com/hoistgg/hoist/internal/sigv4"
@@ -62,6 +64,7 @@ type Server struct {
 	fleets    *fleets.Service
 	sessions  *sessions.Service
 	aliases   *aliases.Service
+	placement *placement.Service
 	provider  *local.Provider
 	procUsers *local.Accounts // nil: server processes run as Hoist's user
 	sdk       *sdkconn.Server
@@ -70,6 +73,9 @@ type Server struct {
 	logKey    []byte
 	handler   http.Handler
 	bodies    *bodyLimits
+	// publisher records GameLift event notifications (placement events);
+	// events.Discard until the event delivery is composed.
+	publisher events.Publisher
 
 	closeOnce sync.Once
 	closeErr  error
@@ -84,17 +90,19 @@ type service struct {
 	*Fleets
 	*Sessions
 	*Aliases
+	*Placement
 	fallback
 }
 
 // Aliases give the embedded services distinct field names.
 type (
-	FleetIQ  = fleetiq.Service
-	Tags     = tags.Service
-	Builds   = builds.Service
-	Fleets   = fleets.Service
-	Sessions = sessions.Service
-	Aliases  = aliases.Service
+	FleetIQ   = fleetiq.Service
+	Tags      = tags.Service
+	Builds    = builds.Service
+	Fleets    = fleets.Service
+	Sessions  = sessions.Service
+	Aliases   = aliases.Service
+	Placement = placement.Service
 )
 
 type fallback struct{ api.Unimplemented }
@@ -176,6 +184,9 @@ func dataDirError(dir string, err error) error {
 // compose builds the domain services and wires them together.
 func (s *Server) compose(opts Options) error {
 	cfg, t := s.cfg, s.cfg.Timings
+	if s.publisher == nil {
+		s.publisher = events.Discard{}
+	}
 	s.tags = tags.New(s.store)
 	s.fleetiq = fleetiq.New(fleetiq.Config{
 		Store: s.store, Region: cfg.Region, Account: cfg.Account, Tags: s.tags, Now: s.now,
@@ -266,13 +277,20 @@ func (s *Server) compose(opts Options) error {
 	s.tags.RegisterResource(arn.TypeLocation, s.fleets.LocationExists)
 	s.aliases = aliases.New(aliases.Config{Store: s.store, Region: cfg.Region, Account: cfg.Account, Tags: s.tags,
 		FleetExists: s.fleets.FleetExists, Now: s.now})
+	s.placement = placement.New(placement.Config{
+		Store: s.store, Sessions: s.sessions, Region: cfg.Region, Account: cfg.Account, Tags: s.tags,
+		ResolveAlias: aliases.ResolveFleet, AliasExists: s.aliases.Exists, FleetExists: s.fleets.FleetExists,
+		Costs: cfg.PlacementCosts, Publisher: s.publisher, Interval: t.PlacementInterval,
+		ReplicaID: s.replica, Now: s.now, Logger: s.log.With("component", "placement"),
+	})
 
 	s.sdk = sdkconn.New(sdkconn.Config{
 		API: s.sessions.ProcessAPI(), Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
 		Logger: s.log.With("component", "sdk"), Now: s.now, ReplicaID: s.replica,
 	})
 	msgr.s = s.sdk
-	s.svc = &service{FleetIQ: s.fleetiq, Tags: s.tags, Builds: s.builds, Fleets: s.fleets, Sessions: s.sessions, Aliases: s.aliases}
+	s.svc = &service{FleetIQ: s.fleetiq, Tags: s.tags, Builds: s.builds, Fleets: s.fleets, Sessions: s.sessions, Aliases: s.aliases,
+		Placement: s.placement}
 	return nil
 }
 
@@ -294,6 +312,7 @@ func (s *Server) Run(ctx context.Context) error {
 	loops := map[string]func(context.Context) error{
 		"fleetiq": s.fleetiq.Run, "builds": s.builds.Run,
 		"fleets": s.fleets.Run, "sessions": s.sessions.Run,
+		"placement": s.placement.Run,
 	}
 	errc := make(chan error, len(loops))
 	for name, run := range loops {

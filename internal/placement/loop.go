@@ -1,0 +1,279 @@
+package placement
+
+import (
+	"context"
+	"errors"
+
+	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/arn"
+	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/sessions"
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// pendingPage is how many PENDING placements one read lists.
+const pendingPage = 512
+
+// turn is the state of one pass of the loop: each queue's capacity
+// snapshot, read once and kept current as placements consume it.
+type turn struct {
+	queues map[string]*queueState
+}
+
+type queueState struct {
+	q    *api.GameSessionQueue // nil: the queue is gone
+	snap []Destination
+}
+
+// Process makes one pass over the PENDING placements, oldest first: a
+// placement past its deadline ends TIMED_OUT; another goes to the first
+// candidate Choose gives that still has a free process; one without a
+// candidate stays PENDING for the next pass. Run calls it every Interval
+// and whenever a placement starts; tests call it directly with a fake
+// clock.
+func (s *Service) Process(ctx context.Context) error {
+	var pending []*placementRecord
+	q := store.Query{Kind: KindPlacement, Key: string(api.GameSessionPlacementStatePending), HasKey: true,
+		Order: store.OrderCreated, Limit: pendingPage}
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		pending = pending[:0]
+		q.After = ""
+		for {
+			recs, next, err := tx.List(ctx, q)
+			if err != nil {
+				return err
+			}
+			for _, rec := range recs {
+				p := new(placementRecord)
+				if err := store.Decode(rec, p); err != nil {
+					return err
+				}
+				pending = append(pending, p)
+			}
+			if next == "" {
+				return nil
+			}
+			q.After = next
+		}
+	})
+	if err != nil {
+		return err
+	}
+	t := &turn{queues: map[string]*queueState{}}
+	var errs []error
+	for _, p := range pending {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := s.attempt(ctx, t, p); err != nil {
+			errs = append(errs, errors.New("placement "+p.id()+": "+err.Error()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// queueState returns the queue and its capacity snapshot for this turn.
+func (s *Service) queueState(ctx context.Context, t *turn, name string) (*queueState, error) {
+	if qs, ok := t.queues[name]; ok {
+		return qs, nil
+	}
+	qs := new(queueState)
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		q, err := getQueue(ctx, tx, name)
+		var nf *api.NotFoundException
+		if errors.As(err, &nf) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		qs.q = q
+		qs.snap, err = s.snapshot(ctx, tx, q)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.queues[name] = qs
+	return qs, nil
+}
+
+// snapshot reads the capacity of a queue's destinations. A destination
+// whose fleet or alias is gone, whose alias is TERMINAL, or whose fleet
+// an earlier destination already names, is left out.
+func (s *Service) snapshot(ctx context.Context, tx store.Tx, q *api.GameSessionQueue) ([]Destination, error) {
+	var out []Destination
+	seen := map[string]bool{}
+	for _, d := range q.Destinations {
+		typ, id, err := destination(api.ToString(d.DestinationArn))
+		if err != nil {
+			continue
+		}
+		if typ == arn.TypeAlias {
+			if s.cfg.ResolveAlias == nil {
+				continue
+			}
+			if id, err = s.cfg.ResolveAlias(ctx, tx, id); err != nil {
+				var ae api.Error
+				if errors.As(err, &ae) {
+					continue // unknown or TERMINAL alias: no destination
+				}
+				return nil, err
+			}
+		}
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		f := new(hosting.Fleet)
+		if _, err := store.GetJSON(ctx, tx, hosting.KindFleet, id, f); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			return nil, err
+		}
+		if f.Attributes.Status == api.FleetStatusTerminated {
+			continue
+		}
+		dest := Destination{FleetID: id}
+		cost := s.cost(f)
+		for _, l := range f.Locations {
+			loc := Location{Name: l.Location, Cost: cost,
+				Active: f.Attributes.Status == api.FleetStatusActive && (l.Status == "" || l.Status == api.FleetStatusActive)}
+			if loc.Active {
+				n, err := tx.Count(ctx, store.Query{Kind: hosting.KindProcess, Parent: id, HasParent: true,
+					Key: hosting.ProcessKey(l.Location, hosting.ProcessActive, true), HasKey: true})
+				if err != nil {
+					return nil, err
+				}
+				loc.Idle = n
+			}
+			dest.Locations = append(dest.Locations, loc)
+		}
+		out = append(out, dest)
+	}
+	return out, nil
+}
+
+// cost is the configured hourly price of an instance of fleet f.
+func (s *Service) cost(f *hosting.Fleet) float64 {
+	it := string(f.Attributes.InstanceType)
+	if v, ok := s.cfg.Costs[it+"/"+string(f.Attributes.FleetType)]; ok {
+		return v
+	}
+	return s.cfg.Costs[it]
+}
+
+// attempt tries to fulfil (or time out) one pending placement.
+func (s *Service) attempt(ctx context.Context, t *turn, p *placementRecord) error {
+	qs, err := s.queueState(ctx, t, p.queue())
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	if !now.Before(p.Deadline) || qs.q == nil {
+		status := api.GameSessionPlacementStateTimedOut
+		if qs.q == nil {
+			status = api.GameSessionPlacementStateFailed // its queue is gone
+		}
+		return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+			cur, err := getPlacement(ctx, tx, p.id())
+			if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending {
+				return err
+			}
+			return s.finishTx(ctx, tx, qs.q, cur, status, nil)
+		})
+	}
+	req := Request{Queue: qs.q, Latencies: p.Placement.PlayerLatencies, Override: p.Placement.PriorityConfigurationOverride,
+		Fallback: p.Fallback, Started: p.Placement.StartTime.Time, Now: now}
+	cands := Choose(req, qs.snap)
+	if len(cands) == 0 && s.fallsBack(p) {
+		req.Fallback = true
+		cands = Choose(req, qs.snap)
+	}
+	if len(cands) == 0 {
+		if req.Fallback != p.Fallback {
+			return s.markFallback(ctx, p)
+		}
+		return nil
+	}
+	var placed *sessions.Placed
+	var used *Location
+	err = s.cfg.Sessions.Update(ctx, func(tx store.Tx) error {
+		placed, used = nil, nil
+		cur, err := getPlacement(ctx, tx, p.id())
+		if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending {
+			return err
+		}
+		cur.Fallback = req.Fallback
+		for _, c := range cands {
+			pr := sessions.PlaceRequest{FleetID: c.FleetID, Location: c.Location, Token: cur.id(),
+				Name: cur.Placement.GameSessionName, GameSessionData: cur.Placement.GameSessionData,
+				MaximumPlayerSessionCount: api.ToInt32(cur.Placement.MaximumPlayerSessionCount),
+				GameProperties:            cur.Placement.GameProperties, Players: cur.Players}
+			got, err := s.cfg.Sessions.PlaceTx(ctx, tx, pr)
+			loc := qs.find(c.FleetID, c.Location)
+			if err == nil {
+				placed, used = got, loc
+				return s.finishTx(ctx, tx, qs.q, cur, api.GameSessionPlacementStateFulfilled, got)
+			}
+			var ae api.Error
+			if !errors.As(err, &ae) {
+				return err
+			}
+			if loc != nil {
+				loc.Idle = 0 // full (or not ACTIVE) after all, for the rest of this turn
+			}
+		}
+		if cur.Fallback != p.Fallback {
+			return putPlacement(ctx, tx, cur, false)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if placed == nil {
+		return nil
+	}
+	if used != nil {
+		used.Idle--
+	}
+	s.cfg.Sessions.StartPlaced(ctx, placed)
+	return nil
+}
+
+// fallsBack reports whether p's override gives way to the queue's
+// configuration once its single pass failed.
+func (s *Service) fallsBack(p *placementRecord) bool {
+	o := p.Placement.PriorityConfigurationOverride
+	return !p.Fallback && o != nil && len(o.LocationOrder) > 0 &&
+		o.PlacementFallbackStrategy != api.PlacementFallbackStrategyNone
+}
+
+// markFallback records that p's override pass failed.
+func (s *Service) markFallback(ctx context.Context, p *placementRecord) error {
+	return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		cur, err := getPlacement(ctx, tx, p.id())
+		if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending {
+			return err
+		}
+		cur.Fallback = true
+		return putPlacement(ctx, tx, cur, false)
+	})
+}
+
+// find returns the snapshot entry of a fleet location.
+func (qs *queueState) find(fleetID, loc string) *Location {
+	for i := range qs.snap {
+		if qs.snap[i].FleetID != fleetID {
+			continue
+		}
+		for j := range qs.snap[i].Locations {
+			if qs.snap[i].Locations[j].Name == loc {
+				return &qs.snap[i].Locations[j]
+			}
+		}
+	}
+	return nil
+}
