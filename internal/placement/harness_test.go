@@ -79,7 +79,14 @@ type harness struct {
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
-	st, err := journal.Open(filepath.Join(t.TempDir(), "store"), journal.Options{BufferedWrites: true})
+	return newHarnessWith(t, journal.Options{BufferedWrites: true})
+}
+
+// newHarnessWith opens the journal store with opts (the server's default
+// is direct writes).
+func newHarnessWith(t testing.TB, opts journal.Options) *harness {
+	t.Helper()
+	st, err := journal.Open(filepath.Join(t.TempDir(), "store"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package placement
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/arn"
@@ -14,9 +15,16 @@ import (
 // pendingPage is how many PENDING placements one read lists.
 const pendingPage = 512
 
+// workers is how many placements one pass attempts at once: their
+// transactions are serialized by the store, and their commits share the
+// store's group commit (one sync for many placements).
+const workers = 16
+
 // turn is the state of one pass of the loop: each queue's capacity
-// snapshot, read once and kept current as placements consume it.
+// snapshot, read once and kept current as placements consume it. mu
+// guards it (workers share it).
 type turn struct {
+	mu     sync.Mutex
 	queues map[string]*queueState
 }
 
@@ -60,19 +68,38 @@ func (s *Service) Process(ctx context.Context) error {
 		return err
 	}
 	t := &turn{queues: map[string]*queueState{}}
-	var errs []error
-	for _, p := range pending {
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err := s.attempt(ctx, t, p); err != nil {
-			errs = append(errs, errors.New("placement "+p.id()+": "+err.Error()))
-		}
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+		next = make(chan *placementRecord)
+	)
+	for range min(workers, len(pending)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range next {
+				if err := s.attempt(ctx, t, p); err != nil && ctx.Err() == nil {
+					mu.Lock()
+					errs = append(errs, errors.New("placement "+p.id()+": "+err.Error()))
+					mu.Unlock()
+				}
+			}
+		}()
 	}
+	for _, p := range pending { // oldest first
+		if ctx.Err() != nil {
+			break
+		}
+		next <- p
+	}
+	close(next)
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
-// queueState returns the queue and its capacity snapshot for this turn.
+// queueState returns the queue and its capacity snapshot for this turn
+// (t.mu held).
 func (s *Service) queueState(ctx context.Context, t *turn, name string) (*queueState, error) {
 	if qs, ok := t.queues[name]; ok {
 		return qs, nil
@@ -166,12 +193,15 @@ func (s *Service) cost(f *hosting.Fleet) float64 {
 
 // attempt tries to fulfil (or time out) one pending placement.
 func (s *Service) attempt(ctx context.Context, t *turn, p *placementRecord) error {
+	t.mu.Lock()
 	qs, err := s.queueState(ctx, t, p.queue())
 	if err != nil {
+		t.mu.Unlock()
 		return err
 	}
 	now := s.now()
 	if !now.Before(p.Deadline) || qs.q == nil {
+		t.mu.Unlock()
 		status := api.GameSessionPlacementStateTimedOut
 		if qs.q == nil {
 			status = api.GameSessionPlacementStateFailed // its queue is gone
@@ -191,6 +221,7 @@ func (s *Service) attempt(ctx context.Context, t *turn, p *placementRecord) erro
 		req.Fallback = true
 		cands = Choose(req, qs.snap)
 	}
+	t.mu.Unlock()
 	if len(cands) == 0 {
 		if req.Fallback != p.Fallback {
 			return s.markFallback(ctx, p)
@@ -199,8 +230,9 @@ func (s *Service) attempt(ctx context.Context, t *turn, p *placementRecord) erro
 	}
 	var placed *sessions.Placed
 	var used *Location
+	var full []*Location
 	err = s.cfg.Sessions.Update(ctx, func(tx store.Tx) error {
-		placed, used = nil, nil
+		placed, used, full = nil, nil, full[:0]
 		cur, err := getPlacement(ctx, tx, p.id())
 		if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending {
 			return err
@@ -222,7 +254,7 @@ func (s *Service) attempt(ctx context.Context, t *turn, p *placementRecord) erro
 				return err
 			}
 			if loc != nil {
-				loc.Idle = 0 // full (or not ACTIVE) after all, for the rest of this turn
+				full = append(full, loc)
 			}
 		}
 		if cur.Fallback != p.Fallback {
@@ -233,13 +265,17 @@ func (s *Service) attempt(ctx context.Context, t *turn, p *placementRecord) erro
 	if err != nil {
 		return err
 	}
-	if placed == nil {
-		return nil
+	t.mu.Lock()
+	for _, l := range full {
+		l.Idle = 0 // full (or not ACTIVE) after all, for the rest of this turn
 	}
-	if used != nil {
+	if used != nil && used.Idle > 0 {
 		used.Idle--
 	}
-	s.cfg.Sessions.StartPlaced(ctx, placed)
+	t.mu.Unlock()
+	if placed != nil {
+		s.cfg.Sessions.StartPlaced(ctx, placed)
+	}
 	return nil
 }
 
