@@ -202,17 +202,7 @@ func (s *Service) attempt(ctx context.Context, t *turn, p *placementRecord) erro
 	now := s.now()
 	if !now.Before(p.Deadline) || qs.q == nil {
 		t.mu.Unlock()
-		status := api.GameSessionPlacementStateTimedOut
-		if qs.q == nil {
-			status = api.GameSessionPlacementStateFailed // its queue is gone
-		}
-		return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-			cur, err := getPlacement(ctx, tx, p.id())
-			if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending {
-				return err
-			}
-			return s.finishTx(ctx, tx, qs.q, cur, status, nil)
-		})
+		return s.expire(ctx, qs.q, p)
 	}
 	req := Request{Queue: qs.q, Latencies: p.Placement.PlayerLatencies, Override: p.Placement.PriorityConfigurationOverride,
 		Fallback: p.Fallback, Started: p.Placement.StartTime.Time, Now: now}
@@ -228,40 +218,7 @@ func (s *Service) attempt(ctx context.Context, t *turn, p *placementRecord) erro
 		}
 		return nil
 	}
-	var placed *sessions.Placed
-	var used *Location
-	var full []*Location
-	err = s.cfg.Sessions.Update(ctx, func(tx store.Tx) error {
-		placed, used, full = nil, nil, full[:0]
-		cur, err := getPlacement(ctx, tx, p.id())
-		if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending {
-			return err
-		}
-		cur.Fallback = req.Fallback
-		for _, c := range cands {
-			pr := sessions.PlaceRequest{FleetID: c.FleetID, Location: c.Location, Token: cur.id(),
-				Name: cur.Placement.GameSessionName, GameSessionData: cur.Placement.GameSessionData,
-				MaximumPlayerSessionCount: api.ToInt32(cur.Placement.MaximumPlayerSessionCount),
-				GameProperties:            cur.Placement.GameProperties, Players: cur.Players}
-			got, err := s.cfg.Sessions.PlaceTx(ctx, tx, pr)
-			loc := qs.find(c.FleetID, c.Location)
-			if err == nil {
-				placed, used = got, loc
-				return s.finishTx(ctx, tx, qs.q, cur, api.GameSessionPlacementStateFulfilled, got)
-			}
-			var ae api.Error
-			if !errors.As(err, &ae) {
-				return err
-			}
-			if loc != nil {
-				full = append(full, loc)
-			}
-		}
-		if cur.Fallback != p.Fallback {
-			return putPlacement(ctx, tx, cur, false)
-		}
-		return nil
-	})
+	placed, used, full, err := s.fulfil(ctx, qs, p, cands, req.Fallback)
 	if err != nil {
 		return err
 	}
@@ -277,6 +234,66 @@ func (s *Service) attempt(ctx context.Context, t *turn, p *placementRecord) erro
 		s.cfg.Sessions.StartPlaced(ctx, placed)
 	}
 	return nil
+}
+
+// expire ends a pending placement past its deadline TIMED_OUT, or FAILED
+// when its queue is gone (q nil).
+func (s *Service) expire(ctx context.Context, q *api.GameSessionQueue, p *placementRecord) error {
+	status := api.GameSessionPlacementStateTimedOut
+	if q == nil {
+		status = api.GameSessionPlacementStateFailed
+	}
+	return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		cur, err := getPlacement(ctx, tx, p.id())
+		if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending {
+			return err
+		}
+		return s.finishTx(ctx, tx, q, cur, status, nil)
+	})
+}
+
+// fulfil tries the candidates in order in one transaction of the sessions
+// store: the first whose location has a free process gets the game
+// session, and the placement is FULFILLED. It returns the placed game
+// session (nil if none), the snapshot entry it used and those found full.
+// When every candidate of an override's single pass failed, the placement
+// falls back (DEFAULT_AFTER_SINGLE_PASS).
+func (s *Service) fulfil(ctx context.Context, qs *queueState, p *placementRecord, cands []Candidate, fallback bool) (placed *sessions.Placed, used *Location, full []*Location, err error) {
+	err = s.cfg.Sessions.Update(ctx, func(tx store.Tx) error {
+		placed, used, full = nil, nil, full[:0]
+		cur, err := getPlacement(ctx, tx, p.id())
+		if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending {
+			return err
+		}
+		was := cur.Fallback
+		cur.Fallback = fallback
+		for _, c := range cands {
+			got, err := s.cfg.Sessions.PlaceTx(ctx, tx, sessions.PlaceRequest{FleetID: c.FleetID, Location: c.Location, Token: cur.id(),
+				Name: cur.Placement.GameSessionName, GameSessionData: cur.Placement.GameSessionData,
+				MaximumPlayerSessionCount: api.ToInt32(cur.Placement.MaximumPlayerSessionCount),
+				GameProperties:            cur.Placement.GameProperties, Players: cur.Players})
+			loc := qs.find(c.FleetID, c.Location)
+			if err == nil {
+				placed, used = got, loc
+				return s.finishTx(ctx, tx, qs.q, cur, api.GameSessionPlacementStateFulfilled, got)
+			}
+			var ae api.Error
+			if !errors.As(err, &ae) {
+				return err
+			}
+			if loc != nil {
+				full = append(full, loc)
+			}
+		}
+		if s.fallsBack(cur) {
+			cur.Fallback = true // the override's pass failed
+		}
+		if cur.Fallback != was {
+			return putPlacement(ctx, tx, cur, false)
+		}
+		return nil
+	})
+	return placed, used, full, err
 }
 
 // fallsBack reports whether p's override gives way to the queue's
