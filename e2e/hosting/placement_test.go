@@ -107,7 +107,7 @@ func TestPlacement(t *testing.T) {
 	}
 
 	// A pending placement waits for capacity: when the game on fleet A
-	// ends, its replacement process takes the placement.
+	// ends, its replacement process takes the placement ...
 	e.createQueue(t, &gl.CreateGameSessionQueueInput{Name: aws.String("pl-wait"), Destinations: dests(aws.ToString(alias.Alias.AliasArn))})
 	waiting := e.place(t, "pl-wait", "waiting", nil)
 	if st := e.placement(t, waiting).Status; st != types.GameSessionPlacementStatePending {
@@ -117,6 +117,20 @@ func TestPlacement(t *testing.T) {
 	got = e.waitPlacementLong(t, waiting, types.GameSessionPlacementStateFulfilled)
 	if !strings.Contains(aws.ToString(got.GameSessionArn), "/"+a+"/") {
 		t.Fatalf("waiting placement: %+v", got)
+	}
+
+	// ... and when the fleet scales out.
+	scaled := e.place(t, "pl-wait", "scaled", nil)
+	if st := e.placement(t, scaled).Status; st != types.GameSessionPlacementStatePending {
+		t.Fatalf("placement before scale-out: %s", st)
+	}
+	if _, err := e.gl.UpdateFleetCapacity(e.ctx, &gl.UpdateFleetCapacityInput{FleetId: aws.String(a),
+		DesiredInstances: aws.Int32(2), MinSize: aws.Int32(0), MaxSize: aws.Int32(2)}); err != nil {
+		t.Fatalf("UpdateFleetCapacity: %v", err)
+	}
+	got = e.waitPlacementLong(t, scaled, types.GameSessionPlacementStateFulfilled)
+	if !strings.Contains(aws.ToString(got.GameSessionArn), "/"+a+"/") {
+		t.Fatalf("placement after scale-out: %+v", got)
 	}
 
 	// A TERMINAL alias is no destination; the next one is used.
