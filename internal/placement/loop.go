@@ -33,10 +33,10 @@ type queueState struct {
 	snap []Destination
 }
 
-// Process makes one pass over the PENDING placements, oldest first: a
-// placement past its deadline ends TIMED_OUT; another goes to the first
-// candidate Choose gives that still has a free process; one without a
-// candidate stays PENDING for the next pass. Run calls it every Interval
+// Process makes one pass over the PENDING placements, handed to the
+// workers oldest first: a placement past its deadline ends TIMED_OUT;
+// another goes to the first candidate Choose gives that still has a free
+// process; one without a candidate stays PENDING for the next pass. Run calls it every Interval
 // and whenever a placement starts; tests call it directly with a fake
 // clock.
 func (s *Service) Process(ctx context.Context) error {
