@@ -58,6 +58,7 @@ func TestNextTokens(t *testing.T) {
 		"DescribeFleetUtilization":        {},
 		"DescribeGameServerInstances":     {"GameServerGroupName": group},
 		"DescribeGameSessionDetails":      {"FleetId": fleetID},
+		"DescribeGameSessionQueues":       {},
 		"DescribeGameSessions":            {"FleetId": fleetID},
 		"DescribeInstances":               {"FleetId": fleetID},
 		"DescribePlayerSessions":          {"PlayerId": "player-1"},

@@ -219,7 +219,8 @@ func TestEveryOperation(t *testing.T) {
 // TestEveryOperationOnResources repeats the implemented operations with
 // identifiers of resources that exist (a game server group with a game
 // server, a build, an Anywhere fleet with a custom location, a registered
-// compute and an alias of that fleet), so each reaches further than "not
+// compute, an alias of that fleet and a game session queue routing to the
+// alias), so each reaches further than "not
 // found"; the destructive operations run last. Every answer must still be a success or
 // an error the model lists for the operation.
 func TestEveryOperationOnResources(t *testing.T) {
@@ -266,10 +267,16 @@ func TestEveryOperationOnResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	queue, err := v2.CreateGameSessionQueue(ctx, &glv2.CreateGameSessionQueueInput{Name: awsv2.String("e2e"),
+		Destinations: []types.GameSessionQueueDestination{{DestinationArn: alias.Alias.AliasArn}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	subs := map[string]any{
 		"GameServerGroupName": group, "GameServerId": gameServer, "InstanceId": instance,
 		"BuildId": *b.Build.BuildId, "FleetId": fleetID, "Location": loc, "ComputeName": compute,
 		"ResourceARN": *g.GameServerGroup.GameServerGroupArn, "AliasId": *alias.Alias.AliasId,
+		"GameSessionQueueName": *queue.GameSessionQueue.Name,
 	}
 	// Destructive operations go last, the ones removing what others
 	// depend on (fleets, locations, groups) after those.

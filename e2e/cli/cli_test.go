@@ -185,6 +185,20 @@ func TestAliasesBoto3(t *testing.T) {
 	}
 }
 
+// TestPlacementBoto3 runs placement_boto3.py.
+func TestPlacementBoto3(t *testing.T) {
+	needBoto3(t)
+	h := startHoist(t, "fleets.reconcile=100ms,placement.interval=100ms")
+	out := runScript(t, h, cleanEnv(t, h), "placement_boto3.py")
+	if !strings.Contains(out, "placement_boto3: PASS") {
+		t.Fatalf("the script did not finish:\n%s", out)
+	}
+	list, err := h.V2().DescribeGameSessionQueues(hoisttest.Context(t, 30*time.Second), &glv2.DescribeGameSessionQueuesInput{})
+	if err != nil || len(list.GameSessionQueues) != 0 {
+		t.Errorf("queues left after the scenario: %v %+v", err, list)
+	}
+}
+
 // TestFleetIQCLI runs fleetiq_cli.sh, the README's FleetIQ walkthrough.
 func TestFleetIQCLI(t *testing.T) {
 	needAWSCLI(t)

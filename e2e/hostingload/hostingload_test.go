@@ -98,6 +98,21 @@ func TestTinySDK(t *testing.T) {
 	}
 }
 
+// TestTinyPlacement: 20 simulated processes, 20 placements by 4 clients,
+// every one fulfilled on its own process.
+func TestTinyPlacement(t *testing.T) {
+	t.Parallel()
+	rep := tinyRun(t, "-scenario", "placement", "-placements", "20", "-clients", "4")
+	if len(rep.Placement) != 1 {
+		t.Fatalf("%d phases", len(rep.Placement))
+	}
+	p := rep.Placement[0]
+	if p.Fulfilled != 20 || p.NotFulfilled != 0 || p.StartToFulfilled.Count != 20 || p.StartToFulfilled.P50 <= 0 ||
+		p.StartCall.P50 <= 0 || p.PerSec <= 0 {
+		t.Errorf("phase: %+v", p)
+	}
+}
+
 // TestFullRuns are the documented runs (docs/performance.md) as a test,
 // behind -hostingload.full.
 func TestFullRuns(t *testing.T) {
@@ -110,6 +125,7 @@ func TestFullRuns(t *testing.T) {
 		{"-scenario", "sessions", "-instances", "1", "-processes", "8", "-clients", "4"},
 		{"-scenario", "processes"},
 		{"-scenario", "sdk", "-inflight", "1,8", "-duration", "10s"},
+		{"-scenario", "placement", "-clients", "8,32"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(append(args, "-hoist", hoisttest.Binary(t)), &stdout, &stderr)

@@ -10,6 +10,7 @@
 //	go run ./e2e/hostingload -scenario sessions  [-clients 1,8] [-rate 10,0] [-instances 4] [-processes 32]
 //	go run ./e2e/hostingload -scenario processes [-counts 100,250,500,1000] [-heartbeat 60s,5s] [-soak 2m]
 //	go run ./e2e/hostingload -scenario sdk       [-sockets 1,16,64,256] [-inflight 1,8]
+//	go run ./e2e/hostingload -scenario placement [-placements 2000] [-clients 1,8]
 //
 // Scenario sessions: a fleet of -instances instances of -processes game
 // servers, each ending its game session (ProcessEnding, exit 0) right
@@ -28,6 +29,12 @@
 //
 // Scenario sdk: an Anywhere compute and simulated processes (e2e/sdkclient)
 // sending HeartbeatServerProcess back-to-back through the real Hoist.
+//
+// Scenario placement: an Anywhere compute with -placements ready simulated
+// processes and a game session queue on its fleet; -clients concurrent
+// clients start as many placements at once. The latency is from the start
+// of StartGameSessionPlacement to the chosen process receiving
+// CreateGameSession (sent after the placement's FULFILLED committed).
 package main
 
 import (
@@ -78,6 +85,9 @@ type Config struct {
 	Activations    int             `json:"activations,omitempty"`
 	ProbeInterval  time.Duration   `json:"-"`
 
+	// placement
+	Placements int `json:"placements,omitempty"`
+
 	// sdk
 	Sockets  []int `json:"sockets,omitempty"`
 	Inflight []int `json:"inflight,omitempty"`
@@ -97,12 +107,13 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 	c := &Config{args: args}
 	fs := flag.NewFlagSet("hostingload", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.Scenario, "scenario", "", "sessions, processes or sdk (required)")
+	fs.StringVar(&c.Scenario, "scenario", "", "sessions, processes, sdk or placement (required)")
 	fs.IntVar(&c.Repeats, "repeats", 3, "runs (each with a new Hoist); medians are reported")
 	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "sessions, sdk: measured time of each phase")
 	fs.DurationVar(&c.Warmup, "warmup", 3*time.Second, "sessions, sdk: unmeasured load before each phase")
 	fs.DurationVar(&c.Stagger, "stagger", 10*time.Millisecond, "sessions, processes: Hoist's processes.stagger, the least time between two process launches on one instance (Hoist's default is 1s)")
-	clients := fs.String("clients", "1,8", "sessions: concurrent clients, one phase each")
+	clients := fs.String("clients", "1,8", "sessions, placement: concurrent clients, one phase each")
+	fs.IntVar(&c.Placements, "placements", 2000, "placement: ready simulated processes, and placements started, per phase")
 	rates := fs.String("rate", "0", "sessions: game sessions per second all clients together start at most (0: as fast as they can), one phase each")
 	fs.IntVar(&c.Processes, "processes", 32, "sessions: server processes per instance")
 	fs.IntVar(&c.Instances, "instances", 4, "sessions: instances of the fleet (each launches its processes on its own, one per -stagger)")
@@ -154,8 +165,10 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 	switch {
 	case fs.NArg() > 0:
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	case c.Scenario != "sessions" && c.Scenario != "processes" && c.Scenario != "sdk":
-		return nil, fmt.Errorf("-scenario: want sessions, processes or sdk, got %q", c.Scenario)
+	case c.Scenario != "sessions" && c.Scenario != "processes" && c.Scenario != "sdk" && c.Scenario != "placement":
+		return nil, fmt.Errorf("-scenario: want sessions, processes, sdk or placement, got %q", c.Scenario)
+	case c.Placements < 1:
+		return nil, errors.New("-placements must be positive")
 	case c.Repeats <= 0 || c.Duration <= 0 || c.Warmup < 0 || c.Stagger <= 0 || c.Soak <= 0 || c.GameLength <= 0:
 		return nil, errors.New("-repeats, -duration, -stagger, -soak and -game-length must be positive")
 	case c.Processes < 1 || c.Processes > maxPerInstance:
@@ -171,11 +184,14 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 	c.DurationS, c.WarmupS, c.StaggerMS = c.Duration.Seconds(), c.Warmup.Seconds(), float64(c.Stagger)/1e6
 	switch c.Scenario { // keep only the scenario's own settings in the report
 	case "sessions":
-		c.Counts, c.Sockets, c.Inflight, c.Heartbeats, c.Activations = nil, nil, nil, nil, 0
+		c.Counts, c.Sockets, c.Inflight, c.Heartbeats, c.Activations, c.Placements = nil, nil, nil, nil, 0, 0
 	case "processes":
-		c.Clients, c.Rates, c.Sockets, c.Inflight, c.Processes, c.Instances, c.DurationS, c.WarmupS = nil, nil, nil, nil, 0, 0, 0, 0
+		c.Clients, c.Rates, c.Sockets, c.Inflight, c.Processes, c.Instances, c.DurationS, c.WarmupS, c.Placements = nil, nil, nil, nil, 0, 0, 0, 0, 0
 	case "sdk":
-		c.Clients, c.Rates, c.Counts, c.Heartbeats, c.Processes, c.Instances, c.Activations, c.StaggerMS = nil, nil, nil, nil, 0, 0, 0, 0
+		c.Clients, c.Rates, c.Counts, c.Heartbeats, c.Processes, c.Instances, c.Activations, c.StaggerMS, c.Placements = nil, nil, nil, nil, 0, 0, 0, 0, 0
+	case "placement":
+		c.Rates, c.Counts, c.Sockets, c.Inflight, c.Heartbeats, c.Processes, c.Instances, c.Activations = nil, nil, nil, nil, nil, 0, 0, 0
+		c.DurationS, c.WarmupS, c.StaggerMS = 0, 0, 0
 	}
 	return c, nil
 }
@@ -205,12 +221,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // Report is the result of an invocation.
 type Report struct {
-	Command   string           `json:"command"`
-	Config    *Config          `json:"config"`
-	Machine   sysinfo.Machine  `json:"machine"`
-	Sessions  []*SessionsPhase `json:"sessions,omitempty"`
-	Processes []*ProcessesRun  `json:"processes,omitempty"`
-	SDK       []*SDKPhase      `json:"sdk,omitempty"`
+	Command   string            `json:"command"`
+	Config    *Config           `json:"config"`
+	Machine   sysinfo.Machine   `json:"machine"`
+	Sessions  []*SessionsPhase  `json:"sessions,omitempty"`
+	Processes []*ProcessesRun   `json:"processes,omitempty"`
+	SDK       []*SDKPhase       `json:"sdk,omitempty"`
+	Placement []*PlacementPhase `json:"placement,omitempty"`
 	// Medians are the medians over the runs, per phase.
 	Medians any `json:"medians"`
 	// Skipped says what was not run and why (e.g. not enough memory).
@@ -246,7 +263,7 @@ func runScenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, erro
 			return nil, err
 		}
 	}
-	if cfg.Scenario != "sdk" {
+	if cfg.Scenario != "sdk" && cfg.Scenario != "placement" {
 		fmt.Fprintln(log, "hostingload: building e2e/gameserver")
 		if e.archive, err = gameServerArchive(tmp); err != nil {
 			return nil, err
@@ -259,6 +276,8 @@ func runScenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, erro
 		err = e.runProcesses(ctx, rep)
 	case "sdk":
 		err = e.runSDK(ctx, rep)
+	case "placement":
+		err = e.runPlacement(ctx, rep)
 	}
 	rep.summarize()
 	return rep, err
@@ -320,6 +339,8 @@ func (rep *Report) summarize() {
 		rep.Medians = summarizeProcesses(rep.Processes)
 	case "sdk":
 		rep.Medians = summarizeSDK(rep.SDK)
+	case "placement":
+		rep.Medians = summarizePlacement(rep.Placement)
 	}
 }
 
@@ -334,6 +355,8 @@ func (rep *Report) Print(w io.Writer) {
 		printProcesses(w, rep)
 	case "sdk":
 		printSDK(w, rep)
+	case "placement":
+		printPlacement(w, rep)
 	}
 	for _, s := range rep.Skipped {
 		fmt.Fprintln(w, "skipped:", s)

@@ -61,6 +61,10 @@ type Config struct {
 	// running at once get ProcessUser-1, -2, ...); empty runs them as
 	// Hoist's own user.
 	ProcessUser string
+	// PlacementCosts are hourly instance prices by instance type ("TYPE"
+	// or "TYPE/SPOT", "TYPE/ON_DEMAND"), the cost of a queue's
+	// PriorityOrder COST (internal/placement).
+	PlacementCosts map[string]float64
 	// MaxUnpackedSize caps the total size of the files one build archive
 	// unpacks to, in bytes.
 	MaxUnpackedSize int64

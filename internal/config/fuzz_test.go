@@ -93,3 +93,31 @@ func FuzzWebhooks(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPlacementCosts: every accepted price is a non-negative number, and
+// String reads back as the same prices.
+func FuzzPlacementCosts(f *testing.F) {
+	f.Add("c5.large=0.085,c5.large/SPOT=0.03")
+	f.Add("x=-1")
+	f.Add("=,,a=NaN,b=Inf")
+	f.Fuzz(func(t *testing.T, s string) {
+		var v costsValue
+		if err := v.Set(s); err != nil {
+			return
+		}
+		for k, p := range v {
+			if k == "" || p < 0 || p != p {
+				t.Fatalf("accepted %q=%v", k, p)
+			}
+		}
+		var back costsValue
+		if err := back.Set(v.String()); err != nil || len(back) != len(v) {
+			t.Fatalf("%q reads back as %v (%v)", v.String(), back, err)
+		}
+		for k, p := range v {
+			if back[k] != p {
+				t.Fatalf("%s: %v reads back as %v", k, p, back[k])
+			}
+		}
+	})
+}

@@ -102,6 +102,9 @@ var settings = []Setting{
 	{Flag: "webhooks", Env: "HOIST_WEBHOOKS",
 		Help:  "TOPIC_ARN=URL,... : POST the events of the SNS topic a queue or matchmaking configuration notifies to these HTTP(S) URLs (see docs/events.md)",
 		value: func(c *Config) flag.Value { return (*webhooksValue)(&c.Webhooks) }},
+	{Flag: "placement-costs", Env: "HOIST_PLACEMENT_COSTS",
+		Help:  "TYPE=price,... hourly instance prices by instance type (TYPE or TYPE/SPOT, TYPE/ON_DEMAND) for a queue's PriorityOrder COST; unlisted types cost 0",
+		value: func(c *Config) flag.Value { return (*costsValue)(&c.PlacementCosts) }},
 	{Flag: "timings", Env: "HOIST_TIMINGS",
 		Help:  "name=duration,... overriding background timers, for development and tests (see docs/configuration.md)",
 		value: func(c *Config) flag.Value { return (*timingsValue)(&c.Timings) }},
@@ -399,4 +402,45 @@ func ParseSize(v string) (int64, error) {
 		return 0, fmt.Errorf("size %q: want a positive number of bytes, optionally with B, KiB, MiB, GiB or TiB", v)
 	}
 	return n << shift, nil
+}
+
+// costsValue reads --placement-costs: TYPE=price,... with non-negative
+// prices.
+type costsValue map[string]float64
+
+func (v *costsValue) Set(s string) error {
+	out := map[string]float64{}
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		k, price, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("%q is not TYPE=price", kv)
+		}
+		f, err := strconv.ParseFloat(price, 64)
+		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+			return fmt.Errorf("%q: the price must be a non-negative number", kv)
+		}
+		out[k] = f
+	}
+	*v = out
+	return nil
+}
+
+func (v *costsValue) String() string {
+	if v == nil || len(*v) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(*v))
+	for k := range *v {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + strconv.FormatFloat((*v)[k], 'g', -1, 64)
+	}
+	return strings.Join(parts, ",")
 }

@@ -53,7 +53,8 @@ func TestEveryFlagHasItsVariable(t *testing.T) {
 		"HOIST_LOG_LEVEL": "debug", "HOIST_LOG_FORMAT": "json", "HOIST_PPROF_ADDR": "127.0.0.1:3",
 		"HOIST_SHUTDOWN_GRACE": "1s", "HOIST_PROCESS_USER": "game", "HOIST_SESSION_RETENTION": "48h", "HOIST_MEMORY_LIMIT": "2GiB", "HOIST_MAX_UNPACKED_SIZE": "3MiB", "HOIST_SDK_SCHEME": "ws", "HOIST_DNS_SUFFIX": "games.example",
 		"HOIST_HTTP_HEADER_TIMEOUT": "1s", "HOIST_HTTP_BODY_TIMEOUT": "2s", "HOIST_HTTP_IDLE_TIMEOUT": "3s", "HOIST_HTTP_MAX_BODIES": "4",
-		"HOIST_WEBHOOKS": "arn:aws:sns:eu-west-1:1:t=http://127.0.0.1:4/hook",
+		"HOIST_WEBHOOKS":        "arn:aws:sns:eu-west-1:1:t=http://127.0.0.1:4/hook",
+		"HOIST_PLACEMENT_COSTS": "c5.large=0.085,c5.large/SPOT=0.03",
 	}
 	for _, s := range settings {
 		if s.Flag == "" {
@@ -255,4 +256,22 @@ func TestBinders(t *testing.T) {
 	}
 	_ = boolean(func(*Config) *bool { return &c.b })
 	_ = integer(func(*Config) *int { return &c.n })
+}
+
+// TestPlacementCosts: --placement-costs reads TYPE=price pairs and refuses
+// what is not a non-negative price.
+func TestPlacementCosts(t *testing.T) {
+	c, err := Parse([]string{"--placement-costs=c5.large=0.085, c5.large/SPOT=0.03"}, envOf(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"c5.large": 0.085, "c5.large/SPOT": 0.03}
+	if !reflect.DeepEqual(c.PlacementCosts, want) {
+		t.Errorf("PlacementCosts = %v, want %v", c.PlacementCosts, want)
+	}
+	for _, bad := range []string{"c5.large", "=1", "c5.large=-1", "c5.large=x", "c5.large=NaN"} {
+		if _, err := Parse([]string{"--placement-costs=" + bad}, envOf(nil), io.Discard); err == nil {
+			t.Errorf("--placement-costs=%s accepted", bad)
+		}
+	}
 }

@@ -25,6 +25,8 @@ type Timings struct {
 	SessionsReadyTimeout      time.Duration
 	SessionsTerminateGrace    time.Duration
 
+	PlacementInterval time.Duration
+
 	FleetsReconcile         time.Duration
 	FleetsPolicyInterval    time.Duration
 	FleetsActivationTimeout time.Duration
@@ -65,6 +67,7 @@ var timings = []Timing{
 	{"sessions.heartbeat-jitter", "the SDK's heartbeat jitter", func(t *Timings) *time.Duration { return &t.SessionsHeartbeatJitter }},
 	{"sessions.ready-timeout", "how long a process may take to call ProcessReady", func(t *Timings) *time.Duration { return &t.SessionsReadyTimeout }},
 	{"sessions.terminate-grace", "how long a TERMINATING process has before Hoist escalates", func(t *Timings) *time.Duration { return &t.SessionsTerminateGrace }},
+	{"placement.interval", "how often pending game session placements are retried", func(t *Timings) *time.Duration { return &t.PlacementInterval }},
 	{"fleets.reconcile", "how often fleets are reconciled", func(t *Timings) *time.Duration { return &t.FleetsReconcile }},
 	{"fleets.policy-interval", "how often scaling policies are evaluated", func(t *Timings) *time.Duration { return &t.FleetsPolicyInterval }},
 	{"fleets.activation-timeout", "how long a fleet location may take to become ACTIVE", func(t *Timings) *time.Duration { return &t.FleetsActivationTimeout }},

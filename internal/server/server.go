@@ -25,6 +25,7 @@ import (
 	"github.com/hoistgg/hoist/internal/fleets/local"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/pki"
+	"github.com/hoistgg/hoist/internal/placement"
 	"github.com/hoistgg/hoist/internal/sdkconn"
 	"github.com/hoistgg/hoist/internal/sessions"
 	"github.com/hoistgg/hoist/internal/sigv4"
@@ -65,6 +66,7 @@ type Server struct {
 	sessions  *sessions.Service
 	aliases   *aliases.Service
 	events    *events.Service
+	placement *placement.Service
 	provider  *local.Provider
 	procUsers *local.Accounts // nil: server processes run as Hoist's user
 	sdk       *sdkconn.Server
@@ -94,17 +96,19 @@ type service struct {
 	*Fleets
 	*Sessions
 	*Aliases
+	*Placement
 	fallback
 }
 
 // Aliases give the embedded services distinct field names.
 type (
-	FleetIQ  = fleetiq.Service
-	Tags     = tags.Service
-	Builds   = builds.Service
-	Fleets   = fleets.Service
-	Sessions = sessions.Service
-	Aliases  = aliases.Service
+	FleetIQ   = fleetiq.Service
+	Tags      = tags.Service
+	Builds    = builds.Service
+	Fleets    = fleets.Service
+	Sessions  = sessions.Service
+	Aliases   = aliases.Service
+	Placement = placement.Service
 )
 
 type fallback struct{ api.Unimplemented }
@@ -291,13 +295,20 @@ func (s *Server) compose(opts Options) error {
 	s.tags.RegisterResource(arn.TypeLocation, s.fleets.LocationExists)
 	s.aliases = aliases.New(aliases.Config{Store: s.store, Region: cfg.Region, Account: cfg.Account, Tags: s.tags,
 		FleetExists: s.fleets.FleetExists, Now: s.now})
+	s.placement = placement.New(placement.Config{
+		Store: s.store, Sessions: s.sessions, Region: cfg.Region, Account: cfg.Account, Tags: s.tags,
+		ResolveAlias: aliases.ResolveFleet, AliasExists: s.aliases.Exists, FleetExists: s.fleets.FleetExists,
+		Costs: cfg.PlacementCosts, Publisher: s.events, Interval: t.PlacementInterval,
+		ReplicaID: s.replica, Now: s.now, Logger: s.log.With("component", "placement"),
+	})
 
 	s.sdk = sdkconn.New(sdkconn.Config{
 		API: s.sessions.ProcessAPI(), Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
 		Logger: s.log.With("component", "sdk"), Now: s.now, ReplicaID: s.replica,
 	})
 	msgr.s = s.sdk
-	s.svc = &service{FleetIQ: s.fleetiq, Tags: s.tags, Builds: s.builds, Fleets: s.fleets, Sessions: s.sessions, Aliases: s.aliases}
+	s.svc = &service{FleetIQ: s.fleetiq, Tags: s.tags, Builds: s.builds, Fleets: s.fleets, Sessions: s.sessions, Aliases: s.aliases,
+		Placement: s.placement}
 	return nil
 }
 
@@ -319,6 +330,7 @@ func (s *Server) Run(ctx context.Context) error {
 	loops := map[string]func(context.Context) error{
 		"fleetiq": s.fleetiq.Run, "builds": s.builds.Run,
 		"fleets": s.fleets.Run, "sessions": s.sessions.Run, "events": s.events.Run,
+		"placement": s.placement.Run,
 	}
 	errc := make(chan error, len(loops))
 	for name, run := range loops {

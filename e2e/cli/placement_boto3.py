@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Game session queues and placement with boto3 against Hoist.
+
+Creates an Anywhere fleet (in a custom location, with no compute, so no
+placement can be fulfilled) and queues on it: create with tags and
+latency policies, describe by name and ARN and with the paginator,
+update, and placements that end CANCELLED (stop), TIMED_OUT (a 1 s
+queue) and FAILED (the queue is deleted); the errors are caught as
+client.exceptions.*. Fulfilment with real game servers is tested in Go
+(e2e/hosting TestPlacement).
+
+The endpoint comes from HOIST_ENDPOINT (default: Hoist's default address);
+credentials and the Region from the environment. Exits non-zero on the
+first failed check.
+"""
+
+import os
+import sys
+import time
+
+import boto3
+
+ENDPOINT = os.environ.get("HOIST_ENDPOINT", "http://127.0.0.1:9080")
+LOCATION = "custom-boto3-placement"
+
+
+def check(what, got, want):
+    if got != want:
+        sys.exit(f"FAIL: {what}: got {got!r}, want {want!r}")
+    print(f"ok: {what} = {want!r}")
+
+
+def expect_error(what, exc_type, fn, **kwargs):
+    try:
+        fn(**kwargs)
+    except exc_type as e:
+        err = e.response["Error"]
+        print(f"ok: {what}: {err['Code']}: {err['Message']}")
+        return err
+    sys.exit(f"FAIL: {what}: no {exc_type.__name__}")
+
+
+def main():
+    gl = boto3.client("gamelift", endpoint_url=ENDPOINT)
+    ex = gl.exceptions
+
+    gl.create_location(LocationName=LOCATION)
+    fleet = gl.create_fleet(Name="boto3-placement", ComputeType="ANYWHERE",
+                            Locations=[{"Location": LOCATION}])["FleetAttributes"]
+
+    queue = gl.create_game_session_queue(
+        Name="boto3-queue", Destinations=[{"DestinationArn": fleet["FleetArn"]}],
+        PlayerLatencyPolicies=[{"MaximumIndividualPlayerLatencyMilliseconds": 50, "PolicyDurationSeconds": 5},
+                               {"MaximumIndividualPlayerLatencyMilliseconds": 200}],
+        PriorityConfiguration={"PriorityOrder": ["LATENCY", "DESTINATION"], "LocationOrder": [LOCATION]},
+        Tags=[{"Key": "game", "Value": "megafrog"}])["GameSessionQueue"]
+    check("queue ARN suffix", queue["GameSessionQueueArn"].endswith(":gamesessionqueue/boto3-queue"), True)
+    check("default timeout", queue["TimeoutInSeconds"], 600)
+    arn = queue["GameSessionQueueArn"]
+    check("tags from create", gl.list_tags_for_resource(ResourceARN=arn)["Tags"], [{"Key": "game", "Value": "megafrog"}])
+    expect_error("a queue name twice", ex.InvalidRequestException, gl.create_game_session_queue, Name="boto3-queue")
+    expect_error("a build as a destination", ex.InvalidRequestException, gl.create_game_session_queue, Name="bad",
+                 Destinations=[{"DestinationArn": "arn:aws:gamelift:us-west-2:123456789012:build/build-1"}])
+    gl.create_game_session_queue(Name="boto3-short", TimeoutInSeconds=1,
+                                 Destinations=[{"DestinationArn": fleet["FleetArn"]}])
+
+    def names(**kwargs):
+        out = []
+        for page in gl.get_paginator("describe_game_session_queues").paginate(PaginationConfig={"PageSize": 1}, **kwargs):
+            out += [q["Name"] for q in page["GameSessionQueues"]]
+        return out
+
+    check("all queues (pages of 1)", names(), ["boto3-queue", "boto3-short"])
+    check("by ARN and name", names(Names=[arn, "boto3-short", "missing"]), ["boto3-queue", "boto3-short"])
+    updated = gl.update_game_session_queue(Name=arn, TimeoutInSeconds=300)["GameSessionQueue"]
+    check("updated timeout", updated["TimeoutInSeconds"], 300)
+    check("update keeps the policies", len(updated["PlayerLatencyPolicies"]), 2)
+
+    p = gl.start_game_session_placement(
+        PlacementId="boto3-stop", GameSessionQueueName="boto3-queue", MaximumPlayerSessionCount=4,
+        PlayerLatencies=[{"PlayerId": "alice", "RegionIdentifier": LOCATION, "LatencyInMilliseconds": 20.5}],
+        DesiredPlayerSessions=[{"PlayerId": "alice", "PlayerData": "red"}],
+        GameProperties=[{"Key": "mode", "Value": "ctf"}])["GameSessionPlacement"]
+    check("started", p["Status"], "PENDING")
+    check("start time type", type(p["StartTime"]).__name__, "datetime")
+    d = gl.describe_game_session_placement(PlacementId="boto3-stop")["GameSessionPlacement"]
+    check("described latency", d["PlayerLatencies"][0]["LatencyInMilliseconds"], 20.5)
+    stopped = gl.stop_game_session_placement(PlacementId="boto3-stop")["GameSessionPlacement"]
+    check("stopped", stopped["Status"], "CANCELLED")
+    check("end time set", "EndTime" in stopped, True)
+    expect_error("stop twice", ex.InvalidRequestException, gl.stop_game_session_placement, PlacementId="boto3-stop")
+    expect_error("a placement ID twice", ex.InvalidRequestException, gl.start_game_session_placement,
+                 PlacementId="boto3-stop", GameSessionQueueName="boto3-queue", MaximumPlayerSessionCount=4)
+    expect_error("an unknown queue", ex.NotFoundException, gl.start_game_session_placement,
+                 PlacementId="boto3-nowhere", GameSessionQueueName="missing", MaximumPlayerSessionCount=4)
+    expect_error("an unknown placement", ex.NotFoundException, gl.describe_game_session_placement, PlacementId="nope")
+
+    gl.start_game_session_placement(PlacementId="boto3-timeout", GameSessionQueueName="boto3-short",
+                                    MaximumPlayerSessionCount=2)
+    deadline = time.time() + 30
+    while True:
+        status = gl.describe_game_session_placement(PlacementId="boto3-timeout")["GameSessionPlacement"]["Status"]
+        if status != "PENDING" or time.time() > deadline:
+            break
+        time.sleep(0.1)  # polling the status
+    check("no capacity within 1 s", status, "TIMED_OUT")
+
+    gl.start_game_session_placement(PlacementId="boto3-doomed", GameSessionQueueName="boto3-queue",
+                                    MaximumPlayerSessionCount=2)
+    gl.delete_game_session_queue(Name="boto3-queue")
+    check("queue deleted under a pending placement",
+          gl.describe_game_session_placement(PlacementId="boto3-doomed")["GameSessionPlacement"]["Status"], "FAILED")
+    expect_error("tags of a deleted queue", ex.NotFoundException, gl.list_tags_for_resource, ResourceARN=arn)
+    gl.delete_game_session_queue(Name="boto3-short")
+    check("queues after deletes", names(), [])
+    gl.delete_fleet(FleetId=fleet["FleetId"])
+    print("placement_boto3: PASS")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,324 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
+	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/hoistgg/hoist/e2e/loadreport"
+	"github.com/hoistgg/hoist/e2e/sdkclient"
+)
+
+// PlacementPhase is one measured burst of the placement scenario:
+// Placements simulated processes, ready on an Anywhere compute, and as
+// many placements started by Clients concurrent clients.
+type PlacementPhase struct {
+	Run        int `json:"run"`
+	Clients    int `json:"clients"`
+	Placements int `json:"placements"`
+	// Seconds runs from the first StartGameSessionPlacement call to the
+	// last CreateGameSession a process received.
+	Seconds float64 `json:"seconds"`
+	// Fulfilled counts placements whose process got its game session.
+	Fulfilled int     `json:"fulfilled"`
+	PerSec    float64 `json:"fulfilled_per_s"`
+	// StartToFulfilled is from the start of the StartGameSessionPlacement
+	// call to the moment the chosen process receives CreateGameSession
+	// (after the placement's FULFILLED has committed); StartCall is the
+	// call alone.
+	StartToFulfilled loadreport.OpStats `json:"start_to_fulfilled"`
+	StartCall        loadreport.OpStats `json:"start_call"`
+	// NotFulfilled counts placements DescribeGameSessionPlacement did not
+	// show FULFILLED afterwards.
+	NotFulfilled int         `json:"not_fulfilled"`
+	Errors       errorCounts `json:"errors,omitempty"`
+	CPU          CPUUse      `json:"cpu"`
+}
+
+func (e *env) runPlacement(ctx context.Context, rep *Report) error {
+	cfg := e.cfg
+	var errs []error
+	for run := 1; run <= cfg.Repeats; run++ {
+		fmt.Fprintf(e.log, "hostingload: run %d/%d\n", run, cfg.Repeats)
+		phases, err := e.placementRun(ctx, run)
+		rep.Placement = append(rep.Placement, phases...)
+		if err != nil {
+			return err
+		}
+		for _, p := range phases {
+			if n := p.Errors.total() + p.NotFulfilled; n > 0 {
+				errs = append(errs, fmt.Errorf("run %d, %d clients: %d errors: %s (%d not fulfilled)", run, p.Clients, n, p.Errors, p.NotFulfilled))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// placementRun starts Hoist, an Anywhere fleet and a queue, and measures
+// one burst per -clients value, each on fresh processes.
+func (e *env) placementRun(ctx context.Context, run int) ([]*PlacementPhase, error) {
+	cfg := e.cfg
+	h, pprofAddr, err := e.startHoist()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := h.stop(); err != nil {
+			fmt.Fprintln(e.log, "hostingload:", err)
+		}
+	}()
+	fail := func(err error) ([]*PlacementPhase, error) {
+		return nil, fmt.Errorf("%w\nhoist log:\n%s", err, h.logTail(60))
+	}
+	fleetID, endpoint, token, err := h.anywhereCompute(ctx, "custom-placement", "placement-compute")
+	if err != nil {
+		return fail(err)
+	}
+	attrs, err := h.gl.DescribeFleetAttributes(ctx, &gl.DescribeFleetAttributesInput{FleetIds: []string{fleetID}})
+	if err != nil || len(attrs.FleetAttributes) != 1 {
+		return fail(fmt.Errorf("DescribeFleetAttributes: %v", err))
+	}
+	if _, err := h.gl.CreateGameSessionQueue(ctx, &gl.CreateGameSessionQueueInput{Name: aws.String("load"),
+		Destinations: []types.GameSessionQueueDestination{{DestinationArn: attrs.FleetAttributes[0].FleetArn}}}); err != nil {
+		return fail(fmt.Errorf("CreateGameSessionQueue: %w", err))
+	}
+	var phases []*PlacementPhase
+	for i, clients := range cfg.Clients {
+		fmt.Fprintf(e.log, "hostingload: run %d: %d placements, %d clients\n", run, cfg.Placements, clients)
+		p, err := e.placementPhase(ctx, h, endpoint, token, fleetID, fmt.Sprintf("r%d-c%d-%d", run, clients, i), clients, pprofAddr,
+			fmt.Sprintf("placement-clients%d-run%d", clients, run))
+		if err != nil {
+			return phases, fmt.Errorf("%w\nhoist log:\n%s", err, h.logTail(60))
+		}
+		p.Run = run
+		phases = append(phases, p)
+	}
+	return phases, nil
+}
+
+// received notes when each placement's process got its game session.
+type received struct {
+	mu   sync.Mutex
+	at   map[string]time.Time // placement ID -> CreateGameSession received
+	n    atomic.Int64
+	done chan struct{}
+	want int64
+}
+
+func (r *received) note(f *sdkclient.Frame) {
+	if f.Action != "CreateGameSession" {
+		return
+	}
+	now := time.Now()
+	var m struct {
+		GameSessionID string `json:"GameSessionId"`
+	}
+	if f.Decode(&m) != nil {
+		return
+	}
+	id := m.GameSessionID[strings.LastIndexByte(m.GameSessionID, '/')+1:] // the ARN ends in the placement ID
+	r.mu.Lock()
+	r.at[id] = now
+	r.mu.Unlock()
+	if r.n.Add(1) == r.want {
+		close(r.done)
+	}
+}
+
+func (e *env) placementPhase(ctx context.Context, h *hoist, endpoint, token, fleetID, tag string, clients int, pprofAddr, profName string) (*PlacementPhase, error) {
+	cfg := e.cfg
+	n := cfg.Placements
+	rec := &received{at: make(map[string]time.Time, n), done: make(chan struct{}), want: int64(n)}
+	procs := make([]*sdkclient.Client, n)
+	cerrs := make([]error, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := range procs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			procs[i], cerrs[i] = dialPlacementProcess(ctx, endpoint, fmt.Sprintf("sim-%s-%d", tag, i), "placement-compute", fleetID, token, 1024+i%60000, rec)
+		})
+	}
+	wg.Wait()
+	defer closeAll(procs)
+	if err := errors.Join(cerrs...); err != nil {
+		return nil, err
+	}
+
+	ids := make([]string, n)
+	starts := make([]time.Time, n)
+	calls := make([]time.Duration, n)
+	errs := make([]error, n)
+	var next atomic.Int64
+	a := sampleCPU(h.pid())
+	waitProf := e.profile(pprofAddr, time.Second, profName)
+	first := time.Now()
+	for range clients {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				ids[i] = fmt.Sprintf("p-%s-%d", tag, i)
+				starts[i] = time.Now()
+				_, errs[i] = h.gl.StartGameSessionPlacement(ctx, &gl.StartGameSessionPlacementInput{
+					GameSessionQueueName: aws.String("load"), PlacementId: aws.String(ids[i]), MaximumPlayerSessionCount: aws.Int32(8)})
+				calls[i] = time.Since(starts[i])
+			}
+		})
+	}
+	wg.Wait()
+	select {
+	case <-rec.done:
+	case <-time.After(60 * time.Second):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	last := first
+	rec.mu.Lock()
+	var lat []time.Duration
+	for i, id := range ids {
+		if at, ok := rec.at[id]; ok {
+			lat = append(lat, at.Sub(starts[i]))
+			if at.After(last) {
+				last = at
+			}
+		}
+	}
+	rec.mu.Unlock()
+	secs := last.Sub(first).Seconds()
+	cpu := cpuUse(a, sampleCPU(h.pid()), time.Since(first).Seconds())
+	if err := waitProf(); err != nil {
+		fmt.Fprintln(e.log, "hostingload: profile:", err)
+	}
+	p := &PlacementPhase{Clients: clients, Placements: n, Seconds: secs, Fulfilled: len(lat),
+		StartToFulfilled: loadreport.Stats(lat), StartCall: loadreport.Stats(calls), Errors: errorCounts{}, CPU: cpu}
+	if secs > 0 {
+		p.PerSec = float64(len(lat)) / secs
+	}
+	for _, err := range errs {
+		if err != nil {
+			var ae smithy.APIError
+			if errors.As(err, &ae) {
+				p.Errors[ae.ErrorCode()]++
+			} else {
+				p.Errors[err.Error()]++
+			}
+		}
+	}
+	// Every placement must read FULFILLED.
+	next.Store(0)
+	var notFulfilled atomic.Int64
+	for range 8 {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				out, err := h.gl.DescribeGameSessionPlacement(ctx, &gl.DescribeGameSessionPlacementInput{PlacementId: aws.String(ids[i])})
+				if err != nil || out.GameSessionPlacement.Status != types.GameSessionPlacementStateFulfilled {
+					notFulfilled.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	p.NotFulfilled = int(notFulfilled.Load())
+	if len(p.Errors) == 0 {
+		p.Errors = nil
+	}
+	return p, nil
+}
+
+// dialPlacementProcess connects a simulated process and calls ProcessReady;
+// its game sessions are noted in rec.
+func dialPlacementProcess(ctx context.Context, endpoint, processID, compute, fleetID, token string, port int, rec *received) (*sdkclient.Client, error) {
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	c, err := sdkclient.Dial(dctx, endpoint, sdkclient.Query(processID, compute, fleetID, token),
+		sdkclient.Options{OnMessage: func(_ *sdkclient.Client, f *sdkclient.Frame) { rec.note(f) }})
+	if err != nil {
+		return nil, fmt.Errorf("connecting %s: %w", processID, err)
+	}
+	if _, err := c.Call(dctx, "ActivateServerProcess", map[string]any{"SdkVersion": sdkclient.SDKVersion,
+		"SdkLanguage": sdkclient.SDKLanguage, "Port": port, "LogPaths": []string{}}); err != nil {
+		c.Drop()
+		return nil, fmt.Errorf("ProcessReady of %s: %w", processID, err)
+	}
+	return c, nil
+}
+
+// PlacementSummary holds the medians over the runs of one -clients value.
+type PlacementSummary struct {
+	Clients    int     `json:"clients"`
+	Placements int     `json:"placements"`
+	Runs       int     `json:"runs"`
+	PerSec     float64 `json:"fulfilled_per_s"`
+	P50        float64 `json:"p50_ms"`
+	P99        float64 `json:"p99_ms"`
+	HoistCores float64 `json:"hoist_cores"`
+}
+
+func summarizePlacement(phases []*PlacementPhase) []PlacementSummary {
+	var order []int
+	by := map[int][]*PlacementPhase{}
+	for _, p := range phases {
+		if by[p.Clients] == nil {
+			order = append(order, p.Clients)
+		}
+		by[p.Clients] = append(by[p.Clients], p)
+	}
+	var out []PlacementSummary
+	for _, c := range order {
+		ps := by[c]
+		med := func(f func(*PlacementPhase) float64) float64 {
+			var v []float64
+			for _, p := range ps {
+				v = append(v, f(p))
+			}
+			return loadreport.Median(v)
+		}
+		out = append(out, PlacementSummary{Clients: c, Placements: ps[0].Placements, Runs: len(ps),
+			PerSec:     med(func(p *PlacementPhase) float64 { return p.PerSec }),
+			P50:        med(func(p *PlacementPhase) float64 { return p.StartToFulfilled.P50 }),
+			P99:        med(func(p *PlacementPhase) float64 { return p.StartToFulfilled.P99 }),
+			HoistCores: med(func(p *PlacementPhase) float64 { return p.CPU.Hoist }),
+		})
+	}
+	return out
+}
+
+func printPlacement(w io.Writer, rep *Report) {
+	cfg := rep.Config
+	fmt.Fprintf(w, "scenario placement: an Anywhere compute with %d ready simulated processes per phase, as many placements started at once by the clients; %s\n\n",
+		cfg.Placements, loadreport.Plural(cfg.Repeats, "run"))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "run\tclients\tplacements\tfulfilled\tseconds\tfulfilled/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tstart call p50 ms\terrors\tnot fulfilled\thoist cores\t")
+	for _, p := range rep.Placement {
+		s := p.StartToFulfilled
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.2f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%d\t%.2f\t\n", p.Run, p.Clients, p.Placements, p.Fulfilled,
+			p.Seconds, p.PerSec, s.P50, s.P90, s.P99, s.Max, p.StartCall.P50, p.Errors.total(), p.NotFulfilled, p.CPU.Hoist)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nmedians:")
+	for _, s := range summarizePlacement(rep.Placement) {
+		fmt.Fprintf(w, "  %d clients, %d placements (%s): %.0f fulfilled/s, start -> fulfilled p50 %.2f ms, p99 %.2f ms; hoist %.2f cores\n",
+			s.Clients, s.Placements, loadreport.Plural(s.Runs, "run"), s.PerSec, s.P50, s.P99, s.HoistCores)
+	}
+}

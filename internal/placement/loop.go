@@ -1,0 +1,332 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/arn"
+	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/sessions"
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// pendingPage is how many PENDING placements one read lists.
+const pendingPage = 512
+
+// workers is how many placements one pass attempts at once: their
+// transactions are serialized by the store, and their commits share the
+// store's group commit (one sync for many placements).
+const workers = 16
+
+// turn is the state of one pass of the loop: each queue's capacity
+// snapshot, read once and kept current as placements consume it. mu
+// guards it (workers share it).
+type turn struct {
+	mu     sync.Mutex
+	queues map[string]*queueState
+}
+
+type queueState struct {
+	q    *api.GameSessionQueue // nil: the queue is gone
+	snap []Destination
+}
+
+// Process makes one pass over the PENDING placements, handed to the
+// workers oldest first: a placement past its deadline ends TIMED_OUT;
+// another goes to the first candidate Choose gives that still has a free
+// process; one without a candidate stays PENDING for the next pass. Run calls it every Interval
+// and whenever a placement starts; tests call it directly with a fake
+// clock.
+func (s *Service) Process(ctx context.Context) error {
+	var pending []*placementRecord
+	q := store.Query{Kind: KindPlacement, Key: string(api.GameSessionPlacementStatePending), HasKey: true,
+		Order: store.OrderCreated, Limit: pendingPage}
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		pending = pending[:0]
+		q.After = ""
+		for {
+			recs, next, err := tx.List(ctx, q)
+			if err != nil {
+				return err
+			}
+			for _, rec := range recs {
+				p := new(placementRecord)
+				if err := store.Decode(rec, p); err != nil {
+					return err
+				}
+				pending = append(pending, p)
+			}
+			if next == "" {
+				return nil
+			}
+			q.After = next
+		}
+	})
+	if err != nil {
+		return err
+	}
+	t := &turn{queues: map[string]*queueState{}}
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+		next = make(chan *placementRecord)
+	)
+	for range min(workers, len(pending)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range next {
+				if err := s.attempt(ctx, t, p); err != nil && ctx.Err() == nil {
+					mu.Lock()
+					errs = append(errs, errors.New("placement "+p.id()+": "+err.Error()))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, p := range pending { // oldest first
+		if ctx.Err() != nil {
+			break
+		}
+		next <- p
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// queueState returns the queue and its capacity snapshot for this turn
+// (t.mu held).
+func (s *Service) queueState(ctx context.Context, t *turn, name string) (*queueState, error) {
+	if qs, ok := t.queues[name]; ok {
+		return qs, nil
+	}
+	qs := new(queueState)
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		q, err := getQueue(ctx, tx, name)
+		var nf *api.NotFoundException
+		if errors.As(err, &nf) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		qs.q = q
+		qs.snap, err = s.snapshot(ctx, tx, q)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.queues[name] = qs
+	return qs, nil
+}
+
+// snapshot reads the capacity of a queue's destinations. A destination
+// whose fleet or alias is gone, whose alias is TERMINAL, or whose fleet
+// an earlier destination already names, is left out.
+func (s *Service) snapshot(ctx context.Context, tx store.Tx, q *api.GameSessionQueue) ([]Destination, error) {
+	var out []Destination
+	seen := map[string]bool{}
+	for _, d := range q.Destinations {
+		typ, id, err := destination(api.ToString(d.DestinationArn))
+		if err != nil {
+			continue
+		}
+		if typ == arn.TypeAlias {
+			if s.cfg.ResolveAlias == nil {
+				continue
+			}
+			if id, err = s.cfg.ResolveAlias(ctx, tx, id); err != nil {
+				var ae api.Error
+				if errors.As(err, &ae) {
+					continue // unknown or TERMINAL alias: no destination
+				}
+				return nil, err
+			}
+		}
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		f := new(hosting.Fleet)
+		if _, err := store.GetJSON(ctx, tx, hosting.KindFleet, id, f); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			return nil, err
+		}
+		if f.Attributes.Status == api.FleetStatusTerminated {
+			continue
+		}
+		dest := Destination{FleetID: id}
+		cost := s.cost(f)
+		for _, l := range f.Locations {
+			loc := Location{Name: l.Location, Cost: cost,
+				Active: f.Attributes.Status == api.FleetStatusActive && (l.Status == "" || l.Status == api.FleetStatusActive)}
+			if loc.Active {
+				n, err := tx.Count(ctx, store.Query{Kind: hosting.KindProcess, Parent: id, HasParent: true,
+					Key: hosting.ProcessKey(l.Location, hosting.ProcessActive, true), HasKey: true})
+				if err != nil {
+					return nil, err
+				}
+				loc.Idle = n
+			}
+			dest.Locations = append(dest.Locations, loc)
+		}
+		out = append(out, dest)
+	}
+	return out, nil
+}
+
+// cost is the configured hourly price of an instance of fleet f.
+func (s *Service) cost(f *hosting.Fleet) float64 {
+	it := string(f.Attributes.InstanceType)
+	if v, ok := s.cfg.Costs[it+"/"+string(f.Attributes.FleetType)]; ok {
+		return v
+	}
+	return s.cfg.Costs[it]
+}
+
+// attempt tries to fulfil (or time out) one pending placement.
+func (s *Service) attempt(ctx context.Context, t *turn, p *placementRecord) error {
+	t.mu.Lock()
+	qs, err := s.queueState(ctx, t, p.queue())
+	if err != nil {
+		t.mu.Unlock()
+		return err
+	}
+	now := s.now()
+	if !now.Before(p.Deadline) || qs.q == nil {
+		t.mu.Unlock()
+		return s.expire(ctx, qs.q, p)
+	}
+	req := Request{Queue: qs.q, Latencies: p.Placement.PlayerLatencies, Override: p.Placement.PriorityConfigurationOverride,
+		Fallback: p.Fallback, Started: p.Placement.StartTime.Time, Now: now}
+	cands := Choose(req, qs.snap)
+	if len(cands) == 0 && s.fallsBack(p) {
+		req.Fallback = true
+		cands = Choose(req, qs.snap)
+	}
+	t.mu.Unlock()
+	if len(cands) == 0 {
+		if req.Fallback != p.Fallback {
+			return s.markFallback(ctx, p)
+		}
+		return nil
+	}
+	placed, used, full, err := s.fulfil(ctx, qs, p, cands, req.Fallback)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	for _, l := range full {
+		l.Idle = 0 // full (or not ACTIVE) after all, for the rest of this turn
+	}
+	if used != nil && used.Idle > 0 {
+		used.Idle--
+	}
+	t.mu.Unlock()
+	if placed != nil {
+		s.cfg.Sessions.StartPlaced(ctx, placed)
+	}
+	return nil
+}
+
+// expire ends a pending placement past its deadline TIMED_OUT, or FAILED
+// when its queue is gone (q nil).
+func (s *Service) expire(ctx context.Context, q *api.GameSessionQueue, p *placementRecord) error {
+	status := api.GameSessionPlacementStateTimedOut
+	if q == nil {
+		status = api.GameSessionPlacementStateFailed
+	}
+	return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		cur, err := getPlacement(ctx, tx, p.id())
+		if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending {
+			return err
+		}
+		return s.finishTx(ctx, tx, q, cur, status, nil)
+	})
+}
+
+// fulfil tries the candidates in order in one transaction of the sessions
+// store: the first whose location has a free process gets the game
+// session, and the placement is FULFILLED. It returns the placed game
+// session (nil if none), the snapshot entry it used and those found full.
+// When every candidate of an override's single pass failed, the placement
+// falls back (DEFAULT_AFTER_SINGLE_PASS).
+func (s *Service) fulfil(ctx context.Context, qs *queueState, p *placementRecord, cands []Candidate, fallback bool) (placed *sessions.Placed, used *Location, full []*Location, err error) {
+	err = s.cfg.Sessions.Update(ctx, func(tx store.Tx) error {
+		placed, used, full = nil, nil, full[:0]
+		cur, err := getPlacement(ctx, tx, p.id())
+		if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending {
+			return err
+		}
+		was := cur.Fallback
+		cur.Fallback = fallback
+		for _, c := range cands {
+			got, err := s.cfg.Sessions.PlaceTx(ctx, tx, sessions.PlaceRequest{FleetID: c.FleetID, Location: c.Location, Token: cur.id(),
+				Name: cur.Placement.GameSessionName, GameSessionData: cur.Placement.GameSessionData,
+				MaximumPlayerSessionCount: api.ToInt32(cur.Placement.MaximumPlayerSessionCount),
+				GameProperties:            cur.Placement.GameProperties, Players: cur.Players})
+			loc := qs.find(c.FleetID, c.Location)
+			if err == nil {
+				placed, used = got, loc
+				return s.finishTx(ctx, tx, qs.q, cur, api.GameSessionPlacementStateFulfilled, got)
+			}
+			var ae api.Error
+			if !errors.As(err, &ae) {
+				return err
+			}
+			if loc != nil {
+				full = append(full, loc)
+			}
+		}
+		if s.fallsBack(cur) {
+			cur.Fallback = true // the override's pass failed
+		}
+		if cur.Fallback != was {
+			return putPlacement(ctx, tx, cur, false)
+		}
+		return nil
+	})
+	return placed, used, full, err
+}
+
+// fallsBack reports whether p's override gives way to the queue's
+// configuration once its single pass failed.
+func (s *Service) fallsBack(p *placementRecord) bool {
+	o := p.Placement.PriorityConfigurationOverride
+	return !p.Fallback && o != nil && len(o.LocationOrder) > 0 &&
+		o.PlacementFallbackStrategy != api.PlacementFallbackStrategyNone
+}
+
+// markFallback records that p's override pass failed.
+func (s *Service) markFallback(ctx context.Context, p *placementRecord) error {
+	return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		cur, err := getPlacement(ctx, tx, p.id())
+		if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending {
+			return err
+		}
+		cur.Fallback = true
+		return putPlacement(ctx, tx, cur, false)
+	})
+}
+
+// find returns the snapshot entry of a fleet location.
+func (qs *queueState) find(fleetID, loc string) *Location {
+	for i := range qs.snap {
+		if qs.snap[i].FleetID != fleetID {
+			continue
+		}
+		for j := range qs.snap[i].Locations {
+			if qs.snap[i].Locations[j].Name == loc {
+				return &qs.snap[i].Locations[j]
+			}
+		}
+	}
+	return nil
+}
