@@ -75,12 +75,18 @@ type env struct {
 // startHoist starts Hoist with baseTimings plus timings (later entries win).
 func startHoist(t *testing.T, timings ...string) *env {
 	t.Helper()
+	return startHoistWith(t, nil, timings...)
+}
+
+// startHoistWith is startHoist with more command-line arguments.
+func startHoistWith(t *testing.T, args []string, timings ...string) *env {
+	t.Helper()
 	all := append(append([]string{}, baseTimings...), timings...)
-	h := hoisttest.Start(t, hoisttest.Options{Args: []string{
+	h := hoisttest.Start(t, hoisttest.Options{Args: append([]string{
 		"--timings", strings.Join(dedupe(all), ","),
 		"--process-env", strings.Join(baseEnv, ","),
 		"--log-level", "debug",
-	}})
+	}, args...)})
 	return &env{h: h, gl: h.V2(), ctx: hoisttest.Context(t, 10*time.Minute)}
 }
 
