@@ -185,11 +185,18 @@ func TestAliasesBoto3(t *testing.T) {
 	}
 }
 
-// TestPlacementBoto3 runs placement_boto3.py.
+// TestPlacementBoto3 runs placement_boto3.py with the built e2e/gameserver
+// (its search part places game sessions on game servers it starts).
 func TestPlacementBoto3(t *testing.T) {
 	needBoto3(t)
+	gameDir := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(gameDir, "gameserver"), "./e2e/gameserver")
+	build.Dir = hoisttest.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./e2e/gameserver: %v\n%s", err, out)
+	}
 	h := startHoist(t, "fleets.reconcile=100ms,placement.interval=100ms")
-	out := runScript(t, h, cleanEnv(t, h), "placement_boto3.py")
+	out := runScript(t, h, cleanEnv(t, h, "GAMESERVER="+filepath.Join(gameDir, "gameserver")), "placement_boto3.py")
 	if !strings.Contains(out, "placement_boto3: PASS") {
 		t.Fatalf("the script did not finish:\n%s", out)
 	}
