@@ -35,7 +35,8 @@ import (
 // receiver, placements through aws-sdk-go-v2 onto a fleet of real game
 // server processes, and the events they make, signed as docs/events.md
 // says, on the webhook (also after the receiver was down for a while, in
-// order) and on the live stream filtered by the queue.
+// order; a deleted queue's PlacementFailed) and on the live stream filtered
+// by the queue.
 func TestPlacementEvents(t *testing.T) {
 	const topic = "arn:aws:sns:us-west-2:123456789012:placement-events"
 	rcv := newPlacementReceiver(t)
@@ -131,6 +132,16 @@ func TestPlacementEvents(t *testing.T) {
 		}
 		ev.check(t, queueARN, ev.Detail.Type, ev.Detail.PlacementID)
 	}
+
+	// Deleting a queue fails its pending placement: PlacementFailed, to the
+	// topic of the queue that is gone.
+	doomed := e.createQueue(t, &gl.CreateGameSessionQueueInput{Name: aws.String("ev-doomed"),
+		NotificationTarget: aws.String(topic), CustomEventData: aws.String("ev-e2e"), Destinations: dests(fleetARN)})
+	e.place(t, "ev-doomed", "ev-failed", nil)
+	if _, err := e.gl.DeleteGameSessionQueue(e.ctx, &gl.DeleteGameSessionQueueInput{Name: aws.String("ev-doomed")}); err != nil {
+		t.Fatalf("DeleteGameSessionQueue: %v", err)
+	}
+	rcv.next(t).check(t, aws.ToString(doomed.GameSessionQueueArn), "PlacementFailed", "ev-failed")
 }
 
 // placementEvent is a queue placement event as received (docs/events.md's
