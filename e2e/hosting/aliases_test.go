@@ -65,6 +65,11 @@ func testAliases(t *testing.T, e *env) {
 	if err != nil || len(details.GameSessionDetails) != 2 {
 		t.Fatalf("DescribeGameSessionDetails (v1) by alias ARN: %v %+v", err, details)
 	}
+	sout, err := e.gl.SearchGameSessions(e.ctx, &gl.SearchGameSessionsInput{AliasId: aws.String(aliasARN),
+		FilterExpression: aws.String("gameSessionName = 'via-alias'")})
+	if err != nil || len(sout.GameSessions) != 1 || aws.ToString(sout.GameSessions[0].GameSessionId) != aws.ToString(gs1.GameSessionId) {
+		t.Fatalf("SearchGameSessions by alias ARN: %v %+v, want %s", err, sout, aws.ToString(gs1.GameSessionId))
+	}
 
 	// TERMINAL: the message reaches the client and no game session is made.
 	const msg = "Servers for this version are closed; please update"
@@ -74,6 +79,10 @@ func testAliases(t *testing.T, e *env) {
 	}
 	_, err = e.gl.CreateGameSession(e.ctx, &gl.CreateGameSessionInput{AliasId: aws.String(aliasID), MaximumPlayerSessionCount: aws.Int32(4)})
 	if te := wantErr[*types.TerminalRoutingStrategyException](t, "CreateGameSession through a TERMINAL alias", err); te.ErrorMessage() != msg {
+		t.Errorf("TerminalRoutingStrategyException message %q, want %q", te.ErrorMessage(), msg)
+	}
+	_, err = e.gl.SearchGameSessions(e.ctx, &gl.SearchGameSessionsInput{AliasId: aws.String(aliasID)})
+	if te := wantErr[*types.TerminalRoutingStrategyException](t, "SearchGameSessions through a TERMINAL alias", err); te.ErrorMessage() != msg {
 		t.Errorf("TerminalRoutingStrategyException message %q, want %q", te.ErrorMessage(), msg)
 	}
 	fout, err := e.gl.DescribeGameSessions(e.ctx, &gl.DescribeGameSessionsInput{FleetId: aws.String(fleetID)})
