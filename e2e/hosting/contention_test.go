@@ -24,7 +24,7 @@ const (
 	contentionProcesses  = 4  // ConcurrentExecutions of the one instance
 	contentionClients    = 32 // goroutines calling StartGameSessionPlacement
 	contentionPollers    = 16 // goroutines calling DescribeGameSessionPlacement
-	contentionTimeout    = 30 // the queue's TimeoutInSeconds
+	contentionTimeout    = 20 // the queue's TimeoutInSeconds
 	// contentionLate bounds how long after its deadline a placement may
 	// end TIMED_OUT on a loaded machine (Hoist's bound is one
 	// placement.interval plus the pass that expires it).
@@ -50,7 +50,9 @@ func TestPlacementContention(t *testing.T) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("contention-%04d", i)
 	}
+	began := time.Now()
 	startAll(t, e, ids)
+	t.Logf("%d placements started in %s", len(ids), time.Since(began).Round(time.Millisecond))
 
 	// Exactly as many are fulfilled as there are processes, and no more
 	// while no capacity frees: the sweep below takes many passes of the
@@ -80,6 +82,7 @@ func TestPlacementContention(t *testing.T) {
 		}
 	}
 	all := e.waitFleetGameSessions(t, fleetID, 2*contentionProcesses)
+	t.Logf("%d more placements fulfilled %s after the first start", contentionProcesses, time.Since(began).Round(time.Millisecond))
 
 	// The rest time out; every placement has ended.
 	var final []types.GameSessionPlacement
