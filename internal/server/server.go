@@ -24,6 +24,7 @@ import (
 	"github.com/hoistgg/hoist/internal/fleets"
 	"github.com/hoistgg/hoist/internal/fleets/local"
 	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/matchmaking"
 	"github.com/hoistgg/hoist/internal/pki"
 	"github.com/hoistgg/hoist/internal/placement"
 	"github.com/hoistgg/hoist/internal/sdkconn"
@@ -55,26 +56,27 @@ type Server struct {
 	replica string
 	baseURL string
 
-	dataLock  *os.File // the data directory's lock
-	store     store.Store
-	ca        *pki.CA
-	caBundle  string // system roots plus Hoist's CA: SSL_CERT_FILE of launched processes
-	fleetiq   *fleetiq.Service
-	tags      *tags.Service
-	builds    *builds.Service
-	fleets    *fleets.Service
-	sessions  *sessions.Service
-	aliases   *aliases.Service
-	events    *events.Service
-	placement *placement.Service
-	provider  *local.Provider
-	procUsers *local.Accounts // nil: server processes run as Hoist's user
-	sdk       *sdkconn.Server
-	svc       api.Service
-	auth      *sigv4.Authenticator
-	logKey    []byte
-	handler   http.Handler
-	bodies    *bodyLimits
+	dataLock    *os.File // the data directory's lock
+	store       store.Store
+	ca          *pki.CA
+	caBundle    string // system roots plus Hoist's CA: SSL_CERT_FILE of launched processes
+	fleetiq     *fleetiq.Service
+	tags        *tags.Service
+	builds      *builds.Service
+	fleets      *fleets.Service
+	sessions    *sessions.Service
+	aliases     *aliases.Service
+	events      *events.Service
+	placement   *placement.Service
+	matchmaking *matchmaking.Service
+	provider    *local.Provider
+	procUsers   *local.Accounts // nil: server processes run as Hoist's user
+	sdk         *sdkconn.Server
+	svc         api.Service
+	auth        *sigv4.Authenticator
+	logKey      []byte
+	handler     http.Handler
+	bodies      *bodyLimits
 
 	closeOnce sync.Once
 	closeErr  error
@@ -97,18 +99,20 @@ type service struct {
 	*Sessions
 	*Aliases
 	*Placement
+	*Matchmaking
 	fallback
 }
 
 // Aliases give the embedded services distinct field names.
 type (
-	FleetIQ   = fleetiq.Service
-	Tags      = tags.Service
-	Builds    = builds.Service
-	Fleets    = fleets.Service
-	Sessions  = sessions.Service
-	Aliases   = aliases.Service
-	Placement = placement.Service
+	FleetIQ     = fleetiq.Service
+	Tags        = tags.Service
+	Builds      = builds.Service
+	Fleets      = fleets.Service
+	Sessions    = sessions.Service
+	Aliases     = aliases.Service
+	Placement   = placement.Service
+	Matchmaking = matchmaking.Service
 )
 
 type fallback struct{ api.Unimplemented }
@@ -302,13 +306,16 @@ func (s *Server) compose(opts Options) error {
 		ReplicaID: s.replica, Now: s.now, Logger: s.log.With("component", "placement"),
 	})
 
+	s.matchmaking = matchmaking.New(matchmaking.Config{Store: s.store, Region: cfg.Region, Account: cfg.Account,
+		Tags: s.tags, Publisher: s.events, Now: s.now, Logger: s.log.With("component", "matchmaking")})
+
 	s.sdk = sdkconn.New(sdkconn.Config{
 		API: s.sessions.ProcessAPI(), Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
 		Logger: s.log.With("component", "sdk"), Now: s.now, ReplicaID: s.replica,
 	})
 	msgr.s = s.sdk
 	s.svc = &service{FleetIQ: s.fleetiq, Tags: s.tags, Builds: s.builds, Fleets: s.fleets, Sessions: s.sessions, Aliases: s.aliases,
-		Placement: s.placement}
+		Placement: s.placement, Matchmaking: s.matchmaking}
 	return nil
 }
 
