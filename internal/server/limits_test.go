@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -69,6 +71,22 @@ func readStatus(c net.Conn, d time.Duration) int {
 	return resp.StatusCode
 }
 
+// residentBytes is this process's resident set (VmRSS), or 0 where
+// /proc is not there.
+func residentBytes() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
 func heapInUse() uint64 {
 	runtime.GC()
 	var m runtime.MemStats
@@ -90,7 +108,7 @@ func TestUnsignedBodiesAreNotRead(t *testing.T) {
 		"POST /hoist/admin/SetGameServerInstanceStatus HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n",
 		"PUT /" + srv.builds.Bucket() + "/builds/x.zip HTTP/1.1\r\nHost: 127.0.0.1\r\n",
 	}
-	before := heapInUse()
+	before, rssBefore := heapInUse(), residentBytes()
 	conns := make([]net.Conn, clients)
 	var wg sync.WaitGroup
 	for i := range conns {
@@ -113,6 +131,7 @@ func TestUnsignedBodiesAreNotRead(t *testing.T) {
 	}
 	wg.Wait()
 	grown := int64(heapInUse()) - int64(before) // the connections are still open
+	rssGrown := residentBytes() - rssBefore
 	for i, st := range statuses {
 		if i%len(heads) == 3 {
 			continue
@@ -124,6 +143,12 @@ func TestUnsignedBodiesAreNotRead(t *testing.T) {
 	t.Logf("heap grew by %.1f MiB with %d stalled clients", float64(grown)/(1<<20), clients)
 	if grown > 64<<20 {
 		t.Errorf("heap grew by %d MiB with %d stalled clients, want at most 64 MiB", grown>>20, clients)
+	}
+	// The resident set (Hoist and the test's clients share the process)
+	// stays bounded too: 40 announced bodies of 10 MiB would be 400 MiB.
+	t.Logf("resident set grew by %.1f MiB", float64(rssGrown)/(1<<20))
+	if rssBefore > 0 && rssGrown > 96<<20 {
+		t.Errorf("resident set grew by %d MiB with %d stalled clients, want at most 96 MiB", rssGrown>>20, clients)
 	}
 }
 
