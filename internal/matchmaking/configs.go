@@ -424,10 +424,12 @@ func (s *Service) UpdateMatchmakingConfiguration(ctx context.Context, in *api.Up
 }
 
 // activeTickets counts the configuration's tickets that have not ended
-// (QUEUED, SEARCHING, REQUIRES_ACCEPTANCE, PLACING). Tickets do not exist
-// yet, so it counts none; StartMatchmaking's change fills it in, and
-// DeleteMatchmakingConfiguration refuses while it is not zero.
-var activeTickets = func(ctx context.Context, tx store.Tx, config string) (int, error) { return 0, nil }
+// (QUEUED, SEARCHING, REQUIRES_ACCEPTANCE, PLACING); DeleteMatchmaking-
+// Configuration refuses while it is not zero. Tickets do not exist yet, so
+// it counts none: the change that adds StartMatchmaking fills it in (a
+// query of its ticket records by configuration). Tests replace it through
+// Service.activeTickets.
+func activeTickets(ctx context.Context, tx store.Tx, config string) (int, error) { return 0, nil }
 
 // DeleteMatchmakingConfiguration deletes a configuration and its tags;
 // it is refused while the configuration has active tickets.
@@ -437,7 +439,7 @@ func (s *Service) DeleteMatchmakingConfiguration(ctx context.Context, in *api.De
 		if err != nil {
 			return err
 		}
-		n, err := activeTickets(ctx, tx, *c.Name)
+		n, err := s.activeTickets(ctx, tx, *c.Name)
 		if err != nil {
 			return err
 		}

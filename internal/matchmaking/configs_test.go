@@ -270,9 +270,7 @@ func TestDeleteRefusedWithActiveTickets(t *testing.T) {
 	if _, err := h.svc.CreateMatchmakingConfiguration(h.ctx, cfgStandalone("busy")); err != nil {
 		t.Fatal(err)
 	}
-	old := activeTickets
-	activeTickets = func(context.Context, store.Tx, string) (int, error) { return 2, nil }
-	defer func() { activeTickets = old }()
+	h.svc.activeTickets = func(context.Context, store.Tx, string) (int, error) { return 2, nil }
 	_, err := h.svc.DeleteMatchmakingConfiguration(h.ctx, &api.DeleteMatchmakingConfigurationInput{Name: cfgStr("busy")})
 	cfgWantInvalid(t, "delete with active tickets", err, "2 active matchmaking tickets")
 }

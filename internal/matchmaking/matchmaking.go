@@ -50,6 +50,8 @@ type Config struct {
 // of api.Service.
 type Service struct {
 	cfg Config
+	// activeTickets counts a configuration's active tickets (configs.go).
+	activeTickets func(ctx context.Context, tx store.Tx, config string) (int, error)
 }
 
 // New returns a Service.
@@ -63,7 +65,7 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{cfg: cfg}
+	s := &Service{cfg: cfg, activeTickets: activeTickets}
 	if cfg.Tags != nil {
 		cfg.Tags.RegisterResource(arn.TypeMatchmakingConfiguration, s.ConfigurationExists)
 	}
