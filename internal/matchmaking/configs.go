@@ -25,9 +25,10 @@ const (
 	MaxConfigurationName = 128
 )
 
-// defaultConfigLimit is DescribeMatchmakingConfigurations' page size
-// without a Limit.
-const defaultConfigLimit = 100
+// MaxConfigLimit is DescribeMatchmakingConfigurations' page size: without
+// a Limit, and the cap of a larger one (GameLift documents the parameter
+// as "limited to 10").
+const MaxConfigLimit = 10
 
 var (
 	configNamePattern = regexp.MustCompile(`^[a-zA-Z0-9.-]*$`)
@@ -286,8 +287,8 @@ func (s *Service) CreateMatchmakingConfiguration(ctx context.Context, in *api.Cr
 // or ARNs; unknown ones are left out), those using a rule set, or all of
 // them, in name order, a page at a time.
 func (s *Service) DescribeMatchmakingConfigurations(ctx context.Context, in *api.DescribeMatchmakingConfigurationsInput) (*api.DescribeMatchmakingConfigurationsOutput, error) {
-	limit := defaultConfigLimit
-	if in.Limit != nil && *in.Limit > 0 {
+	limit := MaxConfigLimit
+	if in.Limit != nil && *in.Limit > 0 && *in.Limit < MaxConfigLimit {
 		limit = int(*in.Limit)
 	}
 	token := api.ToString(in.NextToken)

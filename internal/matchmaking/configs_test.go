@@ -3,6 +3,7 @@ package matchmaking
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -304,4 +305,22 @@ func TestDescribeConfigurationsPages(t *testing.T) {
 	}
 	_, err := h.svc.DescribeMatchmakingConfigurations(h.ctx, &api.DescribeMatchmakingConfigurationsInput{NextToken: cfgStr("bogus")})
 	cfgWantInvalid(t, "bogus NextToken", err, "")
+}
+
+func TestDescribeConfigurationsLimitCapped(t *testing.T) {
+	h := newConfigHarness(t)
+	for i := range 12 {
+		if _, err := h.svc.CreateMatchmakingConfiguration(h.ctx, cfgStandalone(fmt.Sprintf("c%02d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, limit := range []*int32{nil, cfgI32(10), cfgI32(50)} {
+		d, err := h.svc.DescribeMatchmakingConfigurations(h.ctx, &api.DescribeMatchmakingConfigurationsInput{Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Configurations) != MaxConfigLimit || d.NextToken == nil {
+			t.Errorf("Limit %v: %d configurations, NextToken %v; want %d and a token", limit, len(d.Configurations), d.NextToken, MaxConfigLimit)
+		}
+	}
 }
