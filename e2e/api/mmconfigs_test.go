@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 aws-sdk-go v1 is one of the real clients Hoist is tested against
+
 package api_test
 
 import (
@@ -11,6 +13,8 @@ import (
 	awsv2 "github.com/aws/aws-sdk-go-v2/aws"
 	glv2 "github.com/aws/aws-sdk-go-v2/service/gamelift"
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
+	awsv1 "github.com/aws/aws-sdk-go/aws"
+	glv1 "github.com/aws/aws-sdk-go/service/gamelift"
 
 	"github.com/hoistgg/hoist/e2e/hoisttest"
 	"github.com/hoistgg/hoist/internal/config"
@@ -278,4 +282,41 @@ func TestMatchmakingConfigurationPages(t *testing.T) {
 			t.Errorf("%+v: %d pages of %v", in, pages, got)
 		}
 	}
+}
+
+// TestMatchmakingConfigurationsV1 goes through aws-sdk-go v1 (AWS JSON 1.1;
+// aws-sdk-go-v2 speaks CBOR).
+func TestMatchmakingConfigurationsV1(t *testing.T) {
+	h := startHoistWithRuleSets(t, "rules")
+	ctx := hoisttest.Context(t, 2*time.Minute)
+	v1 := h.V1()
+	q, err := v1.CreateGameSessionQueueWithContext(ctx, &glv1.CreateGameSessionQueueInput{Name: awsv1.String("v1q")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := v1.CreateMatchmakingConfigurationWithContext(ctx, &glv1.CreateMatchmakingConfigurationInput{
+		Name: awsv1.String("v1cfg"), RuleSetName: awsv1.String("rules"), RequestTimeoutSeconds: awsv1.Int64(90),
+		AcceptanceRequired: awsv1.Bool(true), AcceptanceTimeoutSeconds: awsv1.Int64(20),
+		GameSessionQueueArns: []*string{q.GameSessionQueue.GameSessionQueueArn},
+		Tags:                 []*glv1.Tag{{Key: awsv1.String("k"), Value: awsv1.String("v")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if awsv1.StringValue(c.Configuration.FlexMatchMode) != "WITH_QUEUE" || awsv1.StringValue(c.Configuration.BackfillMode) != "MANUAL" ||
+		awsv1.Int64Value(c.Configuration.AcceptanceTimeoutSeconds) != 20 || c.Configuration.CreationTime == nil {
+		t.Errorf("created %+v", c.Configuration)
+	}
+	d, err := v1.DescribeMatchmakingConfigurationsWithContext(ctx, &glv1.DescribeMatchmakingConfigurationsInput{
+		Names: []*string{c.Configuration.ConfigurationArn}})
+	if err != nil || len(d.Configurations) != 1 || awsv1.StringValue(d.Configurations[0].RuleSetArn) == "" {
+		t.Errorf("describe: %+v %v", d, err)
+	}
+	_, err = v1.UpdateMatchmakingConfigurationWithContext(ctx, &glv1.UpdateMatchmakingConfigurationInput{Name: awsv1.String("v1cfg"),
+		FlexMatchMode: awsv1.String("STANDALONE"), BackfillMode: awsv1.String("AUTOMATIC")})
+	wantV1(t, "STANDALONE with AUTOMATIC backfill", err, "InvalidRequestException")
+	if _, err := v1.DeleteMatchmakingConfigurationWithContext(ctx, &glv1.DeleteMatchmakingConfigurationInput{Name: awsv1.String("v1cfg")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = v1.DeleteMatchmakingConfigurationWithContext(ctx, &glv1.DeleteMatchmakingConfigurationInput{Name: awsv1.String("v1cfg")})
+	wantV1(t, "second delete", err, "NotFoundException")
 }
