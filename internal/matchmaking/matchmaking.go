@@ -11,9 +11,11 @@
 package matchmaking
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
+	"github.com/hoistgg/hoist/internal/arn"
 	"github.com/hoistgg/hoist/internal/events"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/tags"
@@ -34,6 +36,9 @@ type Config struct {
 	// Tags, when set, gets the matchmakingruleset and
 	// matchmakingconfiguration resource types registered.
 	Tags *tags.Service
+	// QueueExists reports whether a game session queue (by name) exists,
+	// for the GameSessionQueueArns of configurations. Nil: not checked.
+	QueueExists func(ctx context.Context, tx store.Tx, name string) (bool, error)
 	// Publisher records matchmaking events. Default events.Discard.
 	Publisher events.Publisher
 	// Now is the clock. Default time.Now.
@@ -45,6 +50,8 @@ type Config struct {
 // of api.Service.
 type Service struct {
 	cfg Config
+	// activeTickets counts a configuration's active tickets (configs.go).
+	activeTickets func(ctx context.Context, tx store.Tx, config string) (int, error)
 }
 
 // New returns a Service.
@@ -58,5 +65,9 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{cfg: cfg}
+	s := &Service{cfg: cfg, activeTickets: activeTickets}
+	if cfg.Tags != nil {
+		cfg.Tags.RegisterResource(arn.TypeMatchmakingConfiguration, s.ConfigurationExists)
+	}
+	return s
 }

@@ -307,7 +307,7 @@ func (s *Server) compose(opts Options) error {
 	})
 
 	s.matchmaking = matchmaking.New(matchmaking.Config{Store: s.store, Region: cfg.Region, Account: cfg.Account,
-		Tags: s.tags, Publisher: s.events, Now: s.now, Logger: s.log.With("component", "matchmaking")})
+		Tags: s.tags, QueueExists: s.placement.Exists, Publisher: s.events, Now: s.now, Logger: s.log.With("component", "matchmaking")})
 
 	s.sdk = sdkconn.New(sdkconn.Config{
 		API: s.sessions.ProcessAPI(), Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
