@@ -21,6 +21,9 @@ type PlaceRequest struct {
 	GameProperties            []api.GameProperty
 	// Players get RESERVED player sessions in the new game session.
 	Players []api.DesiredPlayerSession
+	// MatchmakerData, set for a match's game session (FlexMatch), becomes
+	// the game session's and reaches the process in CreateGameSession.
+	MatchmakerData *string
 }
 
 // Placed is a game session PlaceTx created; StartPlaced sends it to its
@@ -73,6 +76,7 @@ func (s *Service) PlaceTx(ctx context.Context, tx store.Tx, req PlaceRequest) (*
 		MaximumPlayerSessionCount: api.Int32(req.MaximumPlayerSessionCount),
 		GameProperties:            req.GameProperties, GameSessionData: req.GameSessionData}
 	gs := s.newGameSession(f, id, &createRequest{in: in}, proc, comp, now)
+	gs.Session.MatchmakerData = req.MatchmakerData
 	out := &Placed{gs: gs, proc: proc}
 	for _, p := range req.Players {
 		r := playerReq{playerID: api.ToString(p.PlayerId), data: api.ToString(p.PlayerData), sessionID: s.playerSessionID()}
