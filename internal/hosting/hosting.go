@@ -17,7 +17,8 @@
 //	                                                 over the SDK, game sessions, player sessions)
 //
 // internal/sdkconn carries the Server SDK 5 WebSocket protocol and calls
-// sessions through the ProcessAPI interface below; sessions sends messages to
+// sessions through the ProcessAPI interface below (and FlexMatch, for match
+// backfill requests, through Backfiller); sessions sends messages to
 // processes through a Messenger. fleets launches and stops OS processes and
 // tells sessions when one exits (ProcessExited).
 //
