@@ -49,6 +49,19 @@ type game struct {
 
 	mu            sync.Mutex
 	gameSessionID string
+	// matchmakerData is the game session's MatchmakerData, from
+	// CreateGameSession and then from each UpdateGameSession.
+	matchmakerData string
+	// updates are the UpdateGameSession messages received, oldest first.
+	updates []sessionUpdate
+}
+
+// sessionUpdate is what the game server keeps of an UpdateGameSession
+// message (the SDK's OnUpdateGameSession callback).
+type sessionUpdate struct {
+	UpdateReason     string
+	BackfillTicketID string `json:"BackfillTicketId"`
+	MatchmakerData   string
 }
 
 func newGame(cfg *config) (*game, error) {
@@ -164,7 +177,7 @@ func (g *game) onMessage(_ *sdkclient.Client, f *sdkclient.Frame) {
 	case "CreateGameSession":
 		g.onStartGameSession(f)
 	case "UpdateGameSession":
-		g.log.Info("game session updated", "message", string(f.Raw))
+		g.onUpdateGameSession(f)
 	case "TerminateProcess":
 		var m struct{ TerminationTime int64 }
 		f.Decode(&m)
@@ -208,11 +221,11 @@ func (g *game) onStartGameSession(f *sdkclient.Frame) {
 		return
 	}
 	g.mu.Lock()
-	g.gameSessionID = m.GameSessionID
+	g.gameSessionID, g.matchmakerData = m.GameSessionID, m.MatchmakerData
 	g.mu.Unlock()
 	g.log.Info("game session started", "gameSession", m.GameSessionID, "name", m.GameSessionName,
 		"maxPlayers", m.MaximumPlayerSessionCount, "ip", m.IPAddress, "dns", m.DNSName, "port", m.Port,
-		"properties", m.GameProperties)
+		"properties", m.GameProperties, "matchmakerData", m.MatchmakerData)
 	if g.cfg.noActivate {
 		g.log.Warn("not activating the game session (no-activate)")
 		return
@@ -229,6 +242,32 @@ func (g *game) onStartGameSession(f *sdkclient.Frame) {
 	if g.cfg.endAfter > 0 {
 		time.AfterFunc(g.cfg.endAfter, func() { g.end("end-after") })
 	}
+}
+
+// onUpdateGameSession records an UpdateGameSession message (match
+// backfill): its reason and ticket, and the new MatchmakerData.
+func (g *game) onUpdateGameSession(f *sdkclient.Frame) {
+	var m struct {
+		GameSession struct {
+			GameSessionID  string `json:"GameSessionId"`
+			MatchmakerData string
+		}
+		sessionUpdate
+	}
+	if err := f.Decode(&m); err != nil {
+		g.log.Warn("bad UpdateGameSession", "err", err)
+		return
+	}
+	u := m.sessionUpdate
+	u.MatchmakerData = m.GameSession.MatchmakerData
+	g.mu.Lock()
+	if u.UpdateReason == "MATCHMAKING_DATA_UPDATED" {
+		g.matchmakerData = u.MatchmakerData
+	}
+	g.updates = append(g.updates, u)
+	g.mu.Unlock()
+	g.log.Info("game session updated", "gameSession", m.GameSession.GameSessionID, "reason", u.UpdateReason,
+		"backfillTicket", u.BackfillTicketID, "matchmakerData", u.MatchmakerData)
 }
 
 // end calls ProcessEnding, closes the SDK and makes run return (once).
@@ -308,6 +347,7 @@ func (g *game) servePlayer(conn net.Conn) {
 		}
 	}()
 	sc := bufio.NewScanner(io.LimitReader(conn, 1<<20))
+	sc.Buffer(nil, 1<<20) // a BACKFILL line lists every player
 	for sc.Scan() {
 		cmd, arg, _ := strings.Cut(strings.TrimSpace(sc.Text()), " ")
 		if strings.HasPrefix(cmd, "psess-") { // a bare player session ID
@@ -345,6 +385,23 @@ func (g *game) playerCommand(cmd, arg string, accepted map[string]bool) string {
 		return g.playerCall("UpdatePlayerSessionCreationPolicy", map[string]any{"GameSessionId": gs, "PlayerSessionPolicy": arg})
 	case "DESCRIBE":
 		return g.playerCall("DescribePlayerSessions", map[string]any{"GameSessionId": gs})
+	case "MATCHDATA":
+		g.mu.Lock()
+		b, _ := json.Marshal(map[string]any{"MatchmakerData": g.matchmakerData, "Updates": append([]sessionUpdate{}, g.updates...)})
+		g.mu.Unlock()
+		return "OK " + string(b)
+	case "BACKFILL":
+		// arg: {"MatchmakingConfigurationArn":..., "TicketId":..., "Players":[...]}
+		var fields map[string]any
+		if err := json.Unmarshal([]byte(arg), &fields); err != nil || fields == nil {
+			return "ERROR 0 BACKFILL takes a JSON object (MatchmakingConfigurationArn, TicketId, Players)"
+		}
+		fields["GameSessionArn"] = gs
+		return g.playerCall("StartMatchBackfill", fields)
+	case "STOPBACKFILL":
+		conf, ticket, _ := strings.Cut(arg, " ")
+		return g.playerCall("StopMatchBackfill", map[string]any{"GameSessionArn": gs,
+			"MatchmakingConfigurationArn": conf, "TicketId": strings.TrimSpace(ticket)})
 	case "END":
 		go g.end("END from a player")
 		return "OK"
@@ -365,7 +422,7 @@ func (g *game) playerCall(action string, fields map[string]any) string {
 		return "ERROR 0 " + err.Error()
 	}
 	g.log.Info(action, "fields", fields)
-	if action != "DescribePlayerSessions" {
+	if action != "DescribePlayerSessions" && action != "StartMatchBackfill" {
 		return "OK"
 	}
 	m := f.Fields()

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -317,4 +318,76 @@ func TestWSSWithSSLCertFile(t *testing.T) {
 
 	untrusted := start(t, url, "proc-2", []string{"SSL_CERT_FILE=" + os.DevNull})
 	untrusted.out.waitFor(t, "connecting to the SDK endpoint failed", "certificate")
+}
+
+// backfiller is a hosting.Backfiller that records what it gets.
+type backfiller struct {
+	mu     sync.Mutex
+	starts []hosting.BackfillRequest
+	stops  []string
+}
+
+func (b *backfiller) StartMatchBackfill(_ context.Context, _ hosting.Conn, req hosting.BackfillRequest) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.starts = append(b.starts, req)
+	return req.TicketID, nil
+}
+
+func (b *backfiller) StopMatchBackfill(_ context.Context, _ hosting.Conn, gs, conf, ticket string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stops = append(b.stops, gs+" "+conf+" "+ticket)
+	return nil
+}
+
+// TestMatchmakerDataAndBackfill: the game server keeps the MatchmakerData
+// of CreateGameSession and of each UpdateGameSession (MATCHDATA shows
+// them), and sends StartMatchBackfill and StopMatchBackfill for its game
+// session on the player commands BACKFILL and STOPBACKFILL.
+func TestMatchmakerDataAndBackfill(t *testing.T) {
+	fake := &sdkconntest.API{}
+	bf := &backfiller{}
+	e := sdkconntest.Start(t, sdkconn.Config{API: fake, Backfiller: bf}, sdkconntest.Tokens{token: {FleetID: fleet, ComputeName: host}})
+	proc := start(t, e.URL, "proc-1", nil, "-accept-players")
+	ready := waitReady(t, e, "proc-1")
+	send(t, e, "proc-1", hosting.Message{"Action": "CreateGameSession", "GameSessionId": gsID, "MatchmakerData": `{"matchId":"m1"}`,
+		"MaximumPlayerSessionCount": 4, "Port": 7777, "IpAddress": "127.0.0.1", "GameProperties": map[string]string{}})
+	e.API.WaitMethod(t, wait, "ActivateGameSession", "proc-1", 1)
+	pl := dialPlayer(t, ready.Port)
+	if got := pl.say(t, "MATCHDATA"); got != `OK {"MatchmakerData":"{\"matchId\":\"m1\"}","Updates":[]}` {
+		t.Fatalf("MATCHDATA: %s", got)
+	}
+	conf := "arn:aws:gamelift:us-west-2:123456789012:matchmakingconfiguration/duel"
+	got := pl.say(t, `BACKFILL {"MatchmakingConfigurationArn":"`+conf+`","TicketId":"bf-1","Players":[{"PlayerId":"alice","Team":"red",`+
+		`"LatencyInMs":{"us-west-2":20},"PlayerAttributes":{"skill":{"AttrType":"DOUBLE","N":10}}}]}`)
+	if got != `OK {"TicketId":"bf-1"}` {
+		t.Fatalf("BACKFILL: %s", got)
+	}
+	bf.mu.Lock()
+	if len(bf.starts) != 1 || bf.starts[0].GameSessionArn != gsID || bf.starts[0].ConfigurationArn != conf ||
+		len(bf.starts[0].Players) != 1 || *bf.starts[0].Players[0].PlayerAttributes["skill"].N != 10 {
+		t.Errorf("Backfiller got %+v", bf.starts)
+	}
+	bf.mu.Unlock()
+
+	send(t, e, "proc-1", hosting.Message{"Action": "UpdateGameSession", "UpdateReason": "MATCHMAKING_DATA_UPDATED", "BackfillTicketId": "bf-1",
+		"GameSession": map[string]any{"GameSessionId": gsID, "MatchmakerData": `{"matchId":"m1","n":2}`}})
+	send(t, e, "proc-1", hosting.Message{"Action": "UpdateGameSession", "UpdateReason": "BACKFILL_CANCELLED", "BackfillTicketId": "bf-2",
+		"GameSession": map[string]any{"GameSessionId": gsID, "MatchmakerData": `{"matchId":"m1","n":2}`}})
+	proc.out.waitFor(t, "game session updated", "reason=BACKFILL_CANCELLED", "backfillTicket=bf-2")
+	want := `OK {"MatchmakerData":"{\"matchId\":\"m1\",\"n\":2}","Updates":[` +
+		`{"UpdateReason":"MATCHMAKING_DATA_UPDATED","BackfillTicketId":"bf-1","MatchmakerData":"{\"matchId\":\"m1\",\"n\":2}"},` +
+		`{"UpdateReason":"BACKFILL_CANCELLED","BackfillTicketId":"bf-2","MatchmakerData":"{\"matchId\":\"m1\",\"n\":2}"}]}`
+	if got := pl.say(t, "MATCHDATA"); got != want {
+		t.Fatalf("MATCHDATA after updates:\n%s\nwant\n%s", got, want)
+	}
+	if got := pl.say(t, "STOPBACKFILL "+conf+" bf-2"); got != "OK" {
+		t.Fatalf("STOPBACKFILL: %s", got)
+	}
+	bf.mu.Lock()
+	if len(bf.stops) != 1 || bf.stops[0] != gsID+" "+conf+" bf-2" {
+		t.Errorf("stops %v", bf.stops)
+	}
+	bf.mu.Unlock()
 }

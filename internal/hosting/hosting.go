@@ -17,7 +17,8 @@
 //	                                                 over the SDK, game sessions, player sessions)
 //
 // internal/sdkconn carries the Server SDK 5 WebSocket protocol and calls
-// sessions through the ProcessAPI interface below; sessions sends messages to
+// sessions through the ProcessAPI interface below (and FlexMatch, for match
+// backfill requests, through Backfiller); sessions sends messages to
 // processes through a Messenger. fleets launches and stops OS processes and
 // tells sessions when one exits (ProcessExited).
 //
@@ -280,6 +281,32 @@ type ProcessAPI interface {
 	ProcessEnding(ctx context.Context, c Conn) error
 	GetComputeCertificate(ctx context.Context, c Conn) (map[string]any, error)
 	GetFleetRoleCredentials(ctx context.Context, c Conn, roleArn, roleSessionName string) (map[string]any, error)
+	// CheckGameSessionHost answers nil when the process hosts game session
+	// gameSessionID and it is ACTIVE; else an *SDKError: 403 when the
+	// process does not host it, 400 when it is not ACTIVE. sdkconn asks it
+	// before a backfill request reaches the Backfiller.
+	CheckGameSessionHost(ctx context.Context, c Conn, gameSessionID string) error
+}
+
+// BackfillRequest is a StartMatchBackfill request of a server process: it
+// asks FlexMatch to find players for the open slots of its game session.
+// sdkconn has checked that the process hosts GameSessionArn.
+type BackfillRequest struct {
+	// TicketID is the process's choice of ticket ID ("" for one generated).
+	TicketID, GameSessionArn, ConfigurationArn string
+	// Players are the game session's current players (PlayerId,
+	// PlayerAttributes, Team, LatencyInMs).
+	Players []api.Player
+}
+
+// Backfiller serves the match backfill requests of server processes
+// (internal/matchmaking implements it). Errors are answered as
+// ProcessAPI's are (an *SDKError, or 500).
+type Backfiller interface {
+	// StartMatchBackfill starts a backfill ticket and returns its ID.
+	StartMatchBackfill(ctx context.Context, c Conn, req BackfillRequest) (ticketID string, err error)
+	// StopMatchBackfill cancels a backfill ticket.
+	StopMatchBackfill(ctx context.Context, c Conn, gameSessionArn, configurationArn, ticketID string) error
 }
 
 // DescribePlayerSessionsRequest is the SDK's DescribePlayerSessions request.

@@ -271,7 +271,8 @@ func (s *Service) fulfil(ctx context.Context, qs *queueState, p *placementRecord
 			got, err := s.cfg.Sessions.PlaceTx(ctx, tx, sessions.PlaceRequest{FleetID: c.FleetID, Location: c.Location, Token: cur.id(),
 				Name: cur.Placement.GameSessionName, GameSessionData: cur.Placement.GameSessionData,
 				MaximumPlayerSessionCount: api.ToInt32(cur.Placement.MaximumPlayerSessionCount),
-				GameProperties:            cur.Placement.GameProperties, Players: cur.Players})
+				GameProperties:            cur.Placement.GameProperties, Players: cur.Players,
+				MatchmakerData: cur.Placement.MatchmakerData})
 			loc := qs.find(c.FleetID, c.Location)
 			if err == nil {
 				placed, used = got, loc

@@ -24,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
@@ -73,6 +74,10 @@ type Config struct {
 	// "<instance type>" or "<instance type>/<SPOT|ON_DEMAND>" (the latter
 	// wins); unlisted instance types cost 0.
 	Costs map[string]float64
+	// OnMatchPlacement, when set, is called inside the transaction that
+	// ends a match's placement (StartMatchPlacementTx): fulfilled, timed
+	// out, cancelled or failed. SetOnMatchPlacement sets it later.
+	OnMatchPlacement MatchPlacementFunc
 	// Publisher records the queue placement events. Default events.Discard.
 	Publisher events.Publisher
 	// Interval is how often the loop retries pending placements. Default 1s.
@@ -87,9 +92,10 @@ type Config struct {
 // Service serves the queue and placement operations; its methods have the
 // signatures of api.Service.
 type Service struct {
-	cfg  Config
-	log  *slog.Logger
-	kick chan struct{}
+	cfg     Config
+	log     *slog.Logger
+	kick    chan struct{}
+	onMatch atomic.Pointer[MatchPlacementFunc]
 }
 
 // New returns a Service.
@@ -113,6 +119,9 @@ func New(cfg Config) *Service {
 		cfg.ReplicaID = "local"
 	}
 	s := &Service{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1)}
+	if cfg.OnMatchPlacement != nil {
+		s.SetOnMatchPlacement(cfg.OnMatchPlacement)
+	}
 	if cfg.Tags != nil {
 		cfg.Tags.RegisterResource(arn.TypeGameSessionQueue, s.Exists)
 	}

@@ -24,6 +24,9 @@ type placementRecord struct {
 	// Fallback: the override's single pass failed; the queue's own
 	// configuration applies now (DEFAULT_AFTER_SINGLE_PASS).
 	Fallback bool `json:"fallback,omitempty"`
+	// Match: the placement is a match's (StartMatchPlacementTx); its end
+	// is told to Config.OnMatchPlacement.
+	Match bool `json:"match,omitempty"`
 }
 
 func (p *placementRecord) id() string    { return api.ToString(p.Placement.PlacementId) }
@@ -193,6 +196,9 @@ func (s *Service) finishTx(ctx context.Context, tx store.Tx, q *api.GameSessionQ
 		}
 	}
 	if err := putPlacement(ctx, tx, p, false); err != nil {
+		return err
+	}
+	if err := s.matchEnded(ctx, tx, p); err != nil {
 		return err
 	}
 	return s.publish(ctx, tx, q, p)

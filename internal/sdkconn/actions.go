@@ -22,8 +22,8 @@ var handlers = map[string]handler{
 	"RemovePlayerSession":               removePlayerSession,
 	"UpdatePlayerSessionCreationPolicy": updatePlayerSessionCreationPolicy,
 	"DescribePlayerSessions":            describePlayerSessions,
-	"StartMatchBackfill":                matchBackfill,
-	"StopMatchBackfill":                 matchBackfill,
+	"StartMatchBackfill":                startMatchBackfill,
+	"StopMatchBackfill":                 stopMatchBackfill,
 	"TerminateServerProcess":            terminateServerProcess,
 	"GetComputeCertificate":             getComputeCertificate,
 	"GetFleetRoleCredentials":           getFleetRoleCredentials,
@@ -151,13 +151,6 @@ func describePlayerSessions(ctx context.Context, pc *procConn, a *args) (map[str
 		return nil, err
 	}
 	return pc.api.DescribePlayerSessions(ctx, pc.id, req)
-}
-
-// matchBackfill answers StartMatchBackfill and StopMatchBackfill until
-// FlexMatch exists in Hoist.
-func matchBackfill(context.Context, *procConn, *args) (map[string]any, error) {
-	return nil, &hosting.SDKError{Status: 400,
-		Message: "match backfill is not supported by this Hoist: FlexMatch is not implemented yet"}
 }
 
 func terminateServerProcess(ctx context.Context, pc *procConn, a *args) (map[string]any, error) {

@@ -43,6 +43,7 @@ func (nopAPI) GetComputeCertificate(context.Context, hosting.Conn) (map[string]a
 func (nopAPI) GetFleetRoleCredentials(context.Context, hosting.Conn, string, string) (map[string]any, error) {
 	return nil, nil
 }
+func (nopAPI) CheckGameSessionHost(context.Context, hosting.Conn, string) error { return nil }
 
 // BenchmarkHeartbeats measures how many WebSocket request/reply round
 // trips per second the endpoint serves: conns processes, each with

@@ -19,7 +19,10 @@ type procConn struct {
 	s   *Server
 	id  hosting.Conn
 	api hosting.ProcessAPI
-	log *slog.Logger
+	// backfill serves StartMatchBackfill and StopMatchBackfill (nil: not
+	// supported).
+	backfill hosting.Backfiller
+	log      *slog.Logger
 
 	// ctx ends when the socket is done; cancel closes it without a close
 	// frame (coder/websocket closes a Conn whose Read or Write context ends).
@@ -61,7 +64,7 @@ type outFrame struct {
 
 func newProcConn(s *Server, id hosting.Conn) *procConn {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &procConn{s: s, id: id, api: s.cfg.API, ctx: ctx, cancel: cancel,
+	return &procConn{s: s, id: id, api: s.cfg.API, backfill: s.cfg.Backfiller, ctx: ctx, cancel: cancel,
 		send: make(chan outFrame, s.cfg.SendQueue), since: s.cfg.Now(),
 		log: s.log.With("process", id.ProcessID, "conn", id.ConnID)}
 }

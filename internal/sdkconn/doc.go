@@ -55,4 +55,9 @@
 //     drops TCP: 1006) is not.
 //   - Signed connection URLs (Authorization=SigV4) are verified by
 //     Config.SignedURLs; without one they are refused with 403.
+//   - StartMatchBackfill and StopMatchBackfill are parsed and bounded here
+//     (backfill.go), then ProcessAPI.CheckGameSessionHost makes sure the
+//     process hosts that ACTIVE game session, and only then is
+//     Config.Backfiller (FlexMatch) called; without a Backfiller both are
+//     answered 400.
 package sdkconn

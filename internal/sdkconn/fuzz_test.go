@@ -37,6 +37,52 @@ func (okAPI) GetComputeCertificate(context.Context, hosting.Conn) (map[string]an
 func (okAPI) GetFleetRoleCredentials(context.Context, hosting.Conn, string, string) (map[string]any, error) {
 	return nil, &hosting.SDKError{Status: 400, Message: "no"}
 }
+func (okAPI) CheckGameSessionHost(context.Context, hosting.Conn, string) error { return nil }
+
+// lastBackfill is a Backfiller that keeps the last request it got.
+type lastBackfill struct{ req *hosting.BackfillRequest }
+
+func (b *lastBackfill) StartMatchBackfill(_ context.Context, _ hosting.Conn, req hosting.BackfillRequest) (string, error) {
+	b.req = &req
+	return "t", nil
+}
+
+func (b *lastBackfill) StopMatchBackfill(context.Context, hosting.Conn, string, string, string) error {
+	return nil
+}
+
+// checkBackfillBounds checks what reached the Backfiller against the
+// bounds the endpoint promises.
+func checkBackfillBounds(t *testing.T, req *hosting.BackfillRequest) {
+	t.Helper()
+	if req.GameSessionArn == "" || req.ConfigurationArn == "" || len(req.TicketID) > 128 {
+		t.Fatalf("request %+v passed without its IDs", req)
+	}
+	if n := len(req.Players); n < 1 || n > maxBackfillPlayers {
+		t.Fatalf("%d players passed", n)
+	}
+	for _, p := range req.Players {
+		if p.PlayerId == nil || *p.PlayerId == "" || len(*p.PlayerId) > 1024 || len(p.PlayerAttributes) > maxBackfillAttributes {
+			t.Fatalf("player %+v passed", p)
+		}
+		for _, l := range p.LatencyInMs {
+			if l < 1 {
+				t.Fatalf("latency %d passed", l)
+			}
+		}
+		for k, v := range p.PlayerAttributes {
+			n := 0
+			for _, set := range []bool{v.S != nil, v.N != nil, v.SL != nil, v.SDM != nil} {
+				if set {
+					n++
+				}
+			}
+			if k == "" || n != 1 || (v.S != nil && (len(*v.S) < 1 || len(*v.S) > 100)) {
+				t.Fatalf("attribute %q %+v passed", k, v)
+			}
+		}
+	}
+}
 
 // FuzzDecodeMessage feeds arbitrary frames to the decoder and to the
 // handler of the decoded action: nothing panics, a decoded request has a
@@ -52,6 +98,10 @@ func FuzzDecodeMessage(f *testing.F) {
 		`{"Action":"UpdatePlayerSessionCreationPolicy","RequestId":"r","GameSessionId":"g","PlayerSessionPolicy":"DENY_ALL"}`,
 		`{"Action":"DescribePlayerSessions","RequestId":"r","PlayerId":"p","Limit":10}`,
 		`{"Action":"StartMatchBackfill","RequestId":"r","Players":[{"PlayerId":"p","LatencyInMs":{"us-west-2":20}}]}`,
+		`{"Action":"StartMatchBackfill","RequestId":"r","GameSessionArn":"arn:aws:gamelift:us-west-2::gamesession/f/g","MatchmakingConfigurationArn":"arn:aws:gamelift:us-west-2:1:matchmakingconfiguration/c","TicketId":"t-1","Players":[{"PlayerId":"p","Team":"red","LatencyInMs":{"us-west-2":20},"PlayerAttributes":{"skill":{"AttrType":"DOUBLE","N":10},"mode":{"AttrType":"STRING","S":"x"},"maps":{"AttrType":"STRING_LIST","SL":["a"]},"elo":{"AttrType":"STRING_DOUBLE_MAP","SDM":{"a":1.5}}}}]}`,
+		`{"Action":"StartMatchBackfill","RequestId":"r","GameSessionArn":"g","MatchmakingConfigurationArn":"c","Players":[{"PlayerId":"p","PlayerAttributes":{"k":{"AttrType":"DOUBLE","S":"x"}}}]}`,
+		`{"Action":"StartMatchBackfill","RequestId":"r","GameSessionArn":"g","MatchmakingConfigurationArn":"c","Players":[{"PlayerId":"p","PlayerAttributes":{"k":null}},null]}`,
+		`{"Action":"StopMatchBackfill","RequestId":"r","GameSessionArn":"g","MatchmakingConfigurationArn":"c","TicketId":"t"}`,
 		`{"Action":"TerminateServerProcess","RequestId":"r"}`,
 		`{"Action":"GetFleetRoleCredentials","RequestId":"r","RoleArn":"a","RoleSessionName":"s"}`,
 		`{"Action":"Port","RequestId":"r","Port":1e99}`,
@@ -59,8 +109,15 @@ func FuzzDecodeMessage(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	pc := &procConn{api: okAPI{}}
+	bf := &lastBackfill{}
+	pc := &procConn{api: okAPI{}, backfill: bf}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		bf.req = nil
+		defer func() {
+			if bf.req != nil {
+				checkBackfillBounds(t, bf.req)
+			}
+		}()
 		req, err := DecodeMessage(data)
 		var rp *Reply
 		if err != nil {

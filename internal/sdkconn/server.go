@@ -34,6 +34,9 @@ type Config struct {
 	Tokens hosting.TokenVerifier
 	// SignedURLs verifies SigV4-signed connection URLs; nil refuses them.
 	SignedURLs SignedURLVerifier
+	// Backfiller, when set, serves StartMatchBackfill and StopMatchBackfill
+	// (FlexMatch); nil answers them 400 "not supported".
+	Backfiller hosting.Backfiller
 	// Processes, when set, is asked whether the process ID of a connection
 	// may use its (verified) fleet and compute; a refusal is 403.
 	Processes hosting.ProcessVerifier

@@ -21,6 +21,9 @@ type PlaceRequest struct {
 	GameProperties            []api.GameProperty
 	// Players get RESERVED player sessions in the new game session.
 	Players []api.DesiredPlayerSession
+	// MatchmakerData, set for a match's game session (FlexMatch), becomes
+	// the game session's and reaches the process in CreateGameSession.
+	MatchmakerData *string
 }
 
 // Placed is a game session PlaceTx created; StartPlaced sends it to its
@@ -73,20 +76,15 @@ func (s *Service) PlaceTx(ctx context.Context, tx store.Tx, req PlaceRequest) (*
 		MaximumPlayerSessionCount: api.Int32(req.MaximumPlayerSessionCount),
 		GameProperties:            req.GameProperties, GameSessionData: req.GameSessionData}
 	gs := s.newGameSession(f, id, &createRequest{in: in}, proc, comp, now)
+	gs.Session.MatchmakerData = req.MatchmakerData
 	out := &Placed{gs: gs, proc: proc}
+	reqs := make([]playerReq, 0, len(req.Players))
 	for _, p := range req.Players {
-		r := playerReq{playerID: api.ToString(p.PlayerId), data: api.ToString(p.PlayerData), sessionID: s.playerSessionID()}
-		ps := s.newPlayerSession(gs, r, now)
-		if err := putPlayerSession(ctx, tx, ps); err != nil {
-			return nil, err
-		}
-		idx := store.Record{Kind: kindPlayerIndex, ID: r.sessionID, Parent: r.playerID, Data: []byte("{}")}
-		if err := tx.Put(ctx, idx); err != nil {
-			return nil, err
-		}
-		out.PlayerSessions = append(out.PlayerSessions, ps.Session)
+		reqs = append(reqs, playerReq{playerID: api.ToString(p.PlayerId), data: api.ToString(p.PlayerData), sessionID: s.playerSessionID()})
 	}
-	gs.Session.CurrentPlayerSessionCount = api.Int32(int32(len(req.Players)))
+	if out.PlayerSessions, err = s.addPlayersTx(ctx, tx, gs, reqs); err != nil {
+		return nil, err
+	}
 	if err := s.putGameSession(ctx, tx, gs); err != nil {
 		return nil, err
 	}

@@ -77,24 +77,34 @@ func (s *Service) reserve(ctx context.Context, gsID string, reqs []playerReq) ([
 		if err := checkSlots(gs, len(reqs)); err != nil {
 			return err
 		}
-		now := s.now()
-		for _, r := range reqs {
-			ps := s.newPlayerSession(gs, r, now)
-			if err := putPlayerSession(ctx, tx, ps); err != nil {
-				return err
-			}
-			idx := store.Record{Kind: kindPlayerIndex, ID: r.sessionID, Parent: r.playerID, Data: []byte("{}")}
-			if err := tx.Put(ctx, idx); err != nil {
-				return err
-			}
-			out = append(out, ps.Session)
+		if out, err = s.addPlayersTx(ctx, tx, gs, reqs); err != nil {
+			return err
 		}
-		gs.Session.CurrentPlayerSessionCount = api.Int32(api.ToInt32(gs.Session.CurrentPlayerSessionCount) + int32(len(reqs)))
 		return s.putGameSession(ctx, tx, gs)
 	})
 	if err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// addPlayersTx creates RESERVED player sessions in gs for reqs (whose
+// slots the caller checked) and counts them in gs, which the caller stores.
+func (s *Service) addPlayersTx(ctx context.Context, tx store.Tx, gs *hosting.GameSession, reqs []playerReq) ([]api.PlayerSession, error) {
+	now := s.now()
+	out := make([]api.PlayerSession, 0, len(reqs))
+	for _, r := range reqs {
+		ps := s.newPlayerSession(gs, r, now)
+		if err := putPlayerSession(ctx, tx, ps); err != nil {
+			return nil, err
+		}
+		idx := store.Record{Kind: kindPlayerIndex, ID: r.sessionID, Parent: r.playerID, Data: []byte("{}")}
+		if err := tx.Put(ctx, idx); err != nil {
+			return nil, err
+		}
+		out = append(out, ps.Session)
+	}
+	gs.Session.CurrentPlayerSessionCount = api.Int32(api.ToInt32(gs.Session.CurrentPlayerSessionCount) + int32(len(reqs)))
 	return out, nil
 }
 

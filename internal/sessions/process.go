@@ -451,3 +451,20 @@ func (s sdkAPI) GetComputeCertificate(ctx context.Context, c hosting.Conn) (map[
 func (s sdkAPI) GetFleetRoleCredentials(ctx context.Context, c hosting.Conn, roleArn, roleSessionName string) (map[string]any, error) {
 	return nil, sdkErr(400, "Hoist does not issue AWS credentials: GetFleetRoleCredentials is not available on fleet %s", c.FleetID)
 }
+
+// CheckGameSessionHost answers whether the process hosts game session
+// gameSessionID and it is ACTIVE (a match backfill request is allowed only
+// then): 404 for an unknown game session, 403 for another process's, 400
+// for one that is not ACTIVE.
+func (s sdkAPI) CheckGameSessionHost(ctx context.Context, c hosting.Conn, gameSessionID string) error {
+	return s.view(ctx, func(tx store.Tx) error {
+		_, gs, err := ownSession(ctx, tx, c, gameSessionID)
+		if err != nil {
+			return err
+		}
+		if st := gs.Session.Status; st != api.GameSessionStatusActive {
+			return sdkErr(400, "game session %s is %s: match backfill needs an ACTIVE game session", gameSessionID, st)
+		}
+		return nil
+	})
+}

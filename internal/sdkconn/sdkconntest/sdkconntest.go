@@ -208,6 +208,11 @@ func (a *API) GetFleetRoleCredentials(ctx context.Context, c hosting.Conn, role,
 	return a.record(ctx, Call{Method: "GetFleetRoleCredentials", Conn: c, RoleArn: role, RoleSessionName: name})
 }
 
+func (a *API) CheckGameSessionHost(ctx context.Context, c hosting.Conn, gameSessionID string) error {
+	_, err := a.record(ctx, Call{Method: "CheckGameSessionHost", Conn: c, GameSessionID: gameSessionID})
+	return err
+}
+
 // Binding is what a token was issued for.
 type Binding struct{ FleetID, ComputeName string }
 
