@@ -246,6 +246,53 @@ func (v *view) evaluate(c *candidate, metrics map[string]*RuleMetric) (failed []
 	return failed
 }
 
+// holds reports whether every rule of the view holds for the candidate
+// (evaluate returns no names), stopping at the first failure: the cheap
+// rules (batchDistance, and latency outside compound rules) go first.
+func (v *view) holds(c *candidate) bool {
+	for i, r := range v.rules {
+		switch r.(type) {
+		case *batchDistanceRule, *latencyRule:
+			if !v.rs.inCompound[i] && !v.holdsRule(i, c, nil, nil) {
+				return false
+			}
+		}
+	}
+	var buf [32]bool
+	results := buf[:0]
+	if len(v.rules) > len(buf) {
+		results = make([]bool, 0, len(v.rules))
+	}
+	var x *evalCtx
+	ok := true
+	for i, r := range v.rules {
+		res := true
+		switch r.(type) {
+		case *absoluteSortRule, *distanceSortRule, *batchDistanceRule:
+		case *latencyRule:
+			if v.rs.inCompound[i] {
+				res = v.holdsRule(i, c, nil, results)
+			}
+		default:
+			if x == nil {
+				x = ctxPool.Get().(*evalCtx)
+				x.reset(v.rs, c)
+			}
+			res = v.holdsRule(i, c, x, results)
+		}
+		results = append(results, res)
+		if !res && !v.rs.inCompound[i] {
+			ok = false
+			break
+		}
+	}
+	if x != nil {
+		x.rs, x.c = nil, nil
+		ctxPool.Put(x)
+	}
+	return ok
+}
+
 // holdsRule evaluates rule i. results holds the outcomes of rules 0..i-1
 // (for compound rules); x is an evaluation context for expression rules.
 func (v *view) holdsRule(i int, c *candidate, x *evalCtx, results []bool) bool {
@@ -672,4 +719,51 @@ next:
 	}
 	sort.Strings(dst)
 	return dst
+}
+
+// addTicket appends a ticket to a candidate: its players go on team (a
+// backfill ticket's players with a Team on that team instead), with their
+// prepared values when pr is not nil. With pr, every ticket of the
+// candidate must have one (c.prep stays parallel to c.tickets).
+func (rs *RuleSet) addTicket(c *candidate, t *Ticket, pr *prepared, team int) {
+	if len(c.teams) < len(rs.teams) {
+		c.teams = append(c.teams, make([][]member, len(rs.teams)-len(c.teams))...)
+	}
+	idx := len(c.tickets)
+	for k := range t.Players {
+		p := &t.Players[k]
+		tm := team
+		if p.Team != "" {
+			if i, ok := rs.teamIndex[p.Team]; ok {
+				tm = i
+			}
+		}
+		m := member{p: p, ticket: idx}
+		if pr != nil {
+			m.vals = pr.vals[k]
+		}
+		c.teams[tm] = append(c.teams[tm], m)
+	}
+	c.tickets = append(c.tickets, t)
+	if pr != nil {
+		c.prep = append(c.prep, pr)
+	}
+}
+
+// pop removes the candidate's last ticket (the last addTicket).
+func (c *candidate) pop() {
+	idx := len(c.tickets) - 1
+	if idx < 0 {
+		return
+	}
+	for i, ms := range c.teams {
+		for len(ms) > 0 && ms[len(ms)-1].ticket == idx {
+			ms = ms[:len(ms)-1]
+		}
+		c.teams[i] = ms
+	}
+	c.tickets = c.tickets[:idx]
+	if len(c.prep) > idx {
+		c.prep = c.prep[:idx]
+	}
 }

@@ -147,6 +147,9 @@ func checkRule(t *testing.T, body string, cases []ruleCase) {
 				cd := cand(rs, prep, c.teams...)
 				metrics := map[string]*RuleMetric{}
 				failed := rs.viewAt(0).evaluate(cd, metrics)
+				if h := rs.viewAt(0).holds(cd); h != (len(failed) == 0) {
+					t.Errorf("holds = %v, evaluate failed %v", h, failed)
+				}
 				if got := !slices.Contains(failed, last); got != c.holds {
 					t.Errorf("%s holds = %v, want %v (failed %v)", last, got, c.holds, failed)
 				}
@@ -454,5 +457,37 @@ func BenchmarkEvaluate5v5(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		v.evaluate(c, nil)
+	}
+}
+
+func TestCandidateAddPop(t *testing.T) {
+	rs := mustParse(t, rsWith(stdAttrs, twoTeams, `{"name":"r","type":"batchDistance","batchAttribute":"skill","maxDistance":10}`))
+	c := &candidate{}
+	a, b := one("a", "skill", num(1)), one("b", "skill", num(5))
+	far := one("far", "skill", num(50))
+	bf := &Ticket{ID: "bf", Backfill: true, Players: []Player{{ID: "x", Team: "blue", Attributes: map[string]Value{"skill": num(3)}}, {ID: "y", Team: "red", Attributes: map[string]Value{"skill": num(3)}}}}
+	rs.addTicket(c, a, rs.prepare(a), 0)
+	rs.addTicket(c, bf, rs.prepare(bf), 0)
+	if len(c.teams[0]) != 2 || len(c.teams[1]) != 1 || c.teams[1][0].p.ID != "x" {
+		t.Fatalf("backfill players not on their teams: %+v", c.teams)
+	}
+	rs.addTicket(c, far, rs.prepare(far), 1)
+	if rs.viewAt(0).holds(c) {
+		t.Fatal("far ticket holds")
+	}
+	c.pop()
+	if len(c.tickets) != 2 || len(c.prep) != 2 || len(c.teams[1]) != 1 {
+		t.Fatalf("after pop: %+v", c)
+	}
+	rs.addTicket(c, b, rs.prepare(b), 1)
+	if !rs.viewAt(0).holds(c) {
+		t.Fatal("close tickets fail")
+	}
+	c.pop()
+	c.pop()
+	c.pop()
+	c.pop()
+	if len(c.tickets) != 0 || len(c.teams[0]) != 0 || len(c.teams[1]) != 0 {
+		t.Fatalf("after popping all: %+v", c)
 	}
 }

@@ -387,6 +387,10 @@ func (p *parser) teams(top *jobj) error {
 			}
 		}
 	}
+	rs.teamIndex = make(map[string]int, len(rs.teams))
+	for i, t := range rs.teams {
+		rs.teamIndex[t.name] = i
+	}
 	for _, t := range rs.teams {
 		if t.base != t.name && names[t.base] {
 			return errf("teams", "team name %q is both a team and a quantity team's base name", t.base)

@@ -17,6 +17,8 @@ type RuleSet struct {
 	attrIndex map[string]int
 	algo      algorithm
 	teams     []teamSpec
+	// teamIndex maps a (quantity expanded) team name to its index.
+	teamIndex map[string]int
 	// rules are the rules as declared (before any expansion), in order.
 	rules []rule
 	// inCompound marks the rules a compound rule reads: they decide only
@@ -95,11 +97,7 @@ func (rs *RuleSet) CheckTicket(t Ticket) error {
 			}
 		}
 		if p.Team != "" {
-			found := false
-			for _, ts := range rs.teams {
-				found = found || ts.name == p.Team
-			}
-			if !found {
+			if _, found := rs.teamIndex[p.Team]; !found {
 				return &Error{Path: fmt.Sprintf("Players[%d].Team", i),
 					Msg: fmt.Sprintf("the rule set has no team %q (its teams are %s)", p.Team, strings.Join(rs.TeamNames(), ", "))}
 			}
