@@ -140,14 +140,14 @@ func (rs *RuleSet) partyString(t *Ticket, pr *prepared, a int) (string, bool) {
 
 // ticketKey is a ticket's key for rule r (see prepared).
 func (rs *RuleSet) ticketKey(c *candidate, i, r int, attr int, agg aggregation, mapKey int) float64 {
-	if c.prep != nil && c.prep[i] != nil {
+	if i < len(c.prep) && c.prep[i] != nil {
 		return c.prep[i].key[r]
 	}
 	return rs.partyNumber(c.tickets[i], nil, attr, agg, mapKey)
 }
 
 func (rs *RuleSet) ticketKeyStr(c *candidate, i, r, attr int) (string, bool) {
-	if c.prep != nil && c.prep[i] != nil {
+	if i < len(c.prep) && c.prep[i] != nil {
 		return c.prep[i].keyStr[r], c.prep[i].keyOK[r]
 	}
 	return rs.partyString(c.tickets[i], nil, attr)
@@ -651,6 +651,9 @@ func latencyHolds(r *latencyRule, i int, c *candidate) bool {
 // walk per ticket, no map lookups. done is false when it cannot decide
 // (a ticket without prepared form, or too many regions).
 func latencyPrepared(r *latencyRule, i int, c *candidate) (ok, done bool) {
+	if len(c.prep) != len(c.tickets) {
+		return false, false
+	}
 	for _, pr := range c.prep {
 		if pr == nil || pr.lat == nil {
 			return false, false
