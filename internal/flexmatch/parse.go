@@ -3,6 +3,7 @@ package flexmatch
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -186,11 +187,14 @@ func Parse(body []byte) (*RuleSet, error) {
 	if !json.Valid(body) {
 		var v any
 		err := json.Unmarshal(body, &v)
-		msg := "the rule set is not valid JSON"
-		if err != nil {
-			msg += ": " + err.Error()
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &se):
+			return nil, errf("", "the rule set is not valid JSON (at character %d): %s", utf8.RuneCount(body[:min(int(se.Offset), len(body))]), se.Error())
+		case err != nil:
+			return nil, errf("", "the rule set is not valid JSON: %s", err.Error())
 		}
-		return nil, errf("", "%s", msg)
+		return nil, errf("", "the rule set is not valid JSON")
 	}
 	top, err := object(body, "")
 	if err != nil {
