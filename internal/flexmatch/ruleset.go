@@ -90,10 +90,10 @@ func (rs *RuleSet) MaxExpansionWait() time.Duration {
 // "Players[0].PlayerAttributes[skill]".
 func (rs *RuleSet) CheckTicket(t Ticket) error {
 	for i, p := range t.Players {
-		for k, v := range p.Attributes {
-			if want, ok := rs.attributes[k]; ok && v.Type() != want {
-				return &Error{Path: fmt.Sprintf("Players[%d].PlayerAttributes[%s]", i, k),
-					Msg: fmt.Sprintf("the rule set declares %s as %s", k, want)}
+		for _, a := range rs.attrs {
+			if v, ok := p.Attributes[a.name]; ok && v.Type() != a.typ {
+				return &Error{Path: fmt.Sprintf("Players[%d].PlayerAttributes[%s]", i, a.name),
+					Msg: fmt.Sprintf("the rule set declares %s as %s", a.name, a.typ)}
 			}
 		}
 		if p.Team != "" {
