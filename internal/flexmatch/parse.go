@@ -147,20 +147,18 @@ func (o *jobj) nonNeg(key string, required bool) (bound, error) {
 }
 
 func (o *jobj) integer(key string, required bool, def, lo, hi int) (int, error) {
-	b, err := o.num(key, required)
-	if err != nil {
+	raw, ok := o.get(key)
+	if !ok {
 		if required {
-			return 0, errf(o.at(key), "is required (an integer)")
+			return 0, errf(o.at(key), "is required (an integer from %d to %d)", lo, hi)
 		}
-		return 0, errf(o.at(key), "must be an integer")
-	}
-	if !b.set {
 		return def, nil
 	}
-	if b.v != math.Trunc(b.v) || b.v < float64(lo) || b.v > float64(hi) {
+	f, ok := number(raw)
+	if !ok || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
 		return 0, errf(o.at(key), "must be an integer from %d to %d", lo, hi)
 	}
-	return int(b.v), nil
+	return int(f), nil
 }
 
 func (o *jobj) arr(key string, required bool) ([]json.RawMessage, error) {
