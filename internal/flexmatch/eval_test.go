@@ -408,6 +408,13 @@ func TestExpansions(t *testing.T) {
 	if v.teams[0].min != 1 || v.teams[1].min != 1 || v.teams[2].min != 1 || v.teams[2].name != "x" {
 		t.Errorf("at 4s: %+v", v.teams)
 	}
+	if rs.MaxPlayers() != 7 {
+		t.Errorf("MaxPlayers = %d", rs.MaxPlayers())
+	}
+	rs2 := mustParse(t, `{"ruleLanguageVersion":"1.0","teams":[{"name":"a","minPlayers":1,"maxPlayers":2,"quantity":2}],"expansions":[{"target":"teams[a_2].maxPlayers","steps":[{"waitTimeSeconds":9,"value":5}]}]}`)
+	if rs2.MaxPlayers() != 7 {
+		t.Errorf("MaxPlayers with an expansion = %d, want 7", rs2.MaxPlayers())
+	}
 	if rs.MaxExpansionWait() != 4*time.Second {
 		t.Errorf("MaxExpansionWait = %v", rs.MaxExpansionWait())
 	}

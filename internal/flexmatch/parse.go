@@ -496,14 +496,7 @@ func (p *parser) algorithm(top *jobj) error {
 // (at the largest team sizes any expansion reaches).
 func (p *parser) largeMatch() error {
 	rs := p.rs
-	largest := 0
-	for _, v := range rs.views {
-		n := 0
-		for _, t := range v.teams {
-			n += t.max
-		}
-		largest = max(largest, n)
-	}
+	largest := rs.MaxPlayers()
 	if largest > maxMatch {
 		return errf("expansions", "an expansion lets the teams' maxPlayers add up to %d, more than %d players", largest, maxMatch)
 	}
