@@ -789,8 +789,8 @@ func (p *parser) rule(o *jobj, name, typ string) (rule, error) {
 			return nil, err
 		}
 		for i, m := range r.measurements {
-			if m.num || m.depth < 1 {
-				return nil, errf(o.at("measurements")+fmt.Sprintf("[%d]", i), "must measure collections (lists of strings)")
+			if m.num || m.depth < 2 {
+				return nil, errf(o.at("measurements")+fmt.Sprintf("[%d]", i), "must give a list of string lists (such as teams[*].players.attributes[roles] or flatten(...) of it)")
 			}
 		}
 		op, err := o.enum("operation", "", "intersection", "contains", "reference_intersection_count")
