@@ -608,3 +608,25 @@ func TestLargeMatch(t *testing.T) {
 		t.Fatalf("regions at 30s = %v", got)
 	}
 }
+
+// TestConcurrentEvaluate: views and prepared tickets are shared by
+// concurrent evaluations (run with -race).
+func TestConcurrentEvaluate(t *testing.T) {
+	rs, c := bench5v5(t)
+	v := rs.viewAt(0)
+	done := make(chan bool)
+	for range 4 {
+		go func() {
+			ok := true
+			for range 200 {
+				ok = ok && v.holds(c) && len(v.evaluate(c, nil)) == 0
+			}
+			done <- ok
+		}()
+	}
+	for range 4 {
+		if !<-done {
+			t.Error("a concurrent evaluation failed")
+		}
+	}
+}
