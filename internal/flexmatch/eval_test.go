@@ -630,3 +630,12 @@ func TestConcurrentEvaluate(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkPrepare(b *testing.B) {
+	rs, c := bench5v5(b)
+	t := c.tickets[0]
+	b.ReportAllocs()
+	for b.Loop() {
+		rs.prepare(t)
+	}
+}
