@@ -1,58 +1,723 @@
 package flexmatch
 
 import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
 	"sort"
 	"time"
 )
 
+// The search's bounds: candidates tried per anchor, region and expansion
+// level, and tickets a gathering may pass over (already excluded, too young,
+// too far, too large for the open slots) before it gives up.
+const (
+	maxAttempts = 4
+	maxShuffles = 2
+	scanSlack   = 64
+)
+
 // Match runs one matcher pass over the pool of searching tickets at time
 // now. The same (pool, now, seed) always gives the same result. No ticket is
-// in two matches.
+// in two matches. docs/flexmatch-matcher.md describes the search.
 func (rs *RuleSet) Match(pool []Ticket, now time.Time, seed uint64) Result {
-	ts := append([]Ticket(nil), pool...)
-	sort.SliceStable(ts, func(i, j int) bool {
-		if !ts[i].Start.Equal(ts[j].Start) {
-			return ts[i].Start.Before(ts[j].Start)
+	m := newMatcher(rs, pool, now, seed)
+	m.run()
+	return m.res
+}
+
+// tinfo is what the matcher knows of one ticket of the pool.
+type tinfo struct {
+	t     *Ticket
+	key   float64 // the gathering key (hints.keyAttr, party aggregated)
+	bal   float64 // the balancing value (balancedAttribute or the key)
+	age   time.Duration
+	level int32 // expansion steps the ticket's age has reached
+	size  int32
+	rank  int32 // position in the anchor order
+	e0    int32 // bucket entries: ents[e0 : e0+ne]
+	ne    int32
+	used  bool
+	bf    bool
+	// held is the rule that makes the ticket unmatchable whatever the
+	// pool (no region under the latency rule's maxLatency, a party whose
+	// string batch attribute differs, a backfill player on no team).
+	held string
+}
+
+// bucket is the tickets that may share a match by region (latency rule)
+// and string batch value, sorted by key, with a linked list over the
+// positions of the tickets not matched yet.
+type bucket struct {
+	ids        []int32
+	keys       []float64
+	lat        []int32
+	prev, next []int32
+	live       int
+}
+
+// bent is a ticket's entry in a bucket.
+type bent struct{ b, pos int32 }
+
+type matcher struct {
+	rs    *RuleSet
+	alg   algo
+	now   time.Time
+	rng   *rand.Rand
+	tk    []tinfo
+	order []int32
+	bk    []bucket
+	ents  []bent
+	waits []time.Duration
+	views []*view
+	hs    []hints
+	tidx  map[string]int
+	res   Result
+
+	// scratch of the anchor being served
+	sel      []int32 // selected tickets, anchor first
+	selTeam  []int32 // team of each selected ticket (its party's team)
+	cnt      []int   // players per team
+	sum      []float64
+	excl     []int32
+	cand     candidate
+	metrics  map[string]*RuleMetric
+	regs     []bent
+	tmp      []int32
+	tmpTeams []int32
+}
+
+func newMatcher(rs *RuleSet, pool []Ticket, now time.Time, seed uint64) *matcher {
+	m := &matcher{rs: rs, alg: rs.matcherAlgo(), now: now,
+		rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	m.waits = rs.expansionWaits()
+	for l := 0; l <= len(m.waits); l++ {
+		var age time.Duration
+		if l > 0 {
+			age = m.waits[l-1]
 		}
-		return ts[i].ID < ts[j].ID
+		v := rs.viewAt(age)
+		m.views = append(m.views, v)
+		m.hs = append(m.hs, rs.matcherHints(v, m.alg))
+	}
+	nt := len(rs.teams)
+	m.tidx = make(map[string]int, nt)
+	for i, t := range rs.teams {
+		m.tidx[t.name] = i
+	}
+	m.cnt = make([]int, nt)
+	m.sum = make([]float64, nt)
+	m.cand.teams = make([][]member, nt)
+	m.metrics = map[string]*RuleMetric{}
+
+	n := len(pool)
+	m.tk = make([]tinfo, n)
+	m.order = make([]int32, n)
+	for i := range pool {
+		t := &pool[i]
+		ti := &m.tk[i]
+		ti.t, ti.bf, ti.size = t, t.Backfill, int32(len(t.Players))
+		ti.age = max(now.Sub(t.Start), 0)
+		ti.level = int32(m.levelOf(ti.age))
+		m.order[i] = int32(i)
+	}
+	group := func(i int32) int {
+		if !m.tk[i].bf {
+			return 1
+		}
+		switch m.alg.backfillPriority {
+		case "high":
+			return 0
+		case "low":
+			return 2
+		}
+		return 1
+	}
+	slices.SortFunc(m.order, func(a, b int32) int {
+		if c := cmp.Compare(group(a), group(b)); c != 0 {
+			return c
+		}
+		ta, tb := m.tk[a].t, m.tk[b].t
+		if c := ta.Start.Compare(tb.Start); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(ta.ID, tb.ID); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
 	})
-	var res Result
-	for len(ts) > 0 {
-		m := Match{Teams: make([]Team, len(rs.teams))}
-		for i, t := range rs.teams {
-			m.Teams[i].Name = t.name
+	for r, i := range m.order {
+		m.tk[i].rank = int32(r)
+	}
+	m.index()
+	return m
+}
+
+// levelOf is the number of expansion steps an age has reached.
+func (m *matcher) levelOf(age time.Duration) int {
+	return sort.Search(len(m.waits), func(i int) bool { return m.waits[i] > age })
+}
+
+// index computes every ticket's key and buckets.
+func (m *matcher) index() {
+	// The most relaxed hints over the levels decide bucket membership;
+	// each gathering checks its own level's.
+	h := m.hs[0]
+	maxLat := 0
+	for _, x := range m.hs {
+		maxLat = max(maxLat, x.maxLatency)
+		if x.latencyRule != "" {
+			h.latencyRule = x.latencyRule
 		}
-		c := &candidate{teams: make([][]member, len(rs.teams))}
-		var rest []Ticket
-		for _, t := range ts {
-			placed := false
-			for i, spec := range rs.teams {
-				if len(m.Teams[i].Players) < spec.min && len(m.Teams[i].Players)+len(t.Players) <= spec.max {
-					for k, p := range t.Players {
-						m.Teams[i].Players = append(m.Teams[i].Players, p.ID)
-						c.teams[i] = append(c.teams[i], member{p: &t.Players[k], ticket: len(c.tickets)})
+	}
+	balAttr := m.alg.balancedAttribute
+	if balAttr == "" {
+		balAttr = h.keyAttr
+	}
+	bmap := map[string]int32{}
+	type raw struct{ id, lat int32 }
+	var members [][]raw
+	var regs []string
+	var lats []int32
+	for _, i := range m.order {
+		ti := &m.tk[i]
+		t := ti.t
+		if h.keyAttr != "" {
+			ti.key = m.aggregate(t, h.keyAttr, h.keyAgg)
+		}
+		if balAttr != "" {
+			ti.bal = m.aggregate(t, balAttr, "avg")
+		}
+		if ti.bf {
+			for k := range t.Players {
+				if tm := t.Players[k].Team; tm != "" {
+					if _, ok := m.tidx[tm]; !ok {
+						ti.held = "teams"
 					}
-					c.tickets = append(c.tickets, &t)
-					m.Tickets = append(m.Tickets, t.ID)
-					placed = true
-					break
 				}
 			}
-			if !placed {
-				rest = append(rest, t)
+		}
+		sv := ""
+		if h.strAttr != "" && len(t.Players) > 0 {
+			s0, _ := m.rs.strValue(&t.Players[0], h.strAttr)
+			for k := range t.Players[1:] {
+				if s, _ := m.rs.strValue(&t.Players[k+1], h.strAttr); s != s0 {
+					ti.held = h.strRule
+				}
 			}
+			sv = "\x00" + s0
 		}
-		full := len(m.Tickets) > 0
-		for i, spec := range rs.teams {
-			if len(m.Teams[i].Players) < spec.min {
-				full = false
+		regs, lats = regs[:0], lats[:0]
+		if maxLat > 0 {
+			if len(t.Players) > 0 {
+				for r, l0 := range t.Players[0].Latencies {
+					worst, ok := l0, true
+					for k := 1; k < len(t.Players) && ok; k++ {
+						var l int
+						l, ok = t.Players[k].Latencies[r]
+						worst = max(worst, l)
+					}
+					if ok && worst <= maxLat {
+						regs = append(regs, r)
+					}
+				}
 			}
+			sort.Strings(regs)
+			for _, r := range regs {
+				worst := 0
+				for k := range t.Players {
+					worst = max(worst, t.Players[k].Latencies[r])
+				}
+				lats = append(lats, int32(worst))
+			}
+			if len(regs) == 0 && ti.held == "" {
+				ti.held = h.latencyRule
+			}
+		} else {
+			regs = append(regs, "")
+			lats = append(lats, 0)
 		}
-		if !full || len(rs.viewAt(rs.age(c, now)).evaluate(c, nil)) > 0 {
-			break
+		if ti.held != "" {
+			continue
 		}
-		res.Matches = append(res.Matches, m)
-		ts = rest
+		ti.e0, ti.ne = int32(len(m.ents)), int32(len(regs))
+		for k, r := range regs {
+			name := r + sv
+			b, ok := bmap[name]
+			if !ok {
+				b = int32(len(members))
+				bmap[name] = b
+				members = append(members, nil)
+			}
+			members[b] = append(members[b], raw{i, lats[k]})
+			m.ents = append(m.ents, bent{b: b})
+		}
 	}
-	return res
+	m.bk = make([]bucket, len(members))
+	for b, ms := range members {
+		slices.SortFunc(ms, func(x, y raw) int {
+			if c := cmp.Compare(m.tk[x.id].key, m.tk[y.id].key); c != 0 {
+				return c
+			}
+			return cmp.Compare(m.tk[x.id].rank, m.tk[y.id].rank)
+		})
+		k := len(ms)
+		bu := &m.bk[b]
+		bu.ids, bu.keys, bu.lat = make([]int32, k), make([]float64, k), make([]int32, k)
+		bu.prev, bu.next = make([]int32, k), make([]int32, k)
+		bu.live = k
+		for p, x := range ms {
+			bu.ids[p], bu.keys[p], bu.lat[p] = x.id, m.tk[x.id].key, x.lat
+			bu.prev[p], bu.next[p] = int32(p-1), int32(p+1)
+			ti := &m.tk[x.id]
+			for e := ti.e0; e < ti.e0+ti.ne; e++ {
+				if m.ents[e].b == int32(b) {
+					m.ents[e].pos = int32(p)
+				}
+			}
+		}
+		if k > 0 {
+			bu.next[k-1] = -1
+		}
+	}
+}
+
+// aggregate is a ticket's value of a number attribute: its players' values
+// (or the declared default) aggregated by min, max or avg. Players without
+// a value are left out; a ticket with none has 0.
+func (m *matcher) aggregate(t *Ticket, attr, agg string) float64 {
+	var acc float64
+	n := 0
+	for k := range t.Players {
+		v, ok := m.rs.numValue(&t.Players[k], attr)
+		if !ok {
+			continue
+		}
+		switch {
+		case n == 0:
+			acc = v
+		case agg == "min":
+			acc = min(acc, v)
+		case agg == "max":
+			acc = max(acc, v)
+		default:
+			acc += v
+		}
+		n++
+	}
+	if n > 1 && agg != "min" && agg != "max" {
+		acc /= float64(n)
+	}
+	return acc
+}
+
+// run serves every ticket in anchor order.
+func (m *matcher) run() {
+	for _, i := range m.order {
+		if m.tk[i].used {
+			continue
+		}
+		if reasons, ok := m.anchor(i); !ok {
+			if m.res.Held == nil {
+				m.res.Held = map[string][]string{}
+			}
+			m.res.Held[m.tk[i].t.ID] = reasons
+		}
+	}
+	// A ticket held as an anchor may have been matched by a later one.
+	for _, mt := range m.res.Matches {
+		for _, id := range mt.Tickets {
+			delete(m.res.Held, id)
+		}
+	}
+}
+
+// anchor tries to form a match around ticket a, region by region and,
+// with expansionAgeSelection newest, from the anchor's expansion level
+// down (a match is as old as its newest ticket, so only tickets at least
+// as old as a level's step can form a match of that level). It returns the
+// rules that failed on the best candidate when no match formed.
+func (m *matcher) anchor(a int32) ([]string, bool) {
+	ta := &m.tk[a]
+	if ta.held != "" {
+		return []string{ta.held}, false
+	}
+	m.regs = append(m.regs[:0], m.ents[ta.e0:ta.e0+ta.ne]...)
+	if len(m.regs) > 1 {
+		slices.SortStableFunc(m.regs, func(x, y bent) int {
+			if m.alg.batching == "largestPopulation" {
+				if c := cmp.Compare(m.bk[y.b].live, m.bk[x.b].live); c != 0 {
+					return c
+				}
+			}
+			return cmp.Compare(m.bk[x.b].lat[x.pos], m.bk[y.b].lat[y.pos])
+		})
+	}
+	clear(m.metrics)
+	var best []string
+	var cut []string
+	for _, e := range m.regs {
+		lowest := 0
+		if m.alg.oldest {
+			lowest = int(ta.level)
+		}
+		for lvl := int(ta.level); lvl >= lowest; lvl-- {
+			minLevel := int32(lvl)
+			if m.alg.oldest {
+				minLevel = 0
+			}
+			m.excl = m.excl[:0]
+			for attempt := 0; attempt < maxAttempts; attempt++ {
+				ok, why := m.gather(a, e, lvl, minLevel)
+				if !ok {
+					cut = addNames(cut, why...)
+					break
+				}
+				failed := m.try(true)
+				if failed == nil {
+					return nil, true
+				}
+				if best == nil || len(failed) < len(best) {
+					best = failed
+				}
+				if attempt == 0 && !m.cand.backfill() && len(m.rs.teams) > 1 && !m.alg.balanced {
+					for s := 0; s < maxShuffles; s++ {
+						if m.shuffle() && m.try(false) == nil {
+							return nil, true
+						}
+					}
+				}
+				if len(m.sel) < 2 {
+					break
+				}
+				m.excl = append(m.excl, m.sel[len(m.sel)-1])
+			}
+		}
+	}
+	if best != nil {
+		return best, false
+	}
+	return cut, false
+}
+
+func addNames(list []string, names ...string) []string {
+	for _, n := range names {
+		if n != "" && !slices.Contains(list, n) {
+			list = append(list, n)
+		}
+	}
+	return list
+}
+
+// backfill reports whether the candidate's first ticket is a backfill
+// ticket.
+func (c *candidate) backfill() bool { return len(c.tickets) > 0 && c.tickets[0].Backfill }
+
+// place picks the team for a party of size players: the team below its
+// minPlayers with the most open slots first, then the team with the most
+// open slots; ties go to the team with the lowest balancing sum when
+// balance is set, else the first. -1: no team has room.
+func (m *matcher) place(size int, balance bool) int {
+	best, bestBelow, bestOpen := -1, false, -1
+	for i, t := range m.rs.teams {
+		open := t.max - m.cnt[i]
+		if open < size {
+			continue
+		}
+		below := m.cnt[i] < t.min
+		switch {
+		case best < 0, below && !bestBelow, below == bestBelow && open > bestOpen,
+			balance && below == bestBelow && open == bestOpen && m.sum[i] < m.sum[best]:
+			best, bestBelow, bestOpen = i, below, open
+		}
+	}
+	return best
+}
+
+// resetTeams puts the anchor's seated players (a backfill ticket's players
+// with a team) back on their teams and empties the rest.
+func (m *matcher) resetTeams(a int32) {
+	clear(m.cnt)
+	clear(m.sum)
+	ta := &m.tk[a]
+	if !ta.bf {
+		return
+	}
+	for k := range ta.t.Players {
+		p := &ta.t.Players[k]
+		if p.Team != "" {
+			i := m.tidx[p.Team]
+			m.cnt[i]++
+			v, _ := m.rs.numValue(p, m.balAttr())
+			m.sum[i] += v
+		}
+	}
+}
+
+func (m *matcher) balAttr() string {
+	if m.alg.balancedAttribute != "" {
+		return m.alg.balancedAttribute
+	}
+	return m.hs[0].keyAttr
+}
+
+// unseated is the number of the ticket's players that need a team (all but
+// a backfill ticket's players already on one).
+func (m *matcher) unseated(i int32) int {
+	ti := &m.tk[i]
+	if !ti.bf {
+		return int(ti.size)
+	}
+	n := 0
+	for k := range ti.t.Players {
+		if ti.t.Players[k].Team == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// gather selects the anchor and its nearest tickets in bucket entry e that
+// the level's hints allow, until every team is full or the bucket has no
+// more. ok is whether the selection can fill every team to its
+// minPlayers; why names the hints that kept tickets out when not.
+func (m *matcher) gather(a int32, e bent, lvl int, minLevel int32) (ok bool, why []string) {
+	h := &m.hs[lvl]
+	bu := &m.bk[e.b]
+	m.sel, m.selTeam = m.sel[:0], m.selTeam[:0]
+	m.resetTeams(a)
+	team := int32(-1)
+	if n := m.unseated(a); n > 0 {
+		t := m.place(n, false)
+		if t < 0 {
+			return false, []string{"teams"}
+		}
+		team = int32(t)
+		m.cnt[t] += n
+	}
+	m.sel = append(m.sel, a)
+	m.selTeam = append(m.selTeam, team)
+	total, capacity := 0, 0
+	for i, t := range m.rs.teams {
+		total += m.cnt[i]
+		capacity += t.max
+	}
+	ak := m.tk[a].key
+	klo, khi := ak, ak
+	l, r := bu.prev[e.pos], bu.next[e.pos]
+	skipped := 0
+	var spreadCut, latCut bool
+	for total < capacity && (l >= 0 || r >= 0) && skipped <= scanSlack {
+		var p int32
+		takeLeft := r < 0
+		if l >= 0 && r >= 0 {
+			switch h.side {
+			case 1:
+				takeLeft = false
+			case -1:
+				takeLeft = true
+			default:
+				takeLeft = ak-bu.keys[l] <= bu.keys[r]-ak
+			}
+		}
+		if takeLeft {
+			p, l = l, bu.prev[l]
+		} else {
+			p, r = r, bu.next[r]
+		}
+		j := bu.ids[p]
+		tj := &m.tk[j]
+		k := bu.keys[p]
+		if nk, xk := min(klo, k), max(khi, k); xk-nk > h.spread {
+			// Every ticket further on this side is further still.
+			spreadCut = true
+			if takeLeft {
+				l = -1
+			} else {
+				r = -1
+			}
+			continue
+		}
+		if tj.bf || tj.level < minLevel || slices.Contains(m.excl, j) {
+			skipped++
+			continue
+		}
+		if h.maxLatency > 0 && int(bu.lat[p]) > h.maxLatency {
+			latCut = true
+			skipped++
+			continue
+		}
+		t := m.place(int(tj.size), false)
+		if t < 0 {
+			skipped++
+			continue
+		}
+		m.cnt[t] += int(tj.size)
+		total += int(tj.size)
+		klo, khi = min(klo, k), max(khi, k)
+		m.sel = append(m.sel, j)
+		m.selTeam = append(m.selTeam, int32(t))
+	}
+	for i, t := range m.rs.teams {
+		if m.cnt[i] < t.min {
+			if spreadCut {
+				why = append(why, h.spreadRule)
+			}
+			if latCut {
+				why = append(why, h.latencyRule)
+			}
+			return false, why
+		}
+	}
+	if m.tk[a].bf && len(m.sel) < 2 {
+		return false, nil
+	}
+	m.balance(a)
+	return true, nil
+}
+
+// balance reassigns the selected tickets to teams: parties largest first,
+// then by balancing value highest first, each to the team place picks
+// with the lowest sum. When the parties do not fit that way, the
+// gathering's assignment stays.
+func (m *matcher) balance(a int32) {
+	if len(m.rs.teams) < 2 {
+		return
+	}
+	m.tmp = append(m.tmp[:0], m.sel...)
+	start := 0
+	if m.tk[a].bf {
+		start = 1 // the backfill ticket's party keeps its team
+	}
+	rest := m.tmp[start:]
+	slices.SortFunc(rest, func(x, y int32) int {
+		tx, ty := &m.tk[x], &m.tk[y]
+		if c := cmp.Compare(ty.size, tx.size); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(ty.bal, tx.bal); c != 0 {
+			return c
+		}
+		return cmp.Compare(tx.rank, ty.rank)
+	})
+	m.resetTeams(a)
+	if start == 1 && m.selTeam[0] >= 0 {
+		m.cnt[m.selTeam[0]] += m.unseated(a)
+	}
+	teams := m.tmpTeams[:0]
+	for _, j := range rest {
+		t := m.place(int(m.tk[j].size), true)
+		if t < 0 {
+			return
+		}
+		m.cnt[t] += int(m.tk[j].size)
+		m.sum[t] += m.tk[j].bal * float64(m.tk[j].size)
+		teams = append(teams, int32(t))
+	}
+	copy(m.sel[start:], rest)
+	copy(m.selTeam[start:], teams)
+	m.tmpTeams = teams
+}
+
+// shuffle reassigns the selected tickets (but a backfill anchor) to teams
+// in a random order; false when the parties did not fit that way.
+func (m *matcher) shuffle() bool {
+	m.resetTeams(m.sel[0])
+	m.tmp = append(m.tmp[:0], m.sel...)
+	m.rng.Shuffle(len(m.tmp), func(i, j int) { m.tmp[i], m.tmp[j] = m.tmp[j], m.tmp[i] })
+	teams := append(m.tmpTeams[:0], make([]int32, len(m.tmp))...)
+	for k, j := range m.tmp {
+		t := m.place(int(m.tk[j].size), false)
+		if t < 0 {
+			return false
+		}
+		m.cnt[t] += int(m.tk[j].size)
+		teams[k] = int32(t)
+	}
+	copy(m.sel, m.tmp)
+	copy(m.selTeam, teams)
+	m.tmpTeams = teams
+	return true
+}
+
+// try builds the candidate of the selection, evaluates it at its age and,
+// when every rule holds, commits it as a match. It returns the failed
+// rules (nil: matched).
+func (m *matcher) try(countMetrics bool) []string {
+	c := &m.cand
+	c.tickets = c.tickets[:0]
+	for i := range c.teams {
+		c.teams[i] = c.teams[i][:0]
+	}
+	var age time.Duration = -1
+	for n, j := range m.sel {
+		tj := &m.tk[j]
+		c.tickets = append(c.tickets, tj.t)
+		switch {
+		case age < 0, m.alg.oldest && tj.age > age, !m.alg.oldest && tj.age < age:
+			age = tj.age
+		}
+		for k := range tj.t.Players {
+			p := &tj.t.Players[k]
+			team := int(m.selTeam[n])
+			if p.Team != "" && tj.bf {
+				team = m.tidx[p.Team]
+			}
+			c.teams[team] = append(c.teams[team], member{p: p, ticket: n})
+		}
+	}
+	var metrics map[string]*RuleMetric
+	if countMetrics {
+		metrics = m.metrics
+	}
+	failed := m.views[m.levelOf(age)].evaluate(c, metrics)
+	if len(failed) > 0 {
+		return failed
+	}
+	if !countMetrics {
+		m.views[m.levelOf(age)].evaluate(c, m.metrics)
+	}
+	m.commit()
+	return nil
+}
+
+// commit records the candidate as a match and takes its tickets out of
+// the pool.
+func (m *matcher) commit() {
+	c := &m.cand
+	mt := Match{Tickets: make([]string, len(m.sel)), Teams: make([]Team, len(c.teams))}
+	for n, j := range m.sel {
+		tj := &m.tk[j]
+		mt.Tickets[n] = tj.t.ID
+		tj.used = true
+		for e := tj.e0; e < tj.e0+tj.ne; e++ {
+			m.bk[m.ents[e].b].unlink(m.ents[e].pos)
+		}
+	}
+	for i, ms := range c.teams {
+		mt.Teams[i].Name = m.rs.teams[i].name
+		mt.Teams[i].Players = make([]string, len(ms))
+		for k, x := range ms {
+			mt.Teams[i].Players[k] = x.p.ID
+		}
+	}
+	if len(m.metrics) > 0 {
+		mt.Metrics = make([]RuleMetric, 0, len(m.metrics))
+		for _, x := range m.metrics {
+			mt.Metrics = append(mt.Metrics, *x)
+		}
+		slices.SortFunc(mt.Metrics, func(x, y RuleMetric) int { return cmp.Compare(x.Rule, y.Rule) })
+	}
+	m.res.Matches = append(m.res.Matches, mt)
+}
+
+func (b *bucket) unlink(p int32) {
+	pr, nx := b.prev[p], b.next[p]
+	if pr >= 0 {
+		b.next[pr] = nx
+	}
+	if nx >= 0 {
+		b.prev[nx] = pr
+	}
+	b.live--
 }
