@@ -16,8 +16,21 @@ import (
 type RuleSet struct {
 	name       string
 	attributes map[string]AttrType
-	teams      []teamSpec
-	latency    bool
+	// attrs are the declared attributes in declaration order; attrIndex
+	// maps a name to its index.
+	attrs     []attrDef
+	attrIndex map[string]int
+	algo      algorithm
+	teams     []teamSpec
+	// rules are the rules as declared (before any expansion), in order.
+	rules      []rule
+	expansions []expansion
+	// steps are the distinct expansion step times, increasing; views[0] is
+	// the rule set before any step, views[i+1] with every step up to
+	// steps[i] applied.
+	steps   []float64
+	views   []*view
+	latency bool
 }
 
 // Parse parses and validates a rule set body (RuleSetBody). A rule set that
@@ -135,6 +148,10 @@ type teamSpec struct {
 type member struct {
 	p      *Player
 	ticket int
+	// vals, when not nil, are the player's attribute values by attribute
+	// index with defaults applied (a zero Value: missing), as prepare
+	// computes them once per ticket; evaluate then does no map lookups.
+	vals []Value
 }
 
 // candidate is a proposed match: its tickets and, for each team of the
@@ -150,7 +167,11 @@ type candidate struct {
 // and rule properties with the expansions whose waitTimeSeconds the age
 // has reached applied.
 type view struct {
+	rs    *RuleSet
 	teams []teamSpec
+	// rules are the rule set's rules with this view's expansions applied,
+	// in declaration order (a compound rule refers to earlier indexes).
+	rules []rule
 }
 
 // age is the candidate's age at now for expansions: the age of its newest
