@@ -72,6 +72,7 @@ type matcher struct {
 	views []*view
 	hs    []hints
 	tidx  map[string]int
+	teams []teamSpec // the team bounds of the level being gathered
 	res   Result
 
 	// scratch of the anchor being served
@@ -170,10 +171,7 @@ func (m *matcher) index() {
 			h.latencyRule = x.latencyRule
 		}
 	}
-	balAttr := m.alg.balancedAttribute
-	if balAttr == "" {
-		balAttr = h.keyAttr
-	}
+	balAttr := m.balAttr()
 	bmap := map[string]int32{}
 	type raw struct{ id, lat int32 }
 	var members [][]raw
@@ -182,11 +180,13 @@ func (m *matcher) index() {
 	for _, i := range m.order {
 		ti := &m.tk[i]
 		t := ti.t
-		if h.keyAttr != "" {
-			ti.key = m.aggregate(t, h.keyAttr, h.keyAgg)
+		if h.keyAttr >= 0 {
+			ti.key = m.aggregate(t, h.keyAttr, h.keyAgg, h.keyMap)
 		}
-		if balAttr != "" {
-			ti.bal = m.aggregate(t, balAttr, "avg")
+		if balAttr == h.keyAttr {
+			ti.bal = ti.key
+		} else if balAttr >= 0 {
+			ti.bal = m.aggregate(t, balAttr, aggAvg, mapKeyNone)
 		}
 		if ti.bf {
 			for k := range t.Players {
@@ -198,7 +198,7 @@ func (m *matcher) index() {
 			}
 		}
 		sv := ""
-		if h.strAttr != "" && len(t.Players) > 0 {
+		if h.strAttr >= 0 && len(t.Players) > 0 {
 			s0, _ := m.rs.strValue(&t.Players[0], h.strAttr)
 			for k := range t.Players[1:] {
 				if s, _ := m.rs.strValue(&t.Players[k+1], h.strAttr); s != s0 {
@@ -210,25 +210,16 @@ func (m *matcher) index() {
 		regs, lats = regs[:0], lats[:0]
 		if maxLat > 0 {
 			if len(t.Players) > 0 {
-				for r, l0 := range t.Players[0].Latencies {
-					worst, ok := l0, true
-					for k := 1; k < len(t.Players) && ok; k++ {
-						var l int
-						l, ok = t.Players[k].Latencies[r]
-						worst = max(worst, l)
-					}
-					if ok && worst <= maxLat {
+				for r := range t.Players[0].Latencies {
+					if l, ok := partyLatency(t, r, h.latAgg); ok && l <= maxLat {
 						regs = append(regs, r)
 					}
 				}
 			}
 			sort.Strings(regs)
 			for _, r := range regs {
-				worst := 0
-				for k := range t.Players {
-					worst = max(worst, t.Players[k].Latencies[r])
-				}
-				lats = append(lats, int32(worst))
+				l, _ := partyLatency(t, r, h.latAgg)
+				lats = append(lats, int32(l))
 			}
 			if len(regs) == 0 && ti.held == "" {
 				ti.held = h.latencyRule
@@ -285,30 +276,56 @@ func (m *matcher) index() {
 // aggregate is a ticket's value of a number attribute: its players' values
 // (or the declared default) aggregated by min, max or avg. Players without
 // a value are left out; a ticket with none has 0.
-func (m *matcher) aggregate(t *Ticket, attr, agg string) float64 {
+func (m *matcher) aggregate(t *Ticket, attr int, agg aggregation, mapKey int) float64 {
 	var acc float64
 	n := 0
 	for k := range t.Players {
-		v, ok := m.rs.numValue(&t.Players[k], attr)
+		v, ok := m.rs.numValue(&t.Players[k], attr, mapKey)
 		if !ok {
 			continue
 		}
 		switch {
 		case n == 0:
 			acc = v
-		case agg == "min":
+		case agg == aggMin:
 			acc = min(acc, v)
-		case agg == "max":
+		case agg == aggMax:
 			acc = max(acc, v)
 		default:
 			acc += v
 		}
 		n++
 	}
-	if n > 1 && agg != "min" && agg != "max" {
+	if n > 1 && agg != aggMin && agg != aggMax {
 		acc /= float64(n)
 	}
 	return acc
+}
+
+// partyLatency is a ticket's latency to a region: its players' (every
+// player must report the region) folded by agg (max, min or avg).
+func partyLatency(t *Ticket, region string, agg aggregation) (int, bool) {
+	acc := 0
+	for k := range t.Players {
+		l, ok := t.Players[k].Latencies[region]
+		if !ok {
+			return 0, false
+		}
+		switch {
+		case k == 0:
+			acc = l
+		case agg == aggMin:
+			acc = min(acc, l)
+		case agg == aggAvg:
+			acc += l
+		default:
+			acc = max(acc, l)
+		}
+	}
+	if agg == aggAvg && len(t.Players) > 1 {
+		acc = (acc + len(t.Players) - 1) / len(t.Players)
+	}
+	return acc, len(t.Players) > 0
 }
 
 // run serves every ticket in anchor order.
@@ -345,7 +362,7 @@ func (m *matcher) anchor(a int32) ([]string, bool) {
 	m.regs = append(m.regs[:0], m.ents[ta.e0:ta.e0+ta.ne]...)
 	if len(m.regs) > 1 {
 		slices.SortStableFunc(m.regs, func(x, y bent) int {
-			if m.alg.batching == "largestPopulation" {
+			if m.alg.batching == batchLargestPopulation {
 				if c := cmp.Compare(m.bk[y.b].live, m.bk[x.b].live); c != 0 {
 					return c
 				}
@@ -419,7 +436,7 @@ func (c *candidate) backfill() bool { return len(c.tickets) > 0 && c.tickets[0].
 // balance is set, else the first. -1: no team has room.
 func (m *matcher) place(size int, balance bool) int {
 	best, bestBelow, bestOpen := -1, false, -1
-	for i, t := range m.rs.teams {
+	for i, t := range m.teams {
 		open := t.max - m.cnt[i]
 		if open < size {
 			continue
@@ -448,14 +465,14 @@ func (m *matcher) resetTeams(a int32) {
 		if p.Team != "" {
 			i := m.tidx[p.Team]
 			m.cnt[i]++
-			v, _ := m.rs.numValue(p, m.balAttr())
+			v, _ := m.rs.numValue(p, m.balAttr(), mapKeyNone)
 			m.sum[i] += v
 		}
 	}
 }
 
-func (m *matcher) balAttr() string {
-	if m.alg.balancedAttribute != "" {
+func (m *matcher) balAttr() int {
+	if m.alg.balancedAttribute >= 0 {
 		return m.alg.balancedAttribute
 	}
 	return m.hs[0].keyAttr
@@ -483,6 +500,7 @@ func (m *matcher) unseated(i int32) int {
 // minPlayers; why names the hints that kept tickets out when not.
 func (m *matcher) gather(a int32, e bent, lvl int, minLevel int32) (ok bool, why []string) {
 	h := &m.hs[lvl]
+	m.teams = m.views[lvl].teams
 	bu := &m.bk[e.b]
 	m.sel, m.selTeam = m.sel[:0], m.selTeam[:0]
 	m.resetTeams(a)
@@ -498,7 +516,7 @@ func (m *matcher) gather(a int32, e bent, lvl int, minLevel int32) (ok bool, why
 	m.sel = append(m.sel, a)
 	m.selTeam = append(m.selTeam, team)
 	total, capacity := 0, 0
-	for i, t := range m.rs.teams {
+	for i, t := range m.teams {
 		total += m.cnt[i]
 		capacity += t.max
 	}
@@ -558,7 +576,7 @@ func (m *matcher) gather(a int32, e bent, lvl int, minLevel int32) (ok bool, why
 		m.sel = append(m.sel, j)
 		m.selTeam = append(m.selTeam, int32(t))
 	}
-	for i, t := range m.rs.teams {
+	for i, t := range m.teams {
 		if m.cnt[i] < t.min {
 			if spreadCut {
 				why = append(why, h.spreadRule)
@@ -666,16 +684,22 @@ func (m *matcher) try(countMetrics bool) []string {
 			c.teams[team] = append(c.teams[team], member{p: p, ticket: n})
 		}
 	}
+	v := m.views[m.levelOf(age)]
+	for i, t := range v.teams {
+		if n := len(c.teams[i]); n < t.min || n > t.max {
+			return []string{"teams"}
+		}
+	}
 	var metrics map[string]*RuleMetric
 	if countMetrics {
 		metrics = m.metrics
 	}
-	failed := m.views[m.levelOf(age)].evaluate(c, metrics)
+	failed := v.evaluate(c, metrics)
 	if len(failed) > 0 {
 		return failed
 	}
 	if !countMetrics {
-		m.views[m.levelOf(age)].evaluate(c, m.metrics)
+		v.evaluate(c, m.metrics)
 	}
 	m.commit()
 	return nil
@@ -706,7 +730,9 @@ func (m *matcher) commit() {
 		for _, x := range m.metrics {
 			mt.Metrics = append(mt.Metrics, *x)
 		}
-		slices.SortFunc(mt.Metrics, func(x, y RuleMetric) int { return cmp.Compare(x.Rule, y.Rule) })
+		slices.SortFunc(mt.Metrics, func(x, y RuleMetric) int {
+			return cmp.Or(cmp.Compare(m.rs.ruleIndex(x.Rule), m.rs.ruleIndex(y.Rule)), cmp.Compare(x.Rule, y.Rule))
+		})
 	}
 	m.res.Matches = append(m.res.Matches, mt)
 }
