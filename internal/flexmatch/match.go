@@ -667,14 +667,9 @@ func (m *matcher) try(countMetrics bool) []string {
 	for i := range c.teams {
 		c.teams[i] = c.teams[i][:0]
 	}
-	var age time.Duration = -1
 	for n, j := range m.sel {
 		tj := &m.tk[j]
 		c.tickets = append(c.tickets, tj.t)
-		switch {
-		case age < 0, m.alg.oldest && tj.age > age, !m.alg.oldest && tj.age < age:
-			age = tj.age
-		}
 		for k := range tj.t.Players {
 			p := &tj.t.Players[k]
 			team := int(m.selTeam[n])
@@ -684,7 +679,7 @@ func (m *matcher) try(countMetrics bool) []string {
 			c.teams[team] = append(c.teams[team], member{p: p, ticket: n})
 		}
 	}
-	v := m.views[m.levelOf(age)]
+	v := m.views[m.levelOf(m.rs.age(c, m.now))]
 	for i, t := range v.teams {
 		if n := len(c.teams[i]); n < t.min || n > t.max {
 			return []string{"teams"}

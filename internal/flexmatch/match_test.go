@@ -1,0 +1,282 @@
+package flexmatch
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Unix(1_700_000_000, 0)
+
+// tk builds a ticket of players "<id>-0", "<id>-1"... with the given
+// skills, submitted age ago, with latencies lat (nil: none) for each.
+func tk(id string, age time.Duration, lat map[string]int, skills ...float64) Ticket {
+	t := Ticket{ID: id, Start: t0.Add(-age)}
+	for k, s := range skills {
+		s := s
+		t.Players = append(t.Players, Player{ID: fmt.Sprintf("%s-%d", id, k),
+			Attributes: map[string]Value{"skill": {N: &s}}, Latencies: lat})
+	}
+	return t
+}
+
+func singles(prefix string, n int, lat map[string]int, skill func(i int) float64) []Ticket {
+	var ts []Ticket
+	for i := range n {
+		ts = append(ts, tk(fmt.Sprintf("%s%02d", prefix, i), time.Duration(n-i)*time.Millisecond, lat, skill(i)))
+	}
+	return ts
+}
+
+const skillAttr = `"playerAttributes":[{"name":"skill","type":"number","default":10}]`
+
+func ruleSet(teams, rules, extra string) string {
+	s := `{"ruleLanguageVersion":"1.0",` + skillAttr + `,"teams":[` + teams + `]`
+	if rules != "" {
+		s += `,"rules":[` + rules + `]`
+	}
+	if extra != "" {
+		s += "," + extra
+	}
+	return s + "}"
+}
+
+const (
+	teams1v1 = `{"name":"red","minPlayers":1,"maxPlayers":1},{"name":"blue","minPlayers":1,"maxPlayers":1}`
+	teams5v5 = `{"name":"red","minPlayers":5,"maxPlayers":5},{"name":"blue","minPlayers":5,"maxPlayers":5}`
+	band10   = `{"name":"band","type":"batchDistance","batchAttribute":"skill","maxDistance":10}`
+	lat150   = `{"name":"lat","type":"latency","maxLatency":150}`
+)
+
+var (
+	east = map[string]int{"us-east-1": 40, "eu-west-1": 200}
+	west = map[string]int{"us-west-2": 30, "eu-west-1": 180}
+)
+
+func TestMatchTable(t *testing.T) {
+	cases := []struct {
+		name    string
+		rs      string
+		pool    []Ticket
+		matches int
+		sizes   []int // players per team of every match
+		held    map[string][]string
+	}{
+		{name: "1v1", rs: ruleSet(teams1v1, "", ""),
+			pool: []Ticket{tk("a", time.Second, nil, 1), tk("b", 0, nil, 2)}, matches: 1, sizes: []int{1, 1}},
+		{name: "1v1 odd ticket left", rs: ruleSet(teams1v1, "", ""),
+			pool:    []Ticket{tk("a", 2*time.Second, nil, 1), tk("b", time.Second, nil, 2), tk("c", 0, nil, 3)},
+			matches: 1, sizes: []int{1, 1}, held: map[string][]string{"c": nil}},
+		{name: "5v5 in band", rs: ruleSet(teams5v5, band10, ""),
+			pool:    singles("s", 10, nil, func(i int) float64 { return 100 + float64(i) }),
+			matches: 1, sizes: []int{5, 5}},
+		{name: "5v5 two bands", rs: ruleSet(teams5v5, band10, ""),
+			pool: append(singles("a", 10, nil, func(i int) float64 { return 100 + float64(i) }),
+				singles("b", 10, nil, func(i int) float64 { return 500 + float64(i) })...),
+			matches: 2, sizes: []int{5, 5}},
+		{name: "5v5 out of band", rs: ruleSet(teams5v5, band10, ""),
+			pool:    singles("s", 10, nil, func(i int) float64 { return 100 + 3*float64(i) }),
+			matches: 0, held: map[string][]string{"s00": {"band"}}},
+		{name: "5v5 too few", rs: ruleSet(teams5v5, band10, ""),
+			pool:    singles("s", 9, nil, func(i int) float64 { return 100 }),
+			matches: 0, held: map[string][]string{"s00": nil}},
+		{name: "parties", rs: ruleSet(teams5v5, "", ""),
+			pool: []Ticket{tk("p3a", 4*time.Second, nil, 1, 2, 3), tk("p2a", 3*time.Second, nil, 4, 5),
+				tk("p3b", 2*time.Second, nil, 6, 7, 8), tk("p2b", time.Second, nil, 9, 10)},
+			matches: 1, sizes: []int{5, 5}},
+		{name: "party too large for a team", rs: ruleSet(teams1v1, "", ""),
+			pool: []Ticket{tk("p2", time.Second, nil, 1, 2), tk("a", 0, nil, 1)}, matches: 0},
+		{name: "quantity", rs: ruleSet(`{"name":"squad","minPlayers":2,"maxPlayers":2,"quantity":3}`, "", ""),
+			pool:    singles("s", 6, nil, func(i int) float64 { return 1 }),
+			matches: 1, sizes: []int{2, 2, 2}},
+		{name: "latency one region", rs: ruleSet(teams1v1, lat150, ""),
+			pool: []Ticket{tk("e1", 3*time.Second, east, 1), tk("w1", 2*time.Second, west, 1),
+				tk("e2", time.Second, east, 1), tk("w2", 0, west, 1)},
+			matches: 2, sizes: []int{1, 1}},
+		{name: "latency missing", rs: ruleSet(teams1v1, lat150, ""),
+			pool:    []Ticket{tk("e1", time.Second, east, 1), tk("none", 0, nil, 1)},
+			matches: 0, held: map[string][]string{"none": {"lat"}, "e1": nil}},
+		{name: "latency too high", rs: ruleSet(teams1v1, lat150, ""),
+			pool: []Ticket{tk("e1", time.Second, east, 1), tk("far", 0, map[string]int{"us-east-1": 400}, 1)},
+			matches: 0, held: map[string][]string{"far": {"lat"}}},
+		{name: "expansion widens the band for old tickets", rs: ruleSet(teams1v1, band10,
+			`"expansions":[{"target":"rules[band].maxDistance","steps":[{"waitTimeSeconds":10,"value":100}]}]`),
+			pool:    []Ticket{tk("old1", 20*time.Second, nil, 100), tk("old2", 15*time.Second, nil, 150), tk("young", 0, nil, 140)},
+			matches: 1, sizes: []int{1, 1}, held: map[string][]string{"young": {"band"}}},
+		{name: "expansion lowers minPlayers", rs: ruleSet(teams5v5, "",
+			`"expansions":[{"target":"teams[*].minPlayers","steps":[{"waitTimeSeconds":5,"value":2}]}]`),
+			pool:    singles("s", 4, nil, func(i int) float64 { return 1 }),
+			matches: 0},
+		{name: "large match balanced", rs: ruleSet(`{"name":"red","minPlayers":30,"maxPlayers":30},{"name":"blue","minPlayers":30,"maxPlayers":30}`,
+			`{"name":"band","type":"batchDistance","batchAttribute":"skill","maxDistance":100}`,
+			`"algorithm":{"strategy":"balanced","balancedAttribute":"skill"}`),
+			pool:    singles("s", 60, nil, func(i int) float64 { return float64(i) }),
+			matches: 1, sizes: []int{30, 30}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rs := mustParse(t, c.rs)
+			res := rs.Match(c.pool, t0, 1)
+			checkResult(t, rs, c.pool, t0, res)
+			if len(res.Matches) != c.matches {
+				t.Fatalf("%d matches, want %d: %+v", len(res.Matches), c.matches, res)
+			}
+			for _, m := range res.Matches {
+				var sizes []int
+				for _, tm := range m.Teams {
+					sizes = append(sizes, len(tm.Players))
+				}
+				if !slices.Equal(sizes, c.sizes) {
+					t.Errorf("team sizes %v, want %v", sizes, c.sizes)
+				}
+			}
+			for id, want := range c.held {
+				got, ok := res.Held[id]
+				if !ok {
+					t.Errorf("ticket %s not held (held: %v)", id, res.Held)
+				} else if !slices.Equal(got, want) {
+					t.Errorf("ticket %s held by %v, want %v", id, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestMatchBalanced: balanced strategy evens the balanced attribute out
+// over the teams.
+func TestMatchBalanced(t *testing.T) {
+	rs := mustParse(t, ruleSet(`{"name":"red","minPlayers":25,"maxPlayers":25},{"name":"blue","minPlayers":25,"maxPlayers":25}`,
+		`{"name":"band","type":"batchDistance","batchAttribute":"skill","maxDistance":1000}`,
+		`"algorithm":{"strategy":"balanced","balancedAttribute":"skill"}`))
+	pool := singles("s", 50, nil, func(i int) float64 { return float64(i * i) })
+	res := rs.Match(pool, t0, 3)
+	checkResult(t, rs, pool, t0, res)
+	if len(res.Matches) != 1 {
+		t.Fatalf("%d matches", len(res.Matches))
+	}
+	skill := map[string]float64{}
+	for _, tk := range pool {
+		skill[tk.Players[0].ID] = *tk.Players[0].Attributes["skill"].N
+	}
+	var sums [2]float64
+	for i, tm := range res.Matches[0].Teams {
+		for _, p := range tm.Players {
+			sums[i] += skill[p]
+		}
+	}
+	if d := sums[0] - sums[1]; d > 0.05*sums[0] || -d > 0.05*sums[0] {
+		t.Fatalf("team skill sums %v differ by more than 5%%", sums)
+	}
+}
+
+// TestMatchOldestFirst: with more tickets than one match holds, the oldest
+// tickets are matched.
+func TestMatchOldestFirst(t *testing.T) {
+	rs := mustParse(t, ruleSet(teams1v1, "", ""))
+	pool := []Ticket{tk("young", 0, nil, 1), tk("old", 5*time.Second, nil, 1), tk("mid", 2*time.Second, nil, 1)}
+	res := rs.Match(pool, t0, 1)
+	if got := matchedIDs(res); !slices.Equal(got, []string{"mid", "old"}) {
+		t.Fatalf("matched %v", got)
+	}
+}
+
+// TestMatchBackfill: a backfill ticket's seated players stay on their
+// teams, new tickets fill the open slots, and a match holds one backfill
+// ticket at most.
+func TestMatchBackfill(t *testing.T) {
+	rs := mustParse(t, ruleSet(`{"name":"red","minPlayers":3,"maxPlayers":3},{"name":"blue","minPlayers":3,"maxPlayers":3}`, "", ""))
+	bf := tk("bf", time.Second, nil, 1, 1, 1, 1, 1)
+	bf.Backfill = true
+	for k := range bf.Players {
+		bf.Players[k].Team = []string{"red", "red", "blue", "blue", "blue"}[k]
+	}
+	bf2 := tk("bf2", 2*time.Second, nil, 1, 1, 1, 1, 1)
+	bf2.Backfill = true
+	for k := range bf2.Players {
+		bf2.Players[k].Team = []string{"red", "red", "red", "blue", "blue"}[k]
+	}
+	pool := []Ticket{bf, bf2, tk("n1", 0, nil, 1), tk("n2", 0, nil, 1)}
+	res := rs.Match(pool, t0, 1)
+	checkResult(t, rs, pool, t0, res)
+	if len(res.Matches) != 2 {
+		t.Fatalf("%d matches, want 2: %+v", len(res.Matches), res)
+	}
+	for _, m := range res.Matches {
+		if len(m.Tickets) != 2 {
+			t.Fatalf("match %v: want the backfill ticket and one new ticket", m.Tickets)
+		}
+	}
+	// Alone, a backfill ticket with open slots does not match.
+	res = rs.Match([]Ticket{bf}, t0, 1)
+	if len(res.Matches) != 0 {
+		t.Fatalf("a lone backfill ticket matched: %+v", res)
+	}
+}
+
+// TestMatchBackfillPriority: with high priority the backfill ticket gets
+// the only new ticket even though a new match is older; with low, the new
+// match forms first.
+func TestMatchBackfillPriority(t *testing.T) {
+	for _, c := range []struct {
+		prio string
+		want []string
+	}{{"high", []string{"bf", "n1"}}, {"low", []string{"n1", "n2"}}, {"normal", []string{"n1", "n2"}}} {
+		t.Run(c.prio, func(t *testing.T) {
+			rs := mustParse(t, ruleSet(teams1v1, "", `"algorithm":{"backfillPriority":"`+c.prio+`"}`))
+			bf := tk("bf", time.Second, nil, 1)
+			bf.Backfill, bf.Players[0].Team = true, "red"
+			pool := []Ticket{bf, tk("n1", 3*time.Second, nil, 1), tk("n2", 2*time.Second, nil, 1)}
+			res := rs.Match(pool, t0, 1)
+			checkResult(t, rs, pool, t0, res)
+			if len(res.Matches) != 1 || !slices.Equal(slices.Sorted(slices.Values(res.Matches[0].Tickets)), c.want) {
+				t.Fatalf("got %+v, want one match of %v", res.Matches, c.want)
+			}
+		})
+	}
+}
+
+// TestMatchDeterministic: the same pool, time and seed give the same
+// result, whatever the pool's order.
+func TestMatchDeterministic(t *testing.T) {
+	rs := loadRuleSet(t, "testdata/bench-5v5.json")
+	pool := genPool(9, poolSpec{n: 3000, maxParty: 3, skill: 500, regions: benchRegions, maxAge: 20 * time.Second, noLatency: 0.02}, t0)
+	a := rs.Match(pool, t0, 42)
+	b := rs.Match(pool, t0, 42)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("two runs differ")
+	}
+	rev := slices.Clone(pool)
+	slices.Reverse(rev)
+	c := rs.Match(rev, t0, 42)
+	if !reflect.DeepEqual(a, c) {
+		t.Fatal("a reversed pool gives another result")
+	}
+	checkResult(t, rs, pool, t0, a)
+	if len(a.Matches) == 0 {
+		t.Fatal("no match")
+	}
+}
+
+// TestMatchMetrics: a match carries its rules' evaluation counts in rule
+// order.
+func TestMatchMetrics(t *testing.T) {
+	rs := mustParse(t, ruleSet(teams1v1, band10+","+lat150, ""))
+	pool := []Ticket{tk("a", time.Second, east, 1), tk("b", 0, east, 5)}
+	res := rs.Match(pool, t0, 1)
+	if len(res.Matches) != 1 {
+		t.Fatalf("%+v", res)
+	}
+	var names []string
+	for _, m := range res.Matches[0].Metrics {
+		names = append(names, m.Rule)
+		if m.Passed < 1 {
+			t.Errorf("rule %s: %+v", m.Rule, m)
+		}
+	}
+	if strings.Join(names, ",") != "band,lat" {
+		t.Fatalf("metrics %+v", res.Matches[0].Metrics)
+	}
+}
