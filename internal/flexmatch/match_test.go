@@ -100,7 +100,7 @@ func TestMatchTable(t *testing.T) {
 			pool:    []Ticket{tk("e1", time.Second, east, 1), tk("none", 0, nil, 1)},
 			matches: 0, held: map[string][]string{"none": {"lat"}, "e1": nil}},
 		{name: "latency too high", rs: ruleSet(teams1v1, lat150, ""),
-			pool: []Ticket{tk("e1", time.Second, east, 1), tk("far", 0, map[string]int{"us-east-1": 400}, 1)},
+			pool:    []Ticket{tk("e1", time.Second, east, 1), tk("far", 0, map[string]int{"us-east-1": 400}, 1)},
 			matches: 0, held: map[string][]string{"far": {"lat"}}},
 		{name: "expansion widens the band for old tickets", rs: ruleSet(teams1v1, band10,
 			`"expansions":[{"target":"rules[band].maxDistance","steps":[{"waitTimeSeconds":10,"value":100}]}]`),
