@@ -304,4 +304,9 @@ type expr struct {
 	nested bool
 	level  pathLevel
 	attr   int // levelAttr: index into RuleSet.attrs
+	// The expression's static type: depth is how many list levels its
+	// value has (0: a single value; a string list attribute counts as one
+	// level), num whether its leaves are numbers (else strings).
+	depth int
+	num   bool
 }

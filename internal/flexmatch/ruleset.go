@@ -1,18 +1,13 @@
 package flexmatch
 
 import (
-	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
-// RuleSet is a parsed and validated rule set.
-//
-// PLACEHOLDER: this file holds a minimal parser (name, ruleLanguageVersion,
-// playerAttributes, teams) and a matcher that fills teams in ticket order
-// ignoring rules, so that the packages built on the contract compile and
-// run. The rule language and the real matcher replace it; the exported
-// names and signatures below stay.
+// RuleSet is a parsed and validated rule set. It is immutable and safe for
+// concurrent use.
 type RuleSet struct {
 	name       string
 	attributes map[string]AttrType
@@ -23,68 +18,17 @@ type RuleSet struct {
 	algo      algorithm
 	teams     []teamSpec
 	// rules are the rules as declared (before any expansion), in order.
-	rules      []rule
+	rules []rule
+	// inCompound marks the rules a compound rule reads: they decide only
+	// through it, not on their own.
+	inCompound []bool
 	expansions []expansion
-	// steps are the distinct expansion step times, increasing; views[0] is
-	// the rule set before any step, views[i+1] with every step up to
-	// steps[i] applied.
+	// steps are the distinct expansion step times in seconds, increasing;
+	// views[0] is the rule set before any step, views[i+1] with every step
+	// up to steps[i] applied.
 	steps   []float64
 	views   []*view
 	latency bool
-}
-
-// Parse parses and validates a rule set body (RuleSetBody). A rule set that
-// does not follow the rule language is an *Error naming the field.
-func Parse(body []byte) (*RuleSet, error) {
-	var raw struct {
-		Name                string `json:"name"`
-		RuleLanguageVersion string `json:"ruleLanguageVersion"`
-		PlayerAttributes    []struct {
-			Name string `json:"name"`
-			Type string `json:"type"`
-		} `json:"playerAttributes"`
-		Teams []struct {
-			Name       string `json:"name"`
-			MinPlayers int    `json:"minPlayers"`
-			MaxPlayers int    `json:"maxPlayers"`
-			Quantity   int    `json:"quantity"`
-		} `json:"teams"`
-		Rules []struct {
-			Type string `json:"type"`
-		} `json:"rules"`
-	}
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, &Error{Msg: "the rule set is not valid JSON: " + err.Error()}
-	}
-	if raw.RuleLanguageVersion != "1.0" {
-		return nil, &Error{Path: "ruleLanguageVersion", Msg: `must be "1.0"`}
-	}
-	if len(raw.Teams) == 0 {
-		return nil, &Error{Path: "teams", Msg: "at least one team is required"}
-	}
-	rs := &RuleSet{name: raw.Name, attributes: map[string]AttrType{}}
-	for _, a := range raw.PlayerAttributes {
-		rs.attributes[a.Name] = AttrType(a.Type)
-	}
-	for i, t := range raw.Teams {
-		if t.MaxPlayers < 1 || t.MinPlayers > t.MaxPlayers {
-			return nil, &Error{Path: fmt.Sprintf("teams[%d].maxPlayers", i), Msg: "must be at least 1 and at least minPlayers"}
-		}
-		q := max(t.Quantity, 1)
-		for k := 1; k <= q; k++ {
-			n := t.Name
-			if t.Quantity > 1 {
-				n = fmt.Sprintf("%s_%d", t.Name, k)
-			}
-			rs.teams = append(rs.teams, teamSpec{name: n, base: t.Name, min: t.MinPlayers, max: t.MaxPlayers})
-		}
-	}
-	for _, r := range raw.Rules {
-		if r.Type == "latency" {
-			rs.latency = true
-		}
-	}
-	return rs, nil
 }
 
 // Name is the rule set's name property ("" when it has none).
@@ -116,6 +60,28 @@ func (rs *RuleSet) Attributes() map[string]AttrType { return rs.attributes }
 // player without latency data cannot be matched).
 func (rs *RuleSet) HasLatencyRule() bool { return rs.latency }
 
+// BackfillPriority is the algorithm's backfillPriority: "normal" (the
+// default), "high" or "low".
+func (rs *RuleSet) BackfillPriority() string { return rs.algo.backfillPriority }
+
+// Rules are the rules' names, in rule set order.
+func (rs *RuleSet) Rules() []string {
+	n := make([]string, len(rs.rules))
+	for i, r := range rs.rules {
+		n[i] = r.ruleName()
+	}
+	return n
+}
+
+// MaxExpansionWait is the waitTimeSeconds of the last expansion step (0
+// without expansions): from that age on the rule set no longer changes.
+func (rs *RuleSet) MaxExpansionWait() time.Duration {
+	if len(rs.steps) == 0 {
+		return 0
+	}
+	return time.Duration(rs.steps[len(rs.steps)-1] * float64(time.Second))
+}
+
 // CheckTicket checks a ticket against the rule set before it is queued:
 // attribute types as declared, teams of backfill players that exist. The
 // *Error's Path names the field as the API does, e.g.
@@ -126,6 +92,16 @@ func (rs *RuleSet) CheckTicket(t Ticket) error {
 			if want, ok := rs.attributes[k]; ok && v.Type() != want {
 				return &Error{Path: fmt.Sprintf("Players[%d].PlayerAttributes[%s]", i, k),
 					Msg: fmt.Sprintf("the rule set declares %s as %s", k, want)}
+			}
+		}
+		if p.Team != "" {
+			found := false
+			for _, ts := range rs.teams {
+				found = found || ts.name == p.Team
+			}
+			if !found {
+				return &Error{Path: fmt.Sprintf("Players[%d].Team", i),
+					Msg: fmt.Sprintf("the rule set has no team %q (its teams are %s)", p.Team, strings.Join(rs.TeamNames(), ", "))}
 			}
 		}
 	}
@@ -161,6 +137,9 @@ type member struct {
 type candidate struct {
 	tickets []*Ticket
 	teams   [][]member
+	// prep, when not nil, holds each ticket's prepared form (parallel to
+	// tickets; see prepare); evaluate then reads values from it.
+	prep []*prepared
 }
 
 // view is the rule set as it stands for a candidate of one age: team sizes
@@ -177,23 +156,26 @@ type view struct {
 // age is the candidate's age at now for expansions: the age of its newest
 // ticket, or its oldest with expansionAgeSelection "oldest".
 func (rs *RuleSet) age(c *candidate, now time.Time) time.Duration {
+	oldest := rs.algo.expansionAgeSelection == ageOldest
 	var a time.Duration = -1
 	for _, t := range c.tickets {
-		if d := now.Sub(t.Start); a < 0 || d < a {
+		d := now.Sub(t.Start)
+		if a < 0 || (!oldest && d < a) || (oldest && d > a) {
 			a = d
 		}
 	}
 	return max(a, 0)
 }
 
-// viewAt is the rule set at an age. It is cheap (views are computed once
-// per expansion step) and safe for concurrent use.
-func (rs *RuleSet) viewAt(time.Duration) *view { return &view{teams: rs.teams} }
-
-// evaluate evaluates every rule of the view on a candidate whose team sizes
-// are within the view's bounds, and returns the names of the rules that do
-// not hold (none: the candidate is a valid match). metrics, when not nil,
-// gets each rule's pass or fail counted.
-func (v *view) evaluate(c *candidate, metrics map[string]*RuleMetric) (failed []string) {
-	return nil
+// viewAt is the rule set at an age: every expansion step whose
+// waitTimeSeconds the age has reached is applied. It is a lookup (views are
+// computed once per distinct step time at parse time) and safe for
+// concurrent use.
+func (rs *RuleSet) viewAt(age time.Duration) *view {
+	sec := age.Seconds()
+	i := 0
+	for i < len(rs.steps) && rs.steps[i] <= sec {
+		i++
+	}
+	return rs.views[i]
 }

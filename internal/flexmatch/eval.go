@@ -1,0 +1,591 @@
+package flexmatch
+
+import (
+	"math"
+	"sort"
+	"sync"
+)
+
+// Evaluation of a view's rules over a candidate: the matcher's inner loop.
+
+// prepared is a ticket's precomputed form, built once per ticket (prepare)
+// so that evaluating candidates does no map lookups per player:
+//
+//   - vals[k] are player k's attribute values by attribute index with
+//     defaults applied (a zero Value where the player has none); a member
+//     built from the ticket sets member.vals = vals[k];
+//   - key[r] is, for a batchDistance, absoluteSort or distanceSort rule at
+//     index r, the ticket's party-aggregated number (NaN when missing),
+//     and keyStr[r] a string batchDistance rule's value (keyOK[r] false
+//     when the party has no common value).
+//
+// A candidate whose prep is set (parallel to tickets) uses it; without it
+// evaluate computes the same from the tickets.
+type prepared struct {
+	vals   [][]Value
+	key    []float64
+	keyStr []string
+	keyOK  []bool
+}
+
+// prepare computes a ticket's prepared form.
+func (rs *RuleSet) prepare(t *Ticket) *prepared {
+	n := len(rs.attrs)
+	pr := &prepared{
+		vals:   make([][]Value, len(t.Players)),
+		key:    make([]float64, len(rs.rules)),
+		keyStr: make([]string, len(rs.rules)),
+		keyOK:  make([]bool, len(rs.rules)),
+	}
+	flat := make([]Value, len(t.Players)*n)
+	for i := range t.Players {
+		pr.vals[i] = flat[i*n : (i+1)*n : (i+1)*n]
+		m := member{p: &t.Players[i]}
+		for a := range rs.attrs {
+			pr.vals[i][a], _ = rs.attrOf(&m, a)
+		}
+	}
+	for r, ru := range rs.rules {
+		switch ru := ru.(type) {
+		case *batchDistanceRule:
+			if ru.str {
+				pr.keyStr[r], pr.keyOK[r] = rs.partyString(t, pr, ru.attr)
+			} else {
+				pr.key[r] = rs.partyNumber(t, pr, ru.attr, ru.agg, mapKeyNone)
+				pr.keyOK[r] = !math.IsNaN(pr.key[r])
+			}
+		case *absoluteSortRule:
+			pr.key[r] = rs.partyNumber(t, pr, ru.attr, ru.agg, ru.mapKey)
+			pr.keyOK[r] = !math.IsNaN(pr.key[r])
+		case *distanceSortRule:
+			pr.key[r] = rs.partyNumber(t, pr, ru.attr, ru.agg, ru.mapKey)
+			pr.keyOK[r] = !math.IsNaN(pr.key[r])
+		}
+	}
+	return pr
+}
+
+// playerValue is player k of t's attribute a (from pr when not nil).
+func (rs *RuleSet) playerValue(t *Ticket, pr *prepared, k, a int) (Value, bool) {
+	if pr != nil {
+		v := pr.vals[k][a]
+		return v, v.Type() != ""
+	}
+	m := member{p: &t.Players[k]}
+	return rs.attrOf(&m, a)
+}
+
+// partyNumber aggregates a number (or, with mapKey, a string_number_map's
+// smallest or largest value) over a ticket's players; NaN when a player has
+// no value.
+func (rs *RuleSet) partyNumber(t *Ticket, pr *prepared, a int, agg aggregation, mapKey int) float64 {
+	acc := math.NaN()
+	for k := range t.Players {
+		v, ok := rs.playerValue(t, pr, k, a)
+		if !ok {
+			return math.NaN()
+		}
+		var f float64
+		switch {
+		case v.N != nil:
+			f = *v.N
+		case len(v.SDM) > 0:
+			f = math.NaN()
+			for _, x := range v.SDM {
+				if math.IsNaN(f) || (mapKey == mapKeyMin && x < f) || (mapKey != mapKeyMin && x > f) {
+					f = x
+				}
+			}
+		default:
+			return math.NaN()
+		}
+		switch {
+		case k == 0:
+			acc = f
+		case agg == aggMin:
+			acc = min(acc, f)
+		case agg == aggMax:
+			acc = max(acc, f)
+		default:
+			acc += f
+		}
+	}
+	if agg == aggAvg && len(t.Players) > 0 {
+		acc /= float64(len(t.Players))
+	}
+	return acc
+}
+
+// partyString is a ticket's string value: its players' common value; false
+// when they differ or one has none.
+func (rs *RuleSet) partyString(t *Ticket, pr *prepared, a int) (string, bool) {
+	var s string
+	for k := range t.Players {
+		v, ok := rs.playerValue(t, pr, k, a)
+		if !ok || v.S == nil || (k > 0 && *v.S != s) {
+			return "", false
+		}
+		s = *v.S
+	}
+	return s, len(t.Players) > 0
+}
+
+// ticketKey is a ticket's key for rule r (see prepared).
+func (rs *RuleSet) ticketKey(c *candidate, i, r int, attr int, agg aggregation, mapKey int) float64 {
+	if c.prep != nil && c.prep[i] != nil {
+		return c.prep[i].key[r]
+	}
+	return rs.partyNumber(c.tickets[i], nil, attr, agg, mapKey)
+}
+
+func (rs *RuleSet) ticketKeyStr(c *candidate, i, r, attr int) (string, bool) {
+	if c.prep != nil && c.prep[i] != nil {
+		return c.prep[i].keyStr[r], c.prep[i].keyOK[r]
+	}
+	return rs.partyString(c.tickets[i], nil, attr)
+}
+
+// sortKey writes ticket t's sort keys into dst (one per absoluteSort or
+// distanceSort rule, in rule order, the first most significant) and
+// returns it: the matcher orders a batch by ascending keys. An
+// absoluteSort key is the ticket's value (negated for descending); a
+// distanceSort key is its distance from first's, the batch's first ticket
+// (negated for descending). A ticket without a value sorts last (+Inf).
+// pr and firstPr may be nil.
+func (rs *RuleSet) sortKey(t *Ticket, pr *prepared, first *Ticket, firstPr *prepared, dst []float64) []float64 {
+	dst = dst[:0]
+	for r, ru := range rs.rules {
+		var k float64
+		switch ru := ru.(type) {
+		case *absoluteSortRule:
+			k = rs.keyOf(t, pr, r, ru.attr, ru.agg, ru.mapKey)
+			if ru.descending {
+				k = -k
+			}
+		case *distanceSortRule:
+			k = math.Abs(rs.keyOf(t, pr, r, ru.attr, ru.agg, ru.mapKey) - rs.keyOf(first, firstPr, r, ru.attr, ru.agg, ru.mapKey))
+			if ru.descending {
+				k = -k
+			}
+		default:
+			continue
+		}
+		if math.IsNaN(k) {
+			k = math.Inf(1)
+		}
+		dst = append(dst, k)
+	}
+	return dst
+}
+
+func (rs *RuleSet) keyOf(t *Ticket, pr *prepared, r, attr int, agg aggregation, mapKey int) float64 {
+	if pr != nil {
+		return pr.key[r]
+	}
+	return rs.partyNumber(t, nil, attr, agg, mapKey)
+}
+
+var ctxPool = sync.Pool{New: func() any { return new(evalCtx) }}
+
+// evaluate evaluates every rule of the view on a candidate whose team sizes
+// are within the view's bounds, and returns the names of the rules that do
+// not hold (none: the candidate is a valid match). metrics, when not nil,
+// gets each rule's pass or fail counted. Sort rules never fail and are not
+// counted; a rule a compound rule reads is counted but decides only
+// through the compound rule.
+func (v *view) evaluate(c *candidate, metrics map[string]*RuleMetric) (failed []string) {
+	var buf [32]bool
+	results := buf[:0]
+	if len(v.rules) > len(buf) {
+		results = make([]bool, 0, len(v.rules))
+	}
+	var x *evalCtx
+	for i, r := range v.rules {
+		ok := true
+		switch r.(type) {
+		case *absoluteSortRule, *distanceSortRule:
+			results = append(results, true)
+			continue
+		case *comparisonRule, *distanceRule, *collectionRule:
+			if x == nil {
+				x = ctxPool.Get().(*evalCtx)
+				x.reset(v.rs, c)
+			}
+		}
+		ok = v.holdsRule(i, c, x, results)
+		results = append(results, ok)
+		if metrics != nil {
+			name := r.ruleName()
+			m := metrics[name]
+			if m == nil {
+				m = &RuleMetric{Rule: name}
+				metrics[name] = m
+			}
+			if ok {
+				m.Passed++
+			} else {
+				m.Failed++
+			}
+		}
+		if !ok && !v.rs.inCompound[i] {
+			failed = append(failed, r.ruleName())
+		}
+	}
+	if x != nil {
+		x.rs, x.c = nil, nil
+		ctxPool.Put(x)
+	}
+	return failed
+}
+
+// holdsRule evaluates rule i. results holds the outcomes of rules 0..i-1
+// (for compound rules); x is an evaluation context for expression rules.
+func (v *view) holdsRule(i int, c *candidate, x *evalCtx, results []bool) bool {
+	rs := v.rs
+	switch r := v.rules[i].(type) {
+	case *batchDistanceRule:
+		if r.str {
+			first := ""
+			for t := range c.tickets {
+				s, ok := rs.ticketKeyStr(c, t, i, r.attr)
+				if !ok || (t > 0 && s != first) {
+					return false
+				}
+				first = s
+			}
+			return true
+		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for t := range c.tickets {
+			k := rs.ticketKey(c, t, i, r.attr, r.agg, mapKeyNone)
+			if math.IsNaN(k) {
+				return false
+			}
+			lo, hi = min(lo, k), max(hi, k)
+		}
+		return len(c.tickets) == 0 || hi-lo <= r.maxDistance
+	case *comparisonRule:
+		return x.comparison(r)
+	case *distanceRule:
+		return x.distance(r)
+	case *collectionRule:
+		return x.collection(r)
+	case *compoundRule:
+		return compound(r.stmt, results)
+	case *latencyRule:
+		return latencyHolds(r, c)
+	}
+	return true
+}
+
+func compound(b *boolExpr, results []bool) bool {
+	switch b.op {
+	case boolRule:
+		return results[b.rule]
+	case boolNot:
+		return !compound(b.args[0], results)
+	case boolAnd:
+		for _, a := range b.args {
+			if !compound(a, results) {
+				return false
+			}
+		}
+		return true
+	case boolOr:
+		for _, a := range b.args {
+			if compound(a, results) {
+				return true
+			}
+		}
+		return false
+	}
+	// xor: exactly one argument holds.
+	n := 0
+	for _, a := range b.args {
+		if compound(a, results) {
+			n++
+		}
+	}
+	return n == 1
+}
+
+// collectLeaves appends v's number and string leaves to dst.
+func collectLeaves(v val, dst []val) []val {
+	switch v.kind {
+	case kList:
+		for _, s := range v.l {
+			dst = collectLeaves(s, dst)
+		}
+	case kNum, kStr:
+		dst = append(dst, v)
+	}
+	return dst
+}
+
+// collections appends v's innermost lists (depth is v's static depth).
+func collections(v val, depth int, dst []val) []val {
+	if v.kind != kList {
+		return dst
+	}
+	if depth <= 1 {
+		return append(dst, v)
+	}
+	for _, s := range v.l {
+		dst = collections(s, depth-1, dst)
+	}
+	return dst
+}
+
+// measure evaluates measurements into x.leaf (leaves) or, with colls,
+// x.leaf as collections; false when a player lacks an attribute read.
+func (x *evalCtx) measure(ms []*expr, agg aggregation, colls bool) bool {
+	x.agg = agg
+	x.leaf = x.leaf[:0]
+	for _, m := range ms {
+		v := x.eval(m)
+		if colls {
+			x.leaf = collections(v, m.depth, x.leaf)
+		} else {
+			x.leaf = collectLeaves(v, x.leaf)
+		}
+	}
+	return !x.missing
+}
+
+// reference is a rule's reference value; false when it cannot be had.
+func (x *evalCtx) reference(ref *operand) (val, bool) {
+	switch ref.kind {
+	case operandNumber:
+		return val{kind: kNum, n: ref.num}, true
+	case operandString:
+		return val{kind: kStr, s: ref.str}, true
+	case operandExpr:
+		v := x.eval(ref.expr)
+		return v, !x.missing && (v.kind == kNum || v.kind == kStr)
+	}
+	return val{}, false
+}
+
+func compareVals(a, b val, op cmpOp) bool {
+	if a.kind == kStr {
+		if op == opEq {
+			return a.s == b.s
+		}
+		return a.s != b.s
+	}
+	switch op {
+	case opEq:
+		return a.n == b.n
+	case opNe:
+		return a.n != b.n
+	case opLt:
+		return a.n < b.n
+	case opLe:
+		return a.n <= b.n
+	case opGt:
+		return a.n > b.n
+	}
+	return a.n >= b.n
+}
+
+func (x *evalCtx) comparison(r *comparisonRule) bool {
+	if !x.measure(r.measurements, r.agg, false) {
+		return false
+	}
+	ls := x.leaf
+	if r.reference != nil {
+		ref, ok := x.reference(r.reference)
+		if !ok {
+			return false
+		}
+		for _, l := range ls {
+			if l.kind != ref.kind || !compareVals(l, ref, r.op) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := range ls {
+		for j := i + 1; j < len(ls); j++ {
+			if !compareVals(ls[i], ls[j], r.op) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (x *evalCtx) distance(r *distanceRule) bool {
+	if !x.measure(r.measurements, r.agg, false) {
+		return false
+	}
+	within := func(d float64) bool {
+		return (!r.minDistance.set || d >= r.minDistance.v) && (!r.maxDistance.set || d <= r.maxDistance.v)
+	}
+	if r.reference != nil {
+		ref, ok := x.reference(r.reference)
+		if !ok || ref.kind != kNum {
+			return false
+		}
+		for _, l := range x.leaf {
+			if !within(math.Abs(l.n - ref.n)) {
+				return false
+			}
+		}
+		return true
+	}
+	// Without a reference every pair of values is within the bounds.
+	x.nums = x.nums[:0]
+	for _, l := range x.leaf {
+		x.nums = append(x.nums, l.n)
+	}
+	if len(x.nums) < 2 {
+		return true
+	}
+	sort.Float64s(x.nums)
+	if r.maxDistance.set && x.nums[len(x.nums)-1]-x.nums[0] > r.maxDistance.v {
+		return false
+	}
+	if r.minDistance.set {
+		for i := 1; i < len(x.nums); i++ {
+			if x.nums[i]-x.nums[i-1] < r.minDistance.v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (x *evalCtx) collection(r *collectionRule) bool {
+	if !x.measure(r.measurements, r.agg, true) {
+		return false
+	}
+	within := func(n int) bool {
+		f := float64(n)
+		return (!r.minCount.set || f >= r.minCount.v) && (!r.maxCount.set || f <= r.maxCount.v)
+	}
+	switch r.op {
+	case collIntersection:
+		n := 0
+		if len(x.leaf) > 0 {
+			first := x.leaf[0].l
+			for i, s := range first {
+				if s.kind == kStr && !inVals(first[:i], s.s) && inAll(x.leaf[1:], s.s) {
+					n++
+				}
+			}
+		}
+		return within(n)
+	case collContains:
+		n := 0
+		for _, c := range x.leaf {
+			if inVals(c.l, r.reference.str) {
+				n++
+			}
+		}
+		return within(n)
+	}
+	for _, c := range x.leaf {
+		n := 0
+		for i, s := range c.l {
+			if s.kind == kStr && !inVals(c.l[:i], s.s) && containsStr(r.reference.list, s.s) {
+				n++
+			}
+		}
+		if !within(n) {
+			return false
+		}
+	}
+	return true
+}
+
+// ticketLatency is a ticket's latency in a region, aggregated over its
+// players; false when a player has no latency for the region.
+func ticketLatency(t *Ticket, region string, agg aggregation) (float64, bool) {
+	var acc float64
+	for k := range t.Players {
+		l, ok := t.Players[k].Latencies[region]
+		if !ok {
+			return 0, false
+		}
+		f := float64(l)
+		switch {
+		case k == 0:
+			acc = f
+		case agg == aggMin:
+			acc = min(acc, f)
+		case agg == aggAvg:
+			acc += f
+		default:
+			acc = max(acc, f)
+		}
+	}
+	if agg == aggAvg && len(t.Players) > 0 {
+		acc /= float64(len(t.Players))
+	}
+	return acc, len(t.Players) > 0
+}
+
+// latencyHolds reports whether some region meets the latency rule for
+// every ticket of the candidate.
+func latencyHolds(r *latencyRule, c *candidate) bool {
+	if len(c.tickets) == 0 {
+		return true
+	}
+	first := c.tickets[0]
+	if len(first.Players) == 0 {
+		return false
+	}
+	for region := range first.Players[0].Latencies {
+		if latencyRegion(r, c, region) {
+			return true
+		}
+	}
+	return false
+}
+
+// latencyRegion reports whether a region meets the latency rule.
+func latencyRegion(r *latencyRule, c *candidate, region string) bool {
+	lo, sum := math.Inf(1), 0.0
+	for _, t := range c.tickets {
+		l, ok := ticketLatency(t, region, r.agg)
+		if !ok || l > r.maxLatency {
+			return false
+		}
+		lo, sum = min(lo, l), sum+l
+	}
+	if !r.maxDistance.set {
+		return true
+	}
+	ref := lo
+	if r.refAvg {
+		ref = sum / float64(len(c.tickets))
+	}
+	for _, t := range c.tickets {
+		l, _ := ticketLatency(t, region, r.agg)
+		if math.Abs(l-ref) > r.maxDistance.v {
+			return false
+		}
+	}
+	return true
+}
+
+// regions appends to dst the regions where every latency rule of the view
+// holds for the candidate (the regions a match may be placed in); with no
+// latency rule it returns dst unchanged.
+func (v *view) regions(c *candidate, dst []string) []string {
+	if !v.rs.latency || len(c.tickets) == 0 || len(c.tickets[0].Players) == 0 {
+		return dst
+	}
+next:
+	for region := range c.tickets[0].Players[0].Latencies {
+		for _, r := range v.rules {
+			if l, ok := r.(*latencyRule); ok && !latencyRegion(l, c, region) {
+				continue next
+			}
+		}
+		dst = append(dst, region)
+	}
+	sort.Strings(dst)
+	return dst
+}
