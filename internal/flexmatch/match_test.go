@@ -104,7 +104,8 @@ func TestMatchTable(t *testing.T) {
 			matches: 0, held: map[string][]string{"far": {"lat"}}},
 		{name: "expansion widens the band for old tickets", rs: ruleSet(teams1v1, band10,
 			`"expansions":[{"target":"rules[band].maxDistance","steps":[{"waitTimeSeconds":10,"value":100}]}]`),
-			pool:    []Ticket{tk("old1", 20*time.Second, nil, 100), tk("old2", 15*time.Second, nil, 150), tk("young", 0, nil, 140)},
+			pool: []Ticket{tk("old1", 20*time.Second, nil, 100), tk("old2", 15*time.Second, nil, 150),
+				tk("young", time.Millisecond, nil, 140), tk("young2", 0, nil, 300)},
 			matches: 1, sizes: []int{1, 1}, held: map[string][]string{"young": {"band"}}},
 		{name: "expansion lowers minPlayers", rs: ruleSet(teams5v5, "",
 			`"expansions":[{"target":"teams[*].minPlayers","steps":[{"waitTimeSeconds":5,"value":2}]}]`),
@@ -149,7 +150,7 @@ func TestMatchTable(t *testing.T) {
 // over the teams.
 func TestMatchBalanced(t *testing.T) {
 	rs := mustParse(t, ruleSet(`{"name":"red","minPlayers":25,"maxPlayers":25},{"name":"blue","minPlayers":25,"maxPlayers":25}`,
-		`{"name":"band","type":"batchDistance","batchAttribute":"skill","maxDistance":1000}`,
+		`{"name":"band","type":"batchDistance","batchAttribute":"skill","maxDistance":5000}`,
 		`"algorithm":{"strategy":"balanced","balancedAttribute":"skill"}`))
 	pool := singles("s", 50, nil, func(i int) float64 { return float64(i * i) })
 	res := rs.Match(pool, t0, 3)
