@@ -2,6 +2,7 @@ package flexmatch
 
 import (
 	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -384,8 +385,16 @@ func (m *matcher) anchor(a int32) ([]string, bool) {
 				minLevel = 0
 			}
 			m.excl = m.excl[:0]
+			shift := 0
 			for attempt := 0; attempt < maxAttempts; attempt++ {
-				ok, why := m.gather(a, e, lvl, minLevel)
+				ok, why := m.gather(a, e, lvl, minLevel, shift)
+				if !ok && shift < 2 && slices.Contains(why, m.hs[lvl].spreadRule) {
+					// The tickets nearest the anchor spread too far on
+					// both sides: try the windows that end at the anchor.
+					shift++
+					attempt--
+					continue
+				}
 				if !ok {
 					cut = addNames(cut, why...)
 					break
@@ -498,7 +507,11 @@ func (m *matcher) unseated(i int32) int {
 // the level's hints allow, until every team is full or the bucket has no
 // more. ok is whether the selection can fill every team to its
 // minPlayers; why names the hints that kept tickets out when not.
-func (m *matcher) gather(a int32, e bent, lvl int, minLevel int32) (ok bool, why []string) {
+//
+// shift 0 gathers the tickets nearest the anchor's key; 1 and 2 gather
+// nearest to half the spread below and above it (the anchor at one end
+// of the window).
+func (m *matcher) gather(a int32, e bent, lvl int, minLevel int32, shift int) (ok bool, why []string) {
 	h := &m.hs[lvl]
 	m.teams = m.views[lvl].teams
 	bu := &m.bk[e.b]
@@ -522,6 +535,14 @@ func (m *matcher) gather(a int32, e bent, lvl int, minLevel int32) (ok bool, why
 	}
 	ak := m.tk[a].key
 	klo, khi := ak, ak
+	center := ak
+	switch {
+	case math.IsInf(h.spread, 1):
+	case shift == 1:
+		center = ak - h.spread/2
+	case shift == 2:
+		center = ak + h.spread/2
+	}
 	l, r := bu.prev[e.pos], bu.next[e.pos]
 	skipped := 0
 	var spreadCut, latCut bool
@@ -535,7 +556,7 @@ func (m *matcher) gather(a int32, e bent, lvl int, minLevel int32) (ok bool, why
 			case -1:
 				takeLeft = true
 			default:
-				takeLeft = ak-bu.keys[l] <= bu.keys[r]-ak
+				takeLeft = center-bu.keys[l] <= bu.keys[r]-center
 			}
 		}
 		if takeLeft {

@@ -43,6 +43,7 @@ func TestMatchProperties(t *testing.T) {
 					if len(res.Matches) == 0 {
 						break
 					}
+					t.Logf("seed %d pass %d: %d matches, %d held", seed, pass, len(res.Matches), len(res.Held))
 					pool = without(pool, res)
 					now = now.Add(2 * time.Second)
 				}
