@@ -38,6 +38,7 @@ type tinfo struct {
 	rank  int32 // position in the anchor order
 	e0    int32 // bucket entries: ents[e0 : e0+ne]
 	ne    int32
+	spos  int32 // position in matcher.skeys while sorting
 	used  bool
 	bf    bool
 	// held is the rule that makes the ticket unmatchable whatever the
@@ -66,6 +67,7 @@ type matcher struct {
 	now   time.Time
 	rng   *rand.Rand
 	tk    []tinfo
+	prep  []*prepared // by pool index
 	order []int32
 	bk    []bucket
 	ents  []bent
@@ -87,6 +89,9 @@ type matcher struct {
 	regs     []bent
 	tmp      []int32
 	tmpTeams []int32
+	pool     []int32   // tickets collected for the sort rules, anchor first
+	skeys    []float64 // their sort keys, by tinfo.spos
+	sk1      []float64
 }
 
 func newMatcher(rs *RuleSet, pool []Ticket, now time.Time, seed uint64) *matcher {
@@ -114,6 +119,7 @@ func newMatcher(rs *RuleSet, pool []Ticket, now time.Time, seed uint64) *matcher
 
 	n := len(pool)
 	m.tk = make([]tinfo, n)
+	m.prep = make([]*prepared, n)
 	m.order = make([]int32, n)
 	for i := range pool {
 		t := &pool[i]
@@ -181,13 +187,29 @@ func (m *matcher) index() {
 	for _, i := range m.order {
 		ti := &m.tk[i]
 		t := ti.t
-		if h.keyAttr >= 0 {
-			ti.key = m.aggregate(t, h.keyAttr, h.keyAgg, h.keyMap)
+		pr := m.rs.prepare(t)
+		m.prep[i] = pr
+		switch {
+		case h.keyRule >= 0:
+			ti.key = pr.key[h.keyRule]
+		case h.keyAttr >= 0:
+			ti.key = m.rs.partyNumber(t, pr, h.keyAttr, aggAvg, mapKeyNone)
+		}
+		if math.IsNaN(ti.key) {
+			// Without a value a batchDistance rule fails; a sort rule
+			// puts the ticket last.
+			ti.key = math.Inf(1)
+			if !math.IsInf(h.spread, 1) {
+				ti.held = h.spreadRule
+			}
 		}
 		if balAttr == h.keyAttr {
 			ti.bal = ti.key
 		} else if balAttr >= 0 {
-			ti.bal = m.aggregate(t, balAttr, aggAvg, mapKeyNone)
+			ti.bal = m.rs.partyNumber(t, pr, balAttr, aggAvg, mapKeyNone)
+		}
+		if math.IsNaN(ti.bal) || math.IsInf(ti.bal, 0) {
+			ti.bal = 0
 		}
 		if ti.bf {
 			for k := range t.Players {
@@ -199,28 +221,25 @@ func (m *matcher) index() {
 			}
 		}
 		sv := ""
-		if h.strAttr >= 0 && len(t.Players) > 0 {
-			s0, _ := m.rs.strValue(&t.Players[0], h.strAttr)
-			for k := range t.Players[1:] {
-				if s, _ := m.rs.strValue(&t.Players[k+1], h.strAttr); s != s0 {
-					ti.held = h.strRule
-				}
+		if h.strAttr >= 0 {
+			if !pr.keyOK[h.strIdx] {
+				ti.held = h.strRule
 			}
-			sv = "\x00" + s0
+			sv = "\x00" + pr.keyStr[h.strIdx]
 		}
 		regs, lats = regs[:0], lats[:0]
 		if maxLat > 0 {
 			if len(t.Players) > 0 {
 				for r := range t.Players[0].Latencies {
-					if l, ok := partyLatency(t, r, h.latAgg); ok && l <= maxLat {
+					if l, ok := ticketLatency(t, r, h.latAgg); ok && l <= float64(maxLat) {
 						regs = append(regs, r)
 					}
 				}
 			}
 			sort.Strings(regs)
 			for _, r := range regs {
-				l, _ := partyLatency(t, r, h.latAgg)
-				lats = append(lats, int32(l))
+				l, _ := ticketLatency(t, r, h.latAgg)
+				lats = append(lats, int32(math.Ceil(l)))
 			}
 			if len(regs) == 0 && ti.held == "" {
 				ti.held = h.latencyRule
@@ -272,61 +291,6 @@ func (m *matcher) index() {
 			bu.next[k-1] = -1
 		}
 	}
-}
-
-// aggregate is a ticket's value of a number attribute: its players' values
-// (or the declared default) aggregated by min, max or avg. Players without
-// a value are left out; a ticket with none has 0.
-func (m *matcher) aggregate(t *Ticket, attr int, agg aggregation, mapKey int) float64 {
-	var acc float64
-	n := 0
-	for k := range t.Players {
-		v, ok := m.rs.numValue(&t.Players[k], attr, mapKey)
-		if !ok {
-			continue
-		}
-		switch {
-		case n == 0:
-			acc = v
-		case agg == aggMin:
-			acc = min(acc, v)
-		case agg == aggMax:
-			acc = max(acc, v)
-		default:
-			acc += v
-		}
-		n++
-	}
-	if n > 1 && agg != aggMin && agg != aggMax {
-		acc /= float64(n)
-	}
-	return acc
-}
-
-// partyLatency is a ticket's latency to a region: its players' (every
-// player must report the region) folded by agg (max, min or avg).
-func partyLatency(t *Ticket, region string, agg aggregation) (int, bool) {
-	acc := 0
-	for k := range t.Players {
-		l, ok := t.Players[k].Latencies[region]
-		if !ok {
-			return 0, false
-		}
-		switch {
-		case k == 0:
-			acc = l
-		case agg == aggMin:
-			acc = min(acc, l)
-		case agg == aggAvg:
-			acc += l
-		default:
-			acc = max(acc, l)
-		}
-	}
-	if agg == aggAvg && len(t.Players) > 1 {
-		acc = (acc + len(t.Players) - 1) / len(t.Players)
-	}
-	return acc, len(t.Players) > 0
 }
 
 // run serves every ticket in anchor order.
@@ -474,8 +438,11 @@ func (m *matcher) resetTeams(a int32) {
 		if p.Team != "" {
 			i := m.tidx[p.Team]
 			m.cnt[i]++
-			v, _ := m.rs.numValue(p, m.balAttr(), mapKeyNone)
-			m.sum[i] += v
+			if b := m.balAttr(); b >= 0 {
+				if v := m.prep[a].vals[k][b]; v.N != nil {
+					m.sum[i] += *v.N
+				}
+			}
 		}
 	}
 }
@@ -586,17 +553,40 @@ func (m *matcher) gather(a int32, e bent, lvl int, minLevel int32, shift int) (o
 			skipped++
 			continue
 		}
-		t := m.place(int(tj.size), false)
-		if t < 0 {
+		if h.sorts {
+			// Collect more than the match holds; the sort rules pick.
+			if len(m.pool) == 0 {
+				m.pool = append(m.pool, a)
+			}
+			m.pool = append(m.pool, j)
+			if len(m.pool) > 2*capacity+8 {
+				break
+			}
+			continue
+		}
+		if !m.add(j, &total) {
 			skipped++
 			continue
 		}
-		m.cnt[t] += int(tj.size)
-		total += int(tj.size)
 		klo, khi = min(klo, k), max(khi, k)
-		m.sel = append(m.sel, j)
-		m.selTeam = append(m.selTeam, int32(t))
 	}
+	if h.sorts && len(m.pool) > 1 {
+		m.sortPool()
+		for _, j := range m.pool[1:] {
+			if total >= capacity {
+				break
+			}
+			k := m.tk[j].key
+			if nk, xk := min(klo, k), max(khi, k); xk-nk > h.spread {
+				spreadCut = true
+				continue
+			}
+			if m.add(j, &total) {
+				klo, khi = min(klo, k), max(khi, k)
+			}
+		}
+	}
+	m.pool = m.pool[:0]
 	for i, t := range m.teams {
 		if m.cnt[i] < t.min {
 			if spreadCut {
@@ -613,6 +603,45 @@ func (m *matcher) gather(a int32, e bent, lvl int, minLevel int32, shift int) (o
 	}
 	m.balance(a)
 	return true, nil
+}
+
+// add places ticket j on the team place picks and selects it; false when
+// no team has room.
+func (m *matcher) add(j int32, total *int) bool {
+	size := int(m.tk[j].size)
+	t := m.place(size, false)
+	if t < 0 {
+		return false
+	}
+	m.cnt[t] += size
+	*total += size
+	m.sel = append(m.sel, j)
+	m.selTeam = append(m.selTeam, int32(t))
+	return true
+}
+
+// sortPool orders the collected tickets after the first (the anchor) by
+// the sort rules' keys (RuleSet.sortKey, relative to the anchor), then by
+// anchor order.
+func (m *matcher) sortPool() {
+	a := m.pool[0]
+	rest := m.pool[1:]
+	m.skeys = m.skeys[:0]
+	var ns int
+	for n, j := range rest {
+		m.sk1 = m.rs.sortKey(m.tk[j].t, m.prep[j], m.tk[a].t, m.prep[a], m.sk1)
+		m.skeys = append(m.skeys, m.sk1...)
+		ns = len(m.sk1)
+		m.tk[j].spos = int32(n)
+	}
+	slices.SortFunc(rest, func(x, y int32) int {
+		kx := m.skeys[int(m.tk[x].spos)*ns : int(m.tk[x].spos+1)*ns]
+		ky := m.skeys[int(m.tk[y].spos)*ns : int(m.tk[y].spos+1)*ns]
+		if c := slices.Compare(kx, ky); c != 0 {
+			return c
+		}
+		return cmp.Compare(m.tk[x].rank, m.tk[y].rank)
+	})
 }
 
 // balance reassigns the selected tickets to teams: parties largest first,
@@ -684,20 +713,22 @@ func (m *matcher) shuffle() bool {
 // rules (nil: matched).
 func (m *matcher) try(countMetrics bool) []string {
 	c := &m.cand
-	c.tickets = c.tickets[:0]
+	c.tickets, c.prep = c.tickets[:0], c.prep[:0]
 	for i := range c.teams {
 		c.teams[i] = c.teams[i][:0]
 	}
 	for n, j := range m.sel {
 		tj := &m.tk[j]
 		c.tickets = append(c.tickets, tj.t)
+		pr := m.prep[j]
+		c.prep = append(c.prep, pr)
 		for k := range tj.t.Players {
 			p := &tj.t.Players[k]
 			team := int(m.selTeam[n])
 			if p.Team != "" && tj.bf {
 				team = m.tidx[p.Team]
 			}
-			c.teams[team] = append(c.teams[team], member{p: p, ticket: n})
+			c.teams[team] = append(c.teams[team], member{p: p, ticket: n, vals: pr.vals[k]})
 		}
 	}
 	v := m.views[m.levelOf(m.rs.age(c, m.now))]

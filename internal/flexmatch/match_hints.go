@@ -18,6 +18,9 @@ type hints struct {
 	keyAttr int
 	keyAgg  aggregation
 	keyMap  int
+	// keyRule is the index of the rule keyAttr comes from (-1: from
+	// sortByAttributes): prepare computes the ticket's key for it.
+	keyRule int
 	// spread is the largest difference of keys within one match (a
 	// numeric batchDistance rule's maxDistance; +Inf without one), named
 	// spreadRule.
@@ -31,6 +34,11 @@ type hints struct {
 	// it), named strRule.
 	strAttr int
 	strRule string
+	// strIdx is that rule's index.
+	strIdx int
+	// sorts is true when the view has sort rules: the gathered tickets
+	// are then ordered by RuleSet.sortKey.
+	sorts bool
 	// maxLatency is the latency rule's maxLatency (0: no latency rule),
 	// named latencyRule; latAgg folds a party's latencies in a region.
 	maxLatency  int
@@ -80,16 +88,17 @@ func (rs *RuleSet) expansionWaits() []time.Duration {
 
 // matcherHints reads the hints of a view.
 func (rs *RuleSet) matcherHints(v *view, a algo) hints {
-	h := hints{keyAttr: -1, strAttr: -1, keyAgg: aggAvg, spread: math.Inf(1)}
+	h := hints{keyAttr: -1, keyRule: -1, strAttr: -1, keyAgg: aggAvg, spread: math.Inf(1)}
 	sortKey := false
-	for _, r := range v.rules {
+	for i, r := range v.rules {
 		switch r := r.(type) {
 		case *batchDistanceRule:
 			switch {
 			case r.str && h.strAttr < 0:
-				h.strAttr, h.strRule = r.attr, r.name
+				h.strAttr, h.strRule, h.strIdx = r.attr, r.name, i
 			case !r.str && (h.keyAttr < 0 || sortKey):
 				h.keyAttr, h.keyAgg, h.keyMap, h.side, sortKey = r.attr, r.agg, mapKeyNone, 0, false
+				h.keyRule = i
 				h.spread, h.spreadRule = r.maxDistance, r.name
 			}
 		case *latencyRule:
@@ -97,12 +106,16 @@ func (rs *RuleSet) matcherHints(v *view, a algo) hints {
 				h.maxLatency, h.latencyRule, h.latAgg = int(math.Ceil(r.maxLatency)), r.name, r.agg
 			}
 		case *distanceSortRule:
+			h.sorts = true
 			if h.keyAttr < 0 {
 				h.keyAttr, h.keyAgg, h.keyMap, h.side, sortKey = r.attr, r.agg, r.mapKey, 0, true
+				h.keyRule = i
 			}
 		case *absoluteSortRule:
+			h.sorts = true
 			if h.keyAttr < 0 {
 				h.keyAttr, h.keyAgg, h.keyMap, sortKey = r.attr, r.agg, r.mapKey, true
+				h.keyRule = i
 				h.side = -1
 				if r.descending {
 					h.side = 1
@@ -120,50 +133,6 @@ func (rs *RuleSet) matcherHints(v *view, a algo) hints {
 		h.latAgg = aggMax
 	}
 	return h
-}
-
-// value is a player's attribute (by index), or its declared default.
-func (rs *RuleSet) value(p *Player, attr int) (Value, bool) {
-	if attr < 0 || attr >= len(rs.attrs) {
-		return Value{}, false
-	}
-	d := &rs.attrs[attr]
-	if v, ok := p.Attributes[d.name]; ok && v.Type() == d.typ {
-		return v, true
-	}
-	if d.def != nil {
-		return *d.def, true
-	}
-	return Value{}, false
-}
-
-// numValue is a player's number attribute (or default); for a
-// string_number_map, its smallest or largest value as mapKey says.
-func (rs *RuleSet) numValue(p *Player, attr, mapKey int) (float64, bool) {
-	v, ok := rs.value(p, attr)
-	switch {
-	case !ok:
-		return 0, false
-	case v.N != nil:
-		return *v.N, true
-	case v.SDM != nil && mapKey != mapKeyNone && len(v.SDM) > 0:
-		first, acc := true, 0.0
-		for _, x := range v.SDM {
-			if first || (mapKey == mapKeyMin && x < acc) || (mapKey == mapKeyMax && x > acc) {
-				acc, first = x, false
-			}
-		}
-		return acc, true
-	}
-	return 0, false
-}
-
-// strValue is a player's string attribute, or its declared default.
-func (rs *RuleSet) strValue(p *Player, attr int) (string, bool) {
-	if v, ok := rs.value(p, attr); ok && v.S != nil {
-		return *v.S, true
-	}
-	return "", false
 }
 
 // ruleIndex is a rule's position in the rule set (for ordering metrics).

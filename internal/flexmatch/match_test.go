@@ -281,3 +281,22 @@ func TestMatchMetrics(t *testing.T) {
 		t.Fatalf("metrics %+v", res.Matches[0].Metrics)
 	}
 }
+
+// TestMatchSortRules: sort rules order the tickets a match takes, relative
+// to the anchor (the oldest ticket).
+func TestMatchSortRules(t *testing.T) {
+	pool := []Ticket{tk("anchor", 5*time.Second, nil, 50), tk("low", 0, nil, 10), tk("high", 0, nil, 95), tk("near", 0, nil, 60)}
+	for _, c := range []struct{ rule, want string }{
+		{`{"name":"s","type":"absoluteSort","sortDirection":"descending","sortAttribute":"skill"}`, "high"},
+		{`{"name":"s","type":"absoluteSort","sortDirection":"ascending","sortAttribute":"skill"}`, "low"},
+		{`{"name":"s","type":"distanceSort","sortDirection":"ascending","sortAttribute":"skill"}`, "near"},
+		{`{"name":"s","type":"distanceSort","sortDirection":"descending","sortAttribute":"skill"}`, "high"},
+	} {
+		rs := mustParse(t, ruleSet(teams1v1, c.rule, ""))
+		res := rs.Match(pool, t0, 1)
+		checkResult(t, rs, pool, t0, res)
+		if len(res.Matches) == 0 || !slices.Equal(slices.Sorted(slices.Values(res.Matches[0].Tickets)), slices.Sorted(slices.Values([]string{"anchor", c.want}))) {
+			t.Errorf("%s: got %+v, want anchor with %s", c.rule, res.Matches, c.want)
+		}
+	}
+}
