@@ -65,15 +65,6 @@ func genPool(seed uint64, s poolSpec, now time.Time) []Ticket {
 	return pool
 }
 
-func mustParse(t testing.TB, body string) *RuleSet {
-	t.Helper()
-	rs, err := Parse([]byte(body))
-	if err != nil {
-		t.Fatalf("Parse: %v", err)
-	}
-	return rs
-}
-
 func loadRuleSet(t testing.TB, file string) *RuleSet {
 	t.Helper()
 	b, err := os.ReadFile(file)

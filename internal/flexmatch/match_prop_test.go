@@ -96,7 +96,7 @@ func FuzzMatch(f *testing.F) {
 			skill := float64(data[1])
 			lat := 2 * int(data[2])
 			age := time.Duration(data[3]) * time.Second / 4
-			t := tk(fmt.Sprintf("f%03d", i), age, map[string]int{"us-east-1": lat, "eu-west-1": 300 - lat}, make([]float64, size)...)
+			t := mkTicket(fmt.Sprintf("f%03d", i), age, map[string]int{"us-east-1": lat, "eu-west-1": 300 - lat}, make([]float64, size)...)
 			for k := range t.Players {
 				s := skill + float64(k)
 				t.Players[k].Attributes["skill"] = Value{N: &s}

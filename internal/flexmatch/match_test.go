@@ -11,9 +11,9 @@ import (
 
 var t0 = time.Unix(1_700_000_000, 0)
 
-// tk builds a ticket of players "<id>-0", "<id>-1"... with the given
+// mkTicket builds a ticket of players "<id>-0", "<id>-1"... with the given
 // skills, submitted age ago, with latencies lat (nil: none) for each.
-func tk(id string, age time.Duration, lat map[string]int, skills ...float64) Ticket {
+func mkTicket(id string, age time.Duration, lat map[string]int, skills ...float64) Ticket {
 	t := Ticket{ID: id, Start: t0.Add(-age)}
 	for k, s := range skills {
 		s := s
@@ -26,7 +26,7 @@ func tk(id string, age time.Duration, lat map[string]int, skills ...float64) Tic
 func singles(prefix string, n int, lat map[string]int, skill func(i int) float64) []Ticket {
 	var ts []Ticket
 	for i := range n {
-		ts = append(ts, tk(fmt.Sprintf("%s%02d", prefix, i), time.Duration(n-i)*time.Millisecond, lat, skill(i)))
+		ts = append(ts, mkTicket(fmt.Sprintf("%s%02d", prefix, i), time.Duration(n-i)*time.Millisecond, lat, skill(i)))
 	}
 	return ts
 }
@@ -66,9 +66,9 @@ func TestMatchTable(t *testing.T) {
 		held    map[string][]string
 	}{
 		{name: "1v1", rs: ruleSet(teams1v1, "", ""),
-			pool: []Ticket{tk("a", time.Second, nil, 1), tk("b", 0, nil, 2)}, matches: 1, sizes: []int{1, 1}},
+			pool: []Ticket{mkTicket("a", time.Second, nil, 1), mkTicket("b", 0, nil, 2)}, matches: 1, sizes: []int{1, 1}},
 		{name: "1v1 odd ticket left", rs: ruleSet(teams1v1, "", ""),
-			pool:    []Ticket{tk("a", 2*time.Second, nil, 1), tk("b", time.Second, nil, 2), tk("c", 0, nil, 3)},
+			pool:    []Ticket{mkTicket("a", 2*time.Second, nil, 1), mkTicket("b", time.Second, nil, 2), mkTicket("c", 0, nil, 3)},
 			matches: 1, sizes: []int{1, 1}, held: map[string][]string{"c": nil}},
 		{name: "5v5 in band", rs: ruleSet(teams5v5, band10, ""),
 			pool:    singles("s", 10, nil, func(i int) float64 { return 100 + float64(i) }),
@@ -84,28 +84,28 @@ func TestMatchTable(t *testing.T) {
 			pool:    singles("s", 9, nil, func(i int) float64 { return 100 }),
 			matches: 0, held: map[string][]string{"s00": nil}},
 		{name: "parties", rs: ruleSet(teams5v5, "", ""),
-			pool: []Ticket{tk("p3a", 4*time.Second, nil, 1, 2, 3), tk("p2a", 3*time.Second, nil, 4, 5),
-				tk("p3b", 2*time.Second, nil, 6, 7, 8), tk("p2b", time.Second, nil, 9, 10)},
+			pool: []Ticket{mkTicket("p3a", 4*time.Second, nil, 1, 2, 3), mkTicket("p2a", 3*time.Second, nil, 4, 5),
+				mkTicket("p3b", 2*time.Second, nil, 6, 7, 8), mkTicket("p2b", time.Second, nil, 9, 10)},
 			matches: 1, sizes: []int{5, 5}},
 		{name: "party too large for a team", rs: ruleSet(teams1v1, "", ""),
-			pool: []Ticket{tk("p2", time.Second, nil, 1, 2), tk("a", 0, nil, 1)}, matches: 0},
+			pool: []Ticket{mkTicket("p2", time.Second, nil, 1, 2), mkTicket("a", 0, nil, 1)}, matches: 0},
 		{name: "quantity", rs: ruleSet(`{"name":"squad","minPlayers":2,"maxPlayers":2,"quantity":3}`, "", ""),
 			pool:    singles("s", 6, nil, func(i int) float64 { return 1 }),
 			matches: 1, sizes: []int{2, 2, 2}},
 		{name: "latency one region", rs: ruleSet(teams1v1, lat150, ""),
-			pool: []Ticket{tk("e1", 3*time.Second, east, 1), tk("w1", 2*time.Second, west, 1),
-				tk("e2", time.Second, east, 1), tk("w2", 0, west, 1)},
+			pool: []Ticket{mkTicket("e1", 3*time.Second, east, 1), mkTicket("w1", 2*time.Second, west, 1),
+				mkTicket("e2", time.Second, east, 1), mkTicket("w2", 0, west, 1)},
 			matches: 2, sizes: []int{1, 1}},
 		{name: "latency missing", rs: ruleSet(teams1v1, lat150, ""),
-			pool:    []Ticket{tk("e1", time.Second, east, 1), tk("none", 0, nil, 1)},
+			pool:    []Ticket{mkTicket("e1", time.Second, east, 1), mkTicket("none", 0, nil, 1)},
 			matches: 0, held: map[string][]string{"none": {"lat"}, "e1": nil}},
 		{name: "latency too high", rs: ruleSet(teams1v1, lat150, ""),
-			pool:    []Ticket{tk("e1", time.Second, east, 1), tk("far", 0, map[string]int{"us-east-1": 400}, 1)},
+			pool:    []Ticket{mkTicket("e1", time.Second, east, 1), mkTicket("far", 0, map[string]int{"us-east-1": 400}, 1)},
 			matches: 0, held: map[string][]string{"far": {"lat"}}},
 		{name: "expansion widens the band for old tickets", rs: ruleSet(teams1v1, band10,
 			`"expansions":[{"target":"rules[band].maxDistance","steps":[{"waitTimeSeconds":10,"value":100}]}]`),
-			pool: []Ticket{tk("old1", 20*time.Second, nil, 100), tk("old2", 15*time.Second, nil, 150),
-				tk("young", time.Millisecond, nil, 140), tk("young2", 0, nil, 300)},
+			pool: []Ticket{mkTicket("old1", 20*time.Second, nil, 100), mkTicket("old2", 15*time.Second, nil, 150),
+				mkTicket("young", time.Millisecond, nil, 140), mkTicket("young2", 0, nil, 300)},
 			matches: 1, sizes: []int{1, 1}, held: map[string][]string{"young": {"band"}}},
 		{name: "expansion lowers minPlayers", rs: ruleSet(teams5v5, "",
 			`"expansions":[{"target":"teams[*].minPlayers","steps":[{"waitTimeSeconds":5,"value":2}]}]`),
@@ -177,7 +177,7 @@ func TestMatchBalanced(t *testing.T) {
 // tickets are matched.
 func TestMatchOldestFirst(t *testing.T) {
 	rs := mustParse(t, ruleSet(teams1v1, "", ""))
-	pool := []Ticket{tk("young", 0, nil, 1), tk("old", 5*time.Second, nil, 1), tk("mid", 2*time.Second, nil, 1)}
+	pool := []Ticket{mkTicket("young", 0, nil, 1), mkTicket("old", 5*time.Second, nil, 1), mkTicket("mid", 2*time.Second, nil, 1)}
 	res := rs.Match(pool, t0, 1)
 	if got := matchedIDs(res); !slices.Equal(got, []string{"mid", "old"}) {
 		t.Fatalf("matched %v", got)
@@ -189,17 +189,17 @@ func TestMatchOldestFirst(t *testing.T) {
 // ticket at most.
 func TestMatchBackfill(t *testing.T) {
 	rs := mustParse(t, ruleSet(`{"name":"red","minPlayers":3,"maxPlayers":3},{"name":"blue","minPlayers":3,"maxPlayers":3}`, "", ""))
-	bf := tk("bf", time.Second, nil, 1, 1, 1, 1, 1)
+	bf := mkTicket("bf", time.Second, nil, 1, 1, 1, 1, 1)
 	bf.Backfill = true
 	for k := range bf.Players {
 		bf.Players[k].Team = []string{"red", "red", "blue", "blue", "blue"}[k]
 	}
-	bf2 := tk("bf2", 2*time.Second, nil, 1, 1, 1, 1, 1)
+	bf2 := mkTicket("bf2", 2*time.Second, nil, 1, 1, 1, 1, 1)
 	bf2.Backfill = true
 	for k := range bf2.Players {
 		bf2.Players[k].Team = []string{"red", "red", "red", "blue", "blue"}[k]
 	}
-	pool := []Ticket{bf, bf2, tk("n1", 0, nil, 1), tk("n2", 0, nil, 1)}
+	pool := []Ticket{bf, bf2, mkTicket("n1", 0, nil, 1), mkTicket("n2", 0, nil, 1)}
 	res := rs.Match(pool, t0, 1)
 	checkResult(t, rs, pool, t0, res)
 	if len(res.Matches) != 2 {
@@ -227,9 +227,9 @@ func TestMatchBackfillPriority(t *testing.T) {
 	}{{"high", []string{"bf", "n1"}}, {"low", []string{"n1", "n2"}}, {"normal", []string{"n1", "n2"}}} {
 		t.Run(c.prio, func(t *testing.T) {
 			rs := mustParse(t, ruleSet(teams1v1, "", `"algorithm":{"backfillPriority":"`+c.prio+`"}`))
-			bf := tk("bf", time.Second, nil, 1)
+			bf := mkTicket("bf", time.Second, nil, 1)
 			bf.Backfill, bf.Players[0].Team = true, "red"
-			pool := []Ticket{bf, tk("n1", 3*time.Second, nil, 1), tk("n2", 2*time.Second, nil, 1)}
+			pool := []Ticket{bf, mkTicket("n1", 3*time.Second, nil, 1), mkTicket("n2", 2*time.Second, nil, 1)}
 			res := rs.Match(pool, t0, 1)
 			checkResult(t, rs, pool, t0, res)
 			if len(res.Matches) != 1 || !slices.Equal(slices.Sorted(slices.Values(res.Matches[0].Tickets)), c.want) {
@@ -265,7 +265,7 @@ func TestMatchDeterministic(t *testing.T) {
 // order.
 func TestMatchMetrics(t *testing.T) {
 	rs := mustParse(t, ruleSet(teams1v1, band10+","+lat150, ""))
-	pool := []Ticket{tk("a", time.Second, east, 1), tk("b", 0, east, 5)}
+	pool := []Ticket{mkTicket("a", time.Second, east, 1), mkTicket("b", 0, east, 5)}
 	res := rs.Match(pool, t0, 1)
 	if len(res.Matches) != 1 {
 		t.Fatalf("%+v", res)
@@ -285,7 +285,7 @@ func TestMatchMetrics(t *testing.T) {
 // TestMatchSortRules: sort rules order the tickets a match takes, relative
 // to the anchor (the oldest ticket).
 func TestMatchSortRules(t *testing.T) {
-	pool := []Ticket{tk("anchor", 5*time.Second, nil, 50), tk("low", 0, nil, 10), tk("high", 0, nil, 95), tk("near", 0, nil, 60)}
+	pool := []Ticket{mkTicket("anchor", 5*time.Second, nil, 50), mkTicket("low", 0, nil, 10), mkTicket("high", 0, nil, 95), mkTicket("near", 0, nil, 60)}
 	for _, c := range []struct{ rule, want string }{
 		{`{"name":"s","type":"absoluteSort","sortDirection":"descending","sortAttribute":"skill"}`, "high"},
 		{`{"name":"s","type":"absoluteSort","sortDirection":"ascending","sortAttribute":"skill"}`, "low"},
