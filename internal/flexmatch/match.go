@@ -211,6 +211,9 @@ func (m *matcher) index() {
 		if math.IsNaN(ti.bal) || math.IsInf(ti.bal, 0) {
 			ti.bal = 0
 		}
+		if len(t.Players) == 0 {
+			ti.held = "teams"
+		}
 		if ti.bf {
 			for k := range t.Players {
 				if tm := t.Players[k].Team; tm != "" {

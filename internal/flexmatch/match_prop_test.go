@@ -3,6 +3,8 @@ package flexmatch
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 )
@@ -16,7 +18,8 @@ var propRuleSets = map[string]string{
 		`"algorithm":{"expansionAgeSelection":"oldest"},"expansions":[{"target":"teams[t].minPlayers","steps":[{"waitTimeSeconds":5,"value":1}]}]`),
 	"string batch": `{"ruleLanguageVersion":"1.0","playerAttributes":[{"name":"skill","type":"number"},{"name":"mode","type":"string"}],` +
 		`"teams":[` + teams5v5 + `],"rules":[{"name":"same","type":"batchDistance","batchAttribute":"mode"},` + lat150 + `]}`,
-	"fair teams": ruleSet(teams5v5, band10+`,{"name":"fair","type":"distance","measurements":["avg(teams[*].players.attributes[skill])"],"referenceValue":"avg(flatten(teams[*].players.attributes[skill]))","maxDistance":2}`, ""),
+	"fair teams":     ruleSet(teams5v5, band10+`,{"name":"fair","type":"distance","measurements":["avg(teams[*].players.attributes[skill])"],"referenceValue":"avg(flatten(teams[*].players.attributes[skill]))","maxDistance":2}`, ""),
+	"backfill first": ruleSet(teams5v5, band10, `"algorithm":{"backfillPriority":"high"}`),
 	"large balanced": ruleSet(`{"name":"red","minPlayers":20,"maxPlayers":50},{"name":"blue","minPlayers":20,"maxPlayers":50}`,
 		`{"name":"band","type":"batchDistance","batchAttribute":"skill","maxDistance":50},`+lat150,
 		`"algorithm":{"strategy":"balanced","balancedAttribute":"skill","batchingPreference":"largestPopulation"}`),
@@ -85,11 +88,21 @@ func FuzzMatch(f *testing.F) {
 	f.Add([]byte{1, 10, 50, 0, 0, 1, 12, 60, 0, 0})
 	f.Add([]byte{3, 200, 100, 30, 1, 2, 190, 140, 2, 0, 1, 180, 255, 0, 0})
 	f.Add(make([]byte, 200))
-	rs, err := Parse([]byte(propRuleSets["5v5 band latency expansion"]))
-	if err != nil {
-		f.Fatal(err)
+	names := slices.Sorted(maps.Keys(propRuleSets))
+	sets := make([]*RuleSet, len(names))
+	for i, n := range names {
+		rs, err := Parse([]byte(propRuleSets[n]))
+		if err != nil {
+			f.Fatal(err)
+		}
+		sets[i] = rs
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		rs := sets[int(data[0])%len(sets)]
+		data = data[1:]
 		var pool []Ticket
 		for i := 0; len(data) >= 5 && i < 300; i++ {
 			size := 1 + int(data[0])%4
@@ -97,14 +110,16 @@ func FuzzMatch(f *testing.F) {
 			lat := 2 * int(data[2])
 			age := time.Duration(data[3]) * time.Second / 4
 			t := mkTicket(fmt.Sprintf("f%03d", i), age, map[string]int{"us-east-1": lat, "eu-west-1": 300 - lat}, make([]float64, size)...)
+			mode := []string{"ctf", "dm"}[data[4]%2]
 			for k := range t.Players {
 				s := skill + float64(k)
 				t.Players[k].Attributes["skill"] = Value{N: &s}
+				t.Players[k].Attributes["mode"] = Value{S: &mode}
 			}
 			if data[4]%7 == 1 {
 				t.Backfill = true
 				for k := range t.Players {
-					t.Players[k].Team = rs.teams[k%2].name
+					t.Players[k].Team = rs.teams[k%len(rs.teams)].name
 				}
 			}
 			pool = append(pool, t)
