@@ -65,3 +65,20 @@ func BenchmarkMatchAll100k(b *testing.B) {
 	b.ReportMetric(float64(passes), "passes")
 	b.ReportMetric(float64(matched)/float64(len(full)), "matched-share")
 }
+
+// BenchmarkMatchLarge10k: one pass over 10,000 single-player tickets
+// on a large-match rule set (balanced strategy, two teams of 100,
+// batchDistance 100 on skill, maxLatency 150).
+func BenchmarkMatchLarge10k(b *testing.B) {
+	rs := mustParse(b, ruleSet(`{"name":"red","minPlayers":100,"maxPlayers":100},{"name":"blue","minPlayers":100,"maxPlayers":100}`,
+		`{"name":"band","type":"batchDistance","batchAttribute":"skill","maxDistance":100},`+lat150,
+		`"algorithm":{"strategy":"balanced","balancedAttribute":"skill","batchingPreference":"largestPopulation"}`))
+	pool := benchPool(10_000)
+	matched := 0
+	for b.Loop() {
+		matched = len(matchedIDs(rs.Match(pool, t0, 1)))
+	}
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(float64(len(pool))/sec, "tickets/s")
+	b.ReportMetric(float64(matched)/float64(len(pool)), "matched-share")
+}
