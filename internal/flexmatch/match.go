@@ -383,7 +383,7 @@ func (m *matcher) anchor(a int32) ([]string, bool) {
 				if len(m.sel) < 2 {
 					break
 				}
-				m.excl = append(m.excl, m.sel[len(m.sel)-1])
+				m.excl = append(m.excl, m.farthest(a))
 			}
 		}
 	}
@@ -391,6 +391,26 @@ func (m *matcher) anchor(a int32) ([]string, bool) {
 		return best, false
 	}
 	return cut, false
+}
+
+// farthest is the selected ticket (not the anchor) whose key is furthest
+// from the anchor's, the youngest among equals: the one a retry leaves out.
+func (m *matcher) farthest(a int32) int32 {
+	ak := m.tk[a].key
+	best, bd := int32(-1), -1.0
+	for _, j := range m.sel {
+		if j == a {
+			continue
+		}
+		d := math.Abs(m.tk[j].key - ak)
+		if math.IsNaN(d) {
+			d = math.Inf(1)
+		}
+		if best < 0 || d > bd || (d == bd && m.tk[j].rank > m.tk[best].rank) {
+			best, bd = j, d
+		}
+	}
+	return best
 }
 
 func addNames(list []string, names ...string) []string {
@@ -734,7 +754,7 @@ func (m *matcher) try(countMetrics bool) []string {
 			c.teams[team] = append(c.teams[team], member{p: p, ticket: n, vals: pr.vals[k]})
 		}
 	}
-	v := m.views[m.levelOf(m.rs.age(c, m.now))]
+	v := m.rs.viewAt(m.rs.age(c, m.now))
 	for i, t := range v.teams {
 		if n := len(c.teams[i]); n < t.min || n > t.max {
 			return []string{"teams"}

@@ -305,3 +305,38 @@ func TestMatchSortRules(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchRetryExcludes: when a candidate fails a rule the hints do not
+// know, the matcher leaves out the ticket furthest from the anchor and
+// gathers again; the match's metrics count both evaluations.
+func TestMatchRetryExcludes(t *testing.T) {
+	rs := mustParse(t, `{"ruleLanguageVersion":"1.0","playerAttributes":[{"name":"skill","type":"number"},{"name":"mode","type":"string"}],`+
+		`"teams":[`+teams1v1+`],"rules":[`+band10+`,{"name":"same","type":"comparison","measurements":["flatten(teams[*].players.attributes[mode])"],"operation":"="}]}`)
+	withMode := func(t Ticket, mode string) Ticket {
+		t.Players[0].Attributes["mode"] = Value{S: &mode}
+		return t
+	}
+	pool := []Ticket{
+		withMode(mkTicket("a", 4*time.Second, nil, 100), "ctf"),
+		withMode(mkTicket("b", 3*time.Second, nil, 101), "dm"),
+		withMode(mkTicket("c", 2*time.Second, nil, 103), "ctf"),
+	}
+	res := rs.Match(pool, t0, 1)
+	checkResult(t, rs, pool, t0, res)
+	if len(res.Matches) != 1 || !slices.Equal(slices.Sorted(slices.Values(res.Matches[0].Tickets)), []string{"a", "c"}) {
+		t.Fatalf("got %+v, want a with c", res.Matches)
+	}
+	// Once a and c are matched, only the lack of tickets holds b.
+	if got, ok := res.Held["b"]; !ok || got != nil {
+		t.Fatalf("b held by %v (%v)", got, ok)
+	}
+	var m RuleMetric
+	for _, x := range res.Matches[0].Metrics {
+		if x.Rule == "same" {
+			m = x
+		}
+	}
+	if m.Passed != 1 || m.Failed != 1 {
+		t.Fatalf("metrics of same: %+v, want passed 1 failed 1", m)
+	}
+}
