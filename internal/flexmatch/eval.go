@@ -17,7 +17,9 @@ import (
 //   - key[r] is, for a batchDistance, absoluteSort or distanceSort rule at
 //     index r, the ticket's party-aggregated number (NaN when missing),
 //     and keyStr[r] a string batchDistance rule's value (keyOK[r] false
-//     when the party has no common value).
+//     when the party has no common value);
+//   - lat[r] is, for a latency rule at index r, the ticket's latency per
+//     region (party aggregated, sorted by region).
 //
 // A candidate whose prep is set (parallel to tickets) uses it; without it
 // evaluate computes the same from the tickets.
@@ -26,6 +28,7 @@ type prepared struct {
 	key    []float64
 	keyStr []string
 	keyOK  []bool
+	lat    [][]regionLatency
 }
 
 // prepare computes a ticket's prepared form.
@@ -60,6 +63,11 @@ func (rs *RuleSet) prepare(t *Ticket) *prepared {
 		case *distanceSortRule:
 			pr.key[r] = rs.partyNumber(t, pr, ru.attr, ru.agg, ru.mapKey)
 			pr.keyOK[r] = !math.IsNaN(pr.key[r])
+		case *latencyRule:
+			if pr.lat == nil {
+				pr.lat = make([][]regionLatency, len(rs.rules))
+			}
+			pr.lat[r] = ticketLatencies(t, ru.agg)
 		}
 	}
 	return pr
@@ -132,14 +140,14 @@ func (rs *RuleSet) partyString(t *Ticket, pr *prepared, a int) (string, bool) {
 
 // ticketKey is a ticket's key for rule r (see prepared).
 func (rs *RuleSet) ticketKey(c *candidate, i, r int, attr int, agg aggregation, mapKey int) float64 {
-	if c.prep != nil && c.prep[i] != nil {
+	if i < len(c.prep) && c.prep[i] != nil {
 		return c.prep[i].key[r]
 	}
 	return rs.partyNumber(c.tickets[i], nil, attr, agg, mapKey)
 }
 
 func (rs *RuleSet) ticketKeyStr(c *candidate, i, r, attr int) (string, bool) {
-	if c.prep != nil && c.prep[i] != nil {
+	if i < len(c.prep) && c.prep[i] != nil {
 		return c.prep[i].keyStr[r], c.prep[i].keyOK[r]
 	}
 	return rs.partyString(c.tickets[i], nil, attr)
@@ -238,6 +246,53 @@ func (v *view) evaluate(c *candidate, metrics map[string]*RuleMetric) (failed []
 	return failed
 }
 
+// holds reports whether every rule of the view holds for the candidate
+// (evaluate returns no names), stopping at the first failure: the cheap
+// rules (batchDistance, and latency outside compound rules) go first.
+func (v *view) holds(c *candidate) bool {
+	for i, r := range v.rules {
+		switch r.(type) {
+		case *batchDistanceRule, *latencyRule:
+			if !v.rs.inCompound[i] && !v.holdsRule(i, c, nil, nil) {
+				return false
+			}
+		}
+	}
+	var buf [32]bool
+	results := buf[:0]
+	if len(v.rules) > len(buf) {
+		results = make([]bool, 0, len(v.rules))
+	}
+	var x *evalCtx
+	ok := true
+	for i, r := range v.rules {
+		res := true
+		switch r.(type) {
+		case *absoluteSortRule, *distanceSortRule, *batchDistanceRule:
+		case *latencyRule:
+			if v.rs.inCompound[i] {
+				res = v.holdsRule(i, c, nil, results)
+			}
+		default:
+			if x == nil {
+				x = ctxPool.Get().(*evalCtx)
+				x.reset(v.rs, c)
+			}
+			res = v.holdsRule(i, c, x, results)
+		}
+		results = append(results, res)
+		if !res && !v.rs.inCompound[i] {
+			ok = false
+			break
+		}
+	}
+	if x != nil {
+		x.rs, x.c = nil, nil
+		ctxPool.Put(x)
+	}
+	return ok
+}
+
 // holdsRule evaluates rule i. results holds the outcomes of rules 0..i-1
 // (for compound rules); x is an evaluation context for expression rules.
 func (v *view) holdsRule(i int, c *candidate, x *evalCtx, results []bool) bool {
@@ -273,7 +328,7 @@ func (v *view) holdsRule(i int, c *candidate, x *evalCtx, results []bool) bool {
 	case *compoundRule:
 		return compound(r.stmt, results)
 	case *latencyRule:
-		return latencyHolds(r, c)
+		return latencyHolds(r, i, c)
 	}
 	return true
 }
@@ -499,6 +554,29 @@ func (x *evalCtx) collection(r *collectionRule) bool {
 	return true
 }
 
+// regionLatency is a ticket's (party aggregated) latency in one region.
+type regionLatency struct {
+	region string
+	ms     float64
+}
+
+// ticketLatencies is a ticket's latency per region under a latency rule's
+// party aggregation, sorted by region: the regions every player of the
+// ticket has a latency for.
+func ticketLatencies(t *Ticket, agg aggregation) []regionLatency {
+	if len(t.Players) == 0 {
+		return nil
+	}
+	var out []regionLatency
+	for region := range t.Players[0].Latencies {
+		if l, ok := ticketLatency(t, region, agg); ok {
+			out = append(out, regionLatency{region, l})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].region < out[j].region })
+	return out
+}
+
 // ticketLatency is a ticket's latency in a region, aggregated over its
 // players; false when a player has no latency for the region.
 func ticketLatency(t *Ticket, region string, agg aggregation) (float64, bool) {
@@ -526,11 +604,36 @@ func ticketLatency(t *Ticket, region string, agg aggregation) (float64, bool) {
 	return acc, len(t.Players) > 0
 }
 
-// latencyHolds reports whether some region meets the latency rule for
-// every ticket of the candidate.
-func latencyHolds(r *latencyRule, c *candidate) bool {
+// latencyOK reports whether the latencies of the tickets of one region
+// (lowest lo, highest hi, sum over n tickets) meet the rule.
+func latencyOK(r *latencyRule, lo, hi, sum float64, n int) bool {
+	if hi > r.maxLatency {
+		return false
+	}
+	if !r.maxDistance.set {
+		return true
+	}
+	ref := lo
+	if r.refAvg {
+		ref = sum / float64(n)
+	}
+	return hi-ref <= r.maxDistance.v && ref-lo <= r.maxDistance.v
+}
+
+// maxMergedRegions is how many regions of the first ticket the prepared
+// latency check tracks on the stack; more fall back to map lookups.
+const maxMergedRegions = 32
+
+// latencyHolds reports whether some region meets latency rule i for every
+// ticket of the candidate.
+func latencyHolds(r *latencyRule, i int, c *candidate) bool {
 	if len(c.tickets) == 0 {
 		return true
+	}
+	if c.prep != nil {
+		if ok, done := latencyPrepared(r, i, c); done {
+			return ok
+		}
 	}
 	first := c.tickets[0]
 	if len(first.Players) == 0 {
@@ -544,30 +647,61 @@ func latencyHolds(r *latencyRule, c *candidate) bool {
 	return false
 }
 
+// latencyPrepared is latencyHolds over prepared region lists: one merge
+// walk per ticket, no map lookups. done is false when it cannot decide
+// (a ticket without prepared form, or too many regions).
+func latencyPrepared(r *latencyRule, i int, c *candidate) (ok, done bool) {
+	if len(c.prep) != len(c.tickets) {
+		return false, false
+	}
+	for _, pr := range c.prep {
+		if pr == nil || pr.lat == nil {
+			return false, false
+		}
+	}
+	r0 := c.prep[0].lat[i]
+	if len(r0) > maxMergedRegions {
+		return false, false
+	}
+	var lo, hi, sum [maxMergedRegions]float64
+	var alive [maxMergedRegions]bool
+	for k, rl := range r0 {
+		lo[k], hi[k], sum[k], alive[k] = rl.ms, rl.ms, rl.ms, rl.ms <= r.maxLatency
+	}
+	for _, pr := range c.prep[1:] {
+		rt := pr.lat[i]
+		j := 0
+		for k, rl := range r0 {
+			for j < len(rt) && rt[j].region < rl.region {
+				j++
+			}
+			if j == len(rt) || rt[j].region != rl.region {
+				alive[k] = false
+				continue
+			}
+			l := rt[j].ms
+			lo[k], hi[k], sum[k] = min(lo[k], l), max(hi[k], l), sum[k]+l
+		}
+	}
+	for k := range r0 {
+		if alive[k] && latencyOK(r, lo[k], hi[k], sum[k], len(c.tickets)) {
+			return true, true
+		}
+	}
+	return false, true
+}
+
 // latencyRegion reports whether a region meets the latency rule.
 func latencyRegion(r *latencyRule, c *candidate, region string) bool {
-	lo, sum := math.Inf(1), 0.0
+	lo, hi, sum := math.Inf(1), math.Inf(-1), 0.0
 	for _, t := range c.tickets {
 		l, ok := ticketLatency(t, region, r.agg)
 		if !ok || l > r.maxLatency {
 			return false
 		}
-		lo, sum = min(lo, l), sum+l
+		lo, hi, sum = min(lo, l), max(hi, l), sum+l
 	}
-	if !r.maxDistance.set {
-		return true
-	}
-	ref := lo
-	if r.refAvg {
-		ref = sum / float64(len(c.tickets))
-	}
-	for _, t := range c.tickets {
-		l, _ := ticketLatency(t, region, r.agg)
-		if math.Abs(l-ref) > r.maxDistance.v {
-			return false
-		}
-	}
-	return true
+	return latencyOK(r, lo, hi, sum, len(c.tickets))
 }
 
 // regions appends to dst the regions where every latency rule of the view
@@ -588,4 +722,51 @@ next:
 	}
 	sort.Strings(dst)
 	return dst
+}
+
+// addTicket appends a ticket to a candidate: its players go on team (a
+// backfill ticket's players with a Team on that team instead), with their
+// prepared values when pr is not nil. With pr, every ticket of the
+// candidate must have one (c.prep stays parallel to c.tickets).
+func (rs *RuleSet) addTicket(c *candidate, t *Ticket, pr *prepared, team int) {
+	if len(c.teams) < len(rs.teams) {
+		c.teams = append(c.teams, make([][]member, len(rs.teams)-len(c.teams))...)
+	}
+	idx := len(c.tickets)
+	for k := range t.Players {
+		p := &t.Players[k]
+		tm := team
+		if p.Team != "" {
+			if i, ok := rs.teamIndex[p.Team]; ok {
+				tm = i
+			}
+		}
+		m := member{p: p, ticket: idx}
+		if pr != nil {
+			m.vals = pr.vals[k]
+		}
+		c.teams[tm] = append(c.teams[tm], m)
+	}
+	c.tickets = append(c.tickets, t)
+	if pr != nil {
+		c.prep = append(c.prep, pr)
+	}
+}
+
+// pop removes the candidate's last ticket (the last addTicket).
+func (c *candidate) pop() {
+	idx := len(c.tickets) - 1
+	if idx < 0 {
+		return
+	}
+	for i, ms := range c.teams {
+		for len(ms) > 0 && ms[len(ms)-1].ticket == idx {
+			ms = ms[:len(ms)-1]
+		}
+		c.teams[i] = ms
+	}
+	c.tickets = c.tickets[:idx]
+	if len(c.prep) > idx {
+		c.prep = c.prep[:idx]
+	}
 }

@@ -3,6 +3,7 @@ package flexmatch
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -147,6 +148,9 @@ func checkRule(t *testing.T, body string, cases []ruleCase) {
 				cd := cand(rs, prep, c.teams...)
 				metrics := map[string]*RuleMetric{}
 				failed := rs.viewAt(0).evaluate(cd, metrics)
+				if h := rs.viewAt(0).holds(cd); h != (len(failed) == 0) {
+					t.Errorf("holds = %v, evaluate failed %v", h, failed)
+				}
 				if got := !slices.Contains(failed, last); got != c.holds {
 					t.Errorf("%s holds = %v, want %v (failed %v)", last, got, c.holds, failed)
 				}
@@ -436,6 +440,16 @@ func TestEvaluateAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { v.evaluate(c, nil) }); n != 0 {
 		t.Errorf("evaluate allocates %v times per run", n)
 	}
+	// holds does not allocate on a failing candidate either.
+	c.tickets[0].Players[0].Attributes["skill"] = num(5000)
+	c.prep[0] = rs.prepare(c.tickets[0])
+	c.teams[0][0].vals = c.prep[0].vals[0]
+	if v.holds(c) {
+		t.Fatal("holds on a far ticket")
+	}
+	if n := testing.AllocsPerRun(100, func() { v.holds(c) }); n != 0 {
+		t.Errorf("holds allocates %v times per run", n)
+	}
 }
 
 func bench5v5(t testing.TB) (*RuleSet, *candidate) {
@@ -454,5 +468,92 @@ func BenchmarkEvaluate5v5(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		v.evaluate(c, nil)
+	}
+}
+
+func TestCandidateAddPop(t *testing.T) {
+	rs := mustParse(t, rsWith(stdAttrs, twoTeams, `{"name":"r","type":"batchDistance","batchAttribute":"skill","maxDistance":10}`))
+	c := &candidate{}
+	a, b := one("a", "skill", num(1)), one("b", "skill", num(5))
+	far := one("far", "skill", num(50))
+	bf := &Ticket{ID: "bf", Backfill: true, Players: []Player{{ID: "x", Team: "blue", Attributes: map[string]Value{"skill": num(3)}}, {ID: "y", Team: "red", Attributes: map[string]Value{"skill": num(3)}}}}
+	rs.addTicket(c, a, rs.prepare(a), 0)
+	rs.addTicket(c, bf, rs.prepare(bf), 0)
+	if len(c.teams[0]) != 2 || len(c.teams[1]) != 1 || c.teams[1][0].p.ID != "x" {
+		t.Fatalf("backfill players not on their teams: %+v", c.teams)
+	}
+	rs.addTicket(c, far, rs.prepare(far), 1)
+	if rs.viewAt(0).holds(c) {
+		t.Fatal("far ticket holds")
+	}
+	c.pop()
+	if len(c.tickets) != 2 || len(c.prep) != 2 || len(c.teams[1]) != 1 {
+		t.Fatalf("after pop: %+v", c)
+	}
+	rs.addTicket(c, b, rs.prepare(b), 1)
+	if !rs.viewAt(0).holds(c) {
+		t.Fatal("close tickets fail")
+	}
+	c.pop()
+	c.pop()
+	c.pop()
+	c.pop()
+	if len(c.tickets) != 0 || len(c.teams[0]) != 0 || len(c.teams[1]) != 0 {
+		t.Fatalf("after popping all: %+v", c)
+	}
+}
+
+// TestPreparedMatchesUnprepared: on random candidates, evaluate and holds
+// give the same answers with and without prepared tickets.
+func TestPreparedMatchesUnprepared(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	regions := []string{"us", "eu", "ap"}
+	for name, body := range exampleRuleSets(t) {
+		rs := mustParse(t, string(body))
+		for n := range 300 {
+			teams := make([][]*Ticket, len(rs.teams))
+			for i := range teams {
+				for k := range 1 + r.IntN(2) {
+					var ps []Player
+					for j := range 1 + r.IntN(2) {
+						p := pl(fmt.Sprintf("p%d_%d_%d", i, k, j))
+						p.Latencies = map[string]int{}
+						for _, reg := range regions {
+							if r.IntN(4) > 0 {
+								p.Latencies[reg] = r.IntN(300)
+							}
+						}
+						if r.IntN(5) > 0 {
+							p.Attributes["skill"] = num(float64(r.IntN(2000)))
+						}
+						if r.IntN(5) > 0 {
+							p.Attributes["mode"] = str(regions[r.IntN(2)])
+						}
+						if r.IntN(5) > 0 {
+							p.Attributes["roles"] = list(regions[:r.IntN(3)]...)
+						}
+						if r.IntN(5) > 0 {
+							p.Attributes["maps"] = list(regions[r.IntN(3):]...)
+						}
+						if r.IntN(5) > 0 {
+							p.Attributes["region"] = str(regions[r.IntN(2)])
+						}
+						if r.IntN(5) > 0 {
+							p.Attributes["ranks"] = Value{SDM: map[string]float64{"a": float64(r.IntN(10)), "b": float64(r.IntN(10))}}
+						}
+						ps = append(ps, p)
+					}
+					teams[i] = append(teams[i], tk(fmt.Sprintf("t%d_%d", i, k), ps...))
+				}
+			}
+			a, b := cand(rs, false, teams...), cand(rs, true, teams...)
+			for _, age := range []time.Duration{0, 10 * time.Second, time.Hour} {
+				v := rs.viewAt(age)
+				fa, fb := v.evaluate(a, nil), v.evaluate(b, nil)
+				if !slices.Equal(fa, fb) || v.holds(a) != (len(fa) == 0) || v.holds(b) != (len(fb) == 0) {
+					t.Fatalf("%s #%d at %v: unprepared %v, prepared %v", name, n, age, fa, fb)
+				}
+			}
+		}
 	}
 }

@@ -354,7 +354,7 @@ func (x *evalCtx) team(e *expr, t int) val {
 	if party {
 		n = 0
 		for i := range ms {
-			if firstOfTicket(ms, i) {
+			if x.alone(ms, i) || firstOfTicket(ms, i) {
 				n++
 			}
 		}
@@ -362,21 +362,28 @@ func (x *evalCtx) team(e *expr, t int) val {
 	out := x.alloc(n)
 	k := 0
 	for i := range ms {
-		if party && !firstOfTicket(ms, i) {
+		if party && !x.alone(ms, i) {
+			if !firstOfTicket(ms, i) {
+				continue
+			}
+			out[k] = x.partyValue(ms, i, e.attr, typ)
+			k++
 			continue
 		}
-		if party {
-			out[k] = x.partyValue(ms, i, e.attr, typ)
-		} else {
-			v, ok := x.rs.attrOf(&ms[i], e.attr)
-			if !ok {
-				x.missing = true
-			}
-			out[k] = x.fromValue(v)
+		v, ok := x.rs.attrOf(&ms[i], e.attr)
+		if !ok {
+			x.missing = true
 		}
+		out[k] = x.fromValue(v)
 		k++
 	}
 	return val{kind: kList, l: out}
+}
+
+// alone reports whether ms[i] is its ticket's only player (its party
+// aggregate is its own value).
+func (x *evalCtx) alone(ms []member, i int) bool {
+	return len(x.c.tickets[ms[i].ticket].Players) == 1
 }
 
 // firstOfTicket reports whether ms[i] is the first member of its ticket

@@ -47,25 +47,18 @@ func tk(id string, ps ...Player) *Ticket { return &Ticket{ID: id, Players: ps} }
 // cand builds a candidate: teams[i] are the tickets placed on team i.
 // With prep, every ticket's prepared form is used.
 func cand(rs *RuleSet, prep bool, teams ...[]*Ticket) *candidate {
-	c := &candidate{teams: make([][]member, len(rs.teams))}
+	c := &candidate{}
 	for i, ts := range teams {
 		for _, t := range ts {
 			var pr *prepared
 			if prep {
 				pr = rs.prepare(t)
 			}
-			for k := range t.Players {
-				m := member{p: &t.Players[k], ticket: len(c.tickets)}
-				if pr != nil {
-					m.vals = pr.vals[k]
-				}
-				c.teams[i] = append(c.teams[i], m)
-			}
-			c.tickets = append(c.tickets, t)
-			if prep {
-				c.prep = append(c.prep, pr)
-			}
+			rs.addTicket(c, t, pr, i)
 		}
+	}
+	if c.teams == nil {
+		c.teams = make([][]member, len(rs.teams))
 	}
 	return c
 }

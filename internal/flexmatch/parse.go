@@ -3,6 +3,7 @@ package flexmatch
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -146,20 +147,18 @@ func (o *jobj) nonNeg(key string, required bool) (bound, error) {
 }
 
 func (o *jobj) integer(key string, required bool, def, lo, hi int) (int, error) {
-	b, err := o.num(key, required)
-	if err != nil {
+	raw, ok := o.get(key)
+	if !ok {
 		if required {
-			return 0, errf(o.at(key), "is required (an integer)")
+			return 0, errf(o.at(key), "is required (an integer from %d to %d)", lo, hi)
 		}
-		return 0, errf(o.at(key), "must be an integer")
-	}
-	if !b.set {
 		return def, nil
 	}
-	if b.v != math.Trunc(b.v) || b.v < float64(lo) || b.v > float64(hi) {
+	f, ok := number(raw)
+	if !ok || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
 		return 0, errf(o.at(key), "must be an integer from %d to %d", lo, hi)
 	}
-	return int(b.v), nil
+	return int(f), nil
 }
 
 func (o *jobj) arr(key string, required bool) ([]json.RawMessage, error) {
@@ -186,11 +185,14 @@ func Parse(body []byte) (*RuleSet, error) {
 	if !json.Valid(body) {
 		var v any
 		err := json.Unmarshal(body, &v)
-		msg := "the rule set is not valid JSON"
-		if err != nil {
-			msg += ": " + err.Error()
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &se):
+			return nil, errf("", "the rule set is not valid JSON (at character %d): %s", utf8.RuneCount(body[:min(int(se.Offset), len(body))]), se.Error())
+		case err != nil:
+			return nil, errf("", "the rule set is not valid JSON: %s", err.Error())
 		}
-		return nil, errf("", "%s", msg)
+		return nil, errf("", "the rule set is not valid JSON")
 	}
 	top, err := object(body, "")
 	if err != nil {
@@ -386,6 +388,10 @@ func (p *parser) teams(top *jobj) error {
 				return errf(fmt.Sprintf("teams[%d].maxPlayers", i), "the teams' maxPlayers add up to more than %d players", maxMatch)
 			}
 		}
+	}
+	rs.teamIndex = make(map[string]int, len(rs.teams))
+	for i, t := range rs.teams {
+		rs.teamIndex[t.name] = i
 	}
 	for _, t := range rs.teams {
 		if t.base != t.name && names[t.base] {

@@ -95,6 +95,7 @@ func TestParseInvalid(t *testing.T) {
 		{"team no max", `{"ruleLanguageVersion":"1.0","teams":[{"name":"a","minPlayers":1}]}`, "teams[0].maxPlayers", "required"},
 		{"team max 0", `{"ruleLanguageVersion":"1.0","teams":[{"name":"a","minPlayers":0,"maxPlayers":0}]}`, "teams[0].maxPlayers", "from 1"},
 		{"team min>max", `{"ruleLanguageVersion":"1.0","teams":[{"name":"a","minPlayers":3,"maxPlayers":2}]}`, "teams[0].minPlayers", "at most maxPlayers"},
+		{"team string size", `{"ruleLanguageVersion":"1.0","teams":[{"name":"a","minPlayers":"1","maxPlayers":2}]}`, "teams[0].minPlayers", "must be an integer from 0 to 200"},
 		{"team fraction", `{"ruleLanguageVersion":"1.0","teams":[{"name":"a","minPlayers":1.5,"maxPlayers":2}]}`, "teams[0].minPlayers", "integer"},
 		{"team quantity", `{"ruleLanguageVersion":"1.0","teams":[{"name":"a","minPlayers":1,"maxPlayers":2,"quantity":0}]}`, "teams[0].quantity", "integer"},
 		{"over 200", `{"ruleLanguageVersion":"1.0","teams":[{"name":"a","minPlayers":1,"maxPlayers":100},{"name":"b","minPlayers":1,"maxPlayers":101}]}`, "teams[1].maxPlayers", "more than 200"},

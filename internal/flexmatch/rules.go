@@ -5,6 +5,30 @@ package flexmatch
 // indexes at parse time: attribute indexes index RuleSet.attrs (and a
 // prepared player's values), team indexes index RuleSet.teams (quantity
 // expanded).
+//
+// How the matcher uses the rule language:
+//
+//   - once per ticket, pr := rs.prepare(t) (immutable; keep it with the
+//     ticket while it is in the pool);
+//   - build candidates with rs.addTicket(c, t, pr, team) and undo with
+//     c.pop() while searching; give every ticket its prepared form or
+//     none (c.prep stays parallel to c.tickets);
+//   - v := rs.viewAt(rs.age(c, now)) is the rule set in force (v.teams
+//     for team sizes, v.rules for rule properties after expansions);
+//   - v.holds(c) is the search's test (stops at the first failing rule,
+//     allocation free); v.evaluate(c, metrics) names the failed rules and
+//     counts metrics, for a formed match or to say why tickets are held;
+//   - to search fast, type-switch on v.rules: a *batchDistanceRule at
+//     index r has each ticket's value in pr.key[r] (numbers, NaN when
+//     missing) or pr.keyStr[r] (strings, pr.keyOK[r] false when the
+//     party has none), so sorting tickets by it and sliding a window of
+//     maxDistance finds compatible tickets; a *latencyRule at index r has
+//     pr.lat[r], the ticket's latency per region sorted by region, for
+//     bucketing by region; v.regions(c, nil) lists the regions a formed
+//     match may be placed in;
+//   - rs.sortKey(t, pr, first, firstPr, dst) orders a batch under the
+//     absoluteSort and distanceSort rules (ascending keys);
+//     rs.algo.sortByAttributes with batchingPreference sorted.
 
 // attrDef is a declared player attribute.
 type attrDef struct {

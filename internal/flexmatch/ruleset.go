@@ -17,6 +17,8 @@ type RuleSet struct {
 	attrIndex map[string]int
 	algo      algorithm
 	teams     []teamSpec
+	// teamIndex maps a (quantity expanded) team name to its index.
+	teamIndex map[string]int
 	// rules are the rules as declared (before any expansion), in order.
 	rules []rule
 	// inCompound marks the rules a compound rule reads: they decide only
@@ -88,18 +90,14 @@ func (rs *RuleSet) MaxExpansionWait() time.Duration {
 // "Players[0].PlayerAttributes[skill]".
 func (rs *RuleSet) CheckTicket(t Ticket) error {
 	for i, p := range t.Players {
-		for k, v := range p.Attributes {
-			if want, ok := rs.attributes[k]; ok && v.Type() != want {
-				return &Error{Path: fmt.Sprintf("Players[%d].PlayerAttributes[%s]", i, k),
-					Msg: fmt.Sprintf("the rule set declares %s as %s", k, want)}
+		for _, a := range rs.attrs {
+			if v, ok := p.Attributes[a.name]; ok && v.Type() != a.typ {
+				return &Error{Path: fmt.Sprintf("Players[%d].PlayerAttributes[%s]", i, a.name),
+					Msg: fmt.Sprintf("the rule set declares %s as %s", a.name, a.typ)}
 			}
 		}
 		if p.Team != "" {
-			found := false
-			for _, ts := range rs.teams {
-				found = found || ts.name == p.Team
-			}
-			if !found {
+			if _, found := rs.teamIndex[p.Team]; !found {
 				return &Error{Path: fmt.Sprintf("Players[%d].Team", i),
 					Msg: fmt.Sprintf("the rule set has no team %q (its teams are %s)", p.Team, strings.Join(rs.TeamNames(), ", "))}
 			}
