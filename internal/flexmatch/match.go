@@ -175,7 +175,7 @@ func (m *matcher) index() {
 	for _, x := range m.hs {
 		maxLat = max(maxLat, x.maxLatency)
 		if x.latencyRule != "" {
-			h.latencyRule = x.latencyRule
+			h.latencyRule, h.latIdx = x.latencyRule, x.latIdx
 		}
 	}
 	balAttr := m.balAttr()
@@ -232,17 +232,14 @@ func (m *matcher) index() {
 		}
 		regs, lats = regs[:0], lats[:0]
 		if maxLat > 0 {
-			if len(t.Players) > 0 {
-				for r := range t.Players[0].Latencies {
-					if l, ok := ticketLatency(t, r, h.latAgg); ok && l <= float64(maxLat) {
-						regs = append(regs, r)
+			// pr.lat: the ticket's latency per region, sorted by region.
+			if pr.lat != nil && h.latIdx >= 0 {
+				for _, rl := range pr.lat[h.latIdx] {
+					if rl.ms <= float64(maxLat) {
+						regs = append(regs, rl.region)
+						lats = append(lats, int32(math.Ceil(rl.ms)))
 					}
 				}
-			}
-			sort.Strings(regs)
-			for _, r := range regs {
-				l, _ := ticketLatency(t, r, h.latAgg)
-				lats = append(lats, int32(math.Ceil(l)))
 			}
 			if len(regs) == 0 && ti.held == "" {
 				ti.held = h.latencyRule
@@ -338,7 +335,9 @@ func (m *matcher) anchor(a int32) ([]string, bool) {
 			return cmp.Compare(m.bk[x.b].lat[x.pos], m.bk[y.b].lat[y.pos])
 		})
 	}
-	clear(m.metrics)
+	for _, x := range m.metrics {
+		x.Passed, x.Failed = 0, 0
+	}
 	var best []string
 	var cut []string
 	for _, e := range m.regs {
@@ -798,7 +797,9 @@ func (m *matcher) commit() {
 	if len(m.metrics) > 0 {
 		mt.Metrics = make([]RuleMetric, 0, len(m.metrics))
 		for _, x := range m.metrics {
-			mt.Metrics = append(mt.Metrics, *x)
+			if x.Passed+x.Failed > 0 {
+				mt.Metrics = append(mt.Metrics, *x)
+			}
 		}
 		slices.SortFunc(mt.Metrics, func(x, y RuleMetric) int {
 			return cmp.Or(cmp.Compare(m.rs.ruleIndex(x.Rule), m.rs.ruleIndex(y.Rule)), cmp.Compare(x.Rule, y.Rule))

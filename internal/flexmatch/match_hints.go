@@ -43,7 +43,8 @@ type hints struct {
 	// named latencyRule; latAgg folds a party's latencies in a region.
 	maxLatency  int
 	latencyRule string
-	latAgg      aggregation
+	// latIdx is that rule's index (prepared.lat), -1 without one.
+	latIdx int
 }
 
 // algo is the rule set's algorithm block as the matcher uses it.
@@ -88,7 +89,7 @@ func (rs *RuleSet) expansionWaits() []time.Duration {
 
 // matcherHints reads the hints of a view.
 func (rs *RuleSet) matcherHints(v *view, a algo) hints {
-	h := hints{keyAttr: -1, keyRule: -1, strAttr: -1, keyAgg: aggAvg, spread: math.Inf(1)}
+	h := hints{keyAttr: -1, keyRule: -1, strAttr: -1, latIdx: -1, keyAgg: aggAvg, spread: math.Inf(1)}
 	sortKey := false
 	for i, r := range v.rules {
 		switch r := r.(type) {
@@ -103,7 +104,7 @@ func (rs *RuleSet) matcherHints(v *view, a algo) hints {
 			}
 		case *latencyRule:
 			if h.maxLatency == 0 || int(math.Ceil(r.maxLatency)) < h.maxLatency {
-				h.maxLatency, h.latencyRule, h.latAgg = int(math.Ceil(r.maxLatency)), r.name, r.agg
+				h.maxLatency, h.latencyRule, h.latIdx = int(math.Ceil(r.maxLatency)), r.name, i
 			}
 		case *distanceSortRule:
 			h.sorts = true
@@ -128,9 +129,6 @@ func (rs *RuleSet) matcherHints(v *view, a algo) hints {
 	}
 	if h.keyAgg == aggNone {
 		h.keyAgg = aggAvg
-	}
-	if h.latAgg == aggNone {
-		h.latAgg = aggMax
 	}
 	return h
 }
