@@ -340,3 +340,20 @@ func TestMatchRetryExcludes(t *testing.T) {
 		t.Fatalf("metrics of same: %+v, want passed 1 failed 1", m)
 	}
 }
+
+// TestMatchConcurrent: passes over one rule set may run at once (the
+// matchmaking loop serves several configurations); run with -race.
+func TestMatchConcurrent(t *testing.T) {
+	rs := loadRuleSet(t, "testdata/bench-5v5.json")
+	pool := genPool(3, poolSpec{n: 2000, skill: 300, regions: benchRegions, maxAge: 20 * time.Second}, t0)
+	want := rs.Match(pool, t0, 5)
+	done := make(chan Result)
+	for range 4 {
+		go func() { done <- rs.Match(pool, t0, 5) }()
+	}
+	for range 4 {
+		if got := <-done; !reflect.DeepEqual(got, want) {
+			t.Fatal("a concurrent pass gave another result")
+		}
+	}
+}
