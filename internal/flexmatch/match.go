@@ -12,10 +12,14 @@ import (
 // The search's bounds: candidates tried per anchor, region and expansion
 // level, and tickets a gathering may pass over (already excluded, too young,
 // too far, too large for the open slots) before it gives up.
+// maxEvaluations bounds the candidates evaluated for one anchor over all
+// its regions and levels, so that a rule set whose rules rarely hold costs
+// a bounded time per ticket.
 const (
-	maxAttempts = 4
-	maxShuffles = 2
-	scanSlack   = 64
+	maxAttempts    = 4
+	maxShuffles    = 2
+	scanSlack      = 64
+	maxEvaluations = 16
 )
 
 // Match runs one matcher pass over the pool of searching tickets at time
@@ -84,6 +88,7 @@ type matcher struct {
 	cnt      []int   // players per team
 	sum      []float64
 	excl     []int32
+	budget   int // evaluations left for the anchor
 	cand     candidate
 	metrics  map[string]*RuleMetric
 	regs     []bent
@@ -340,6 +345,7 @@ func (m *matcher) anchor(a int32) ([]string, bool) {
 	}
 	var best []string
 	var cut []string
+	m.budget = maxEvaluations
 	for _, e := range m.regs {
 		lowest := 0
 		if m.alg.oldest {
@@ -352,7 +358,7 @@ func (m *matcher) anchor(a int32) ([]string, bool) {
 			}
 			m.excl = m.excl[:0]
 			shift := 0
-			for attempt := 0; attempt < maxAttempts; attempt++ {
+			for attempt := 0; attempt < maxAttempts && m.budget > 0; attempt++ {
 				ok, why := m.gather(a, e, lvl, minLevel, shift)
 				if !ok && shift < 2 && slices.Contains(why, m.hs[lvl].spreadRule) {
 					// The tickets nearest the anchor spread too far on
@@ -372,8 +378,8 @@ func (m *matcher) anchor(a int32) ([]string, bool) {
 				if best == nil || len(failed) < len(best) {
 					best = failed
 				}
-				if attempt == 0 && !m.cand.backfill() && len(m.rs.teams) > 1 && !m.alg.balanced {
-					for s := 0; s < maxShuffles; s++ {
+				if attempt == 0 && !m.cand.backfill() && len(m.rs.teams) > 1 && !m.alg.balanced && m.teamDependent(failed) {
+					for s := 0; s < maxShuffles && m.budget > 0; s++ {
 						if m.shuffle() && m.try(false) == nil {
 							return nil, true
 						}
@@ -390,6 +396,24 @@ func (m *matcher) anchor(a int32) ([]string, bool) {
 		return best, false
 	}
 	return cut, false
+}
+
+// teamDependent reports whether a failed rule may hold with another team
+// assignment of the same tickets (batchDistance and latency rules, and the
+// pseudo-rule "teams", cannot).
+func (m *matcher) teamDependent(failed []string) bool {
+	for _, name := range failed {
+		i := m.rs.ruleIndex(name)
+		if i >= len(m.rs.rules) {
+			continue
+		}
+		switch m.rs.rules[i].(type) {
+		case *batchDistanceRule, *latencyRule:
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // farthest is the selected ticket (not the anchor) whose key is furthest
@@ -753,6 +777,7 @@ func (m *matcher) try(countMetrics bool) []string {
 			c.teams[team] = append(c.teams[team], member{p: p, ticket: n, vals: pr.vals[k]})
 		}
 	}
+	m.budget--
 	v := m.rs.viewAt(m.rs.age(c, m.now))
 	for i, t := range v.teams {
 		if n := len(c.teams[i]); n < t.min || n > t.max {
