@@ -408,6 +408,13 @@ func TestExpansions(t *testing.T) {
 	if v.teams[0].min != 1 || v.teams[1].min != 1 || v.teams[2].min != 1 || v.teams[2].name != "x" {
 		t.Errorf("at 4s: %+v", v.teams)
 	}
+	if rs.MaxPlayers() != 7 {
+		t.Errorf("MaxPlayers = %d", rs.MaxPlayers())
+	}
+	rs2 := mustParse(t, `{"ruleLanguageVersion":"1.0","teams":[{"name":"a","minPlayers":1,"maxPlayers":2,"quantity":2}],"expansions":[{"target":"teams[a_2].maxPlayers","steps":[{"waitTimeSeconds":9,"value":5}]}]}`)
+	if rs2.MaxPlayers() != 7 {
+		t.Errorf("MaxPlayers with an expansion = %d, want 7", rs2.MaxPlayers())
+	}
 	if rs.MaxExpansionWait() != 4*time.Second {
 		t.Errorf("MaxExpansionWait = %v", rs.MaxExpansionWait())
 	}
@@ -555,5 +562,44 @@ func TestPreparedMatchesUnprepared(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func BenchmarkHolds5v5(b *testing.B) {
+	rs, c := bench5v5(b)
+	v := rs.viewAt(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		v.holds(c)
+	}
+}
+
+// TestLargeMatch: the 100-player example evaluates a full match, and its
+// latency expansion lets a slower region in.
+func TestLargeMatch(t *testing.T) {
+	rs := mustParse(t, string(exampleRuleSets(t)["large-100-balanced.json"]))
+	teams := make([][]*Ticket, len(rs.teams))
+	for i := range 100 {
+		p := withLat(pl(fmt.Sprintf("p%d", i), "skill", num(float64(i%30)), "mode", str("solo")), "eu", 50+i, "us", 150)
+		teams[i%len(teams)] = append(teams[i%len(teams)], tk(p.ID, p))
+	}
+	c := cand(rs, true, teams...)
+	if failed := rs.viewAt(0).evaluate(c, nil); !slices.Equal(failed, []string{"Region"}) {
+		t.Fatalf("at 0s failed %v, want [Region] (eu reaches 149 ms, us is 150 ms)", failed)
+	}
+	if got := rs.viewAt(0).regions(c, nil); len(got) != 0 {
+		t.Fatalf("regions at 0s = %v, want none", got)
+	}
+	if failed := rs.viewAt(30*time.Second).evaluate(c, nil); len(failed) != 0 {
+		t.Fatalf("at 30s failed %v", failed)
+	}
+	c.teams[0][0].vals[rs.attrIndex["mode"]] = str("duo")
+	c.prep[0].keyStr[1] = "duo"
+	if failed := rs.viewAt(30*time.Second).evaluate(c, nil); !slices.Equal(failed, []string{"Mode"}) {
+		t.Fatalf("one duo: failed %v", failed)
+	}
+	c.prep[0].keyStr[1] = "solo"
+	if got := rs.viewAt(30*time.Second).regions(c, nil); !slices.Equal(got, []string{"eu", "us"}) {
+		t.Fatalf("regions at 30s = %v", got)
 	}
 }

@@ -496,14 +496,7 @@ func (p *parser) algorithm(top *jobj) error {
 // (at the largest team sizes any expansion reaches).
 func (p *parser) largeMatch() error {
 	rs := p.rs
-	largest := 0
-	for _, v := range rs.views {
-		n := 0
-		for _, t := range v.teams {
-			n += t.max
-		}
-		largest = max(largest, n)
-	}
+	largest := rs.MaxPlayers()
 	if largest > maxMatch {
 		return errf("expansions", "an expansion lets the teams' maxPlayers add up to %d, more than %d players", largest, maxMatch)
 	}
@@ -796,8 +789,8 @@ func (p *parser) rule(o *jobj, name, typ string) (rule, error) {
 			return nil, err
 		}
 		for i, m := range r.measurements {
-			if m.num || m.depth < 1 {
-				return nil, errf(o.at("measurements")+fmt.Sprintf("[%d]", i), "must measure collections (lists of strings)")
+			if m.num || m.depth < 2 {
+				return nil, errf(o.at("measurements")+fmt.Sprintf("[%d]", i), "must give a list of string lists (such as teams[*].players.attributes[roles] or flatten(...) of it)")
 			}
 		}
 		op, err := o.enum("operation", "", "intersection", "contains", "reference_intersection_count")

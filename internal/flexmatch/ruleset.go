@@ -45,14 +45,18 @@ func (rs *RuleSet) TeamNames() []string {
 	return n
 }
 
-// MaxPlayers is the largest match the rule set allows (the sum of the teams'
-// maxPlayers).
+// MaxPlayers is the largest match the rule set allows: the sum of the
+// teams' maxPlayers, at the largest any expansion step makes it.
 func (rs *RuleSet) MaxPlayers() int {
-	n := 0
-	for _, t := range rs.teams {
-		n += t.max
+	largest := 0
+	for _, v := range rs.views {
+		n := 0
+		for _, t := range v.teams {
+			n += t.max
+		}
+		largest = max(largest, n)
 	}
-	return n
+	return largest
 }
 
 // Attributes are the declared player attributes and their types.
