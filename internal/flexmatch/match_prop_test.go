@@ -132,3 +132,38 @@ func FuzzMatch(f *testing.F) {
 		checkResult(t, rs, pool, t0, rs.Match(pool, t0, seed))
 	})
 }
+
+// TestMatchLeavesNoMatch: after one pass over the benchmark's pool of
+// 10,000, no ten unmatched tickets in one region under 150 ms are within
+// the skill band (10, or 50 when all are at least 10 s old): the pass
+// formed every 5v5 the pool held.
+func TestMatchLeavesNoMatch(t *testing.T) {
+	rs := loadRuleSet(t, "testdata/bench-5v5.json")
+	pool := benchPool(10_000)
+	res := rs.Match(pool, t0, 1)
+	checkResult(t, rs, pool, t0, res)
+	rest := without(pool, res)
+	for _, reg := range benchRegions {
+		for _, old := range []bool{false, true} {
+			var ks []float64
+			for _, tk := range rest {
+				if old && t0.Sub(tk.Start) < 10*time.Second {
+					continue
+				}
+				if l, ok := tk.Players[0].Latencies[reg]; ok && l <= 150 {
+					ks = append(ks, *tk.Players[0].Attributes["skill"].N)
+				}
+			}
+			slices.Sort(ks)
+			band := 10.0
+			if old {
+				band = 50
+			}
+			for i := 0; i+9 < len(ks); i++ {
+				if ks[i+9]-ks[i] <= band {
+					t.Fatalf("region %s: ten unmatched tickets within %v of skill %v", reg, band, ks[i])
+				}
+			}
+		}
+	}
+}
