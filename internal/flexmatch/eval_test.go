@@ -71,6 +71,8 @@ func TestExpressions(t *testing.T) {
 		{"set_intersection(flatten(teams[red,blue].players.attributes[roles]))", aggNone, []any{"dps"}},
 		{"set_intersection(teams[*].players.attributes[roles])", aggNone, []any{[]any{"dps"}, []any{"dps", "healer"}, []any{}, []any{}}},
 		{"flatten(teams[red].players.attributes[roles])", aggNone, []any{"tank", "dps", "dps"}},
+		{"flatten(teams[*].players.attributes[roles])", aggNone, []any{[]any{"tank", "dps", "dps"}, []any{"dps", "healer"}, []any{}, []any{}}},
+		{"flatten(flatten(teams[red,blue].players.attributes[roles]))", aggNone, []any{"tank", "dps", "dps", "dps", "healer"}},
 		{"teams[red].players.attributes[roles]", aggUnion, []any{[]any{"tank", "dps"}}},
 		{"teams[red].players.attributes[roles]", aggIntersection, []any{[]any{"dps"}}},
 		{" count ( teams [ red ] . players ) ", aggNone, 2.0},

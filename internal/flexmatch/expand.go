@@ -175,22 +175,15 @@ func (p *parser) stepValue(so *jobj, t expansionTarget) (operand, error) {
 		if err != nil {
 			return operand{}, err
 		}
-		want := ref.kind
-		if want == operandExpr {
-			want = operandString
-			if ref.expr.num {
-				want = operandNumber
+		if _, coll := p.rs.rules[t.rule].(*collectionRule); coll || ref.kind == operandList {
+			if v.kind != ref.kind {
+				return operand{}, errf(path, "must be of the same kind as the rule's referenceValue")
 			}
+			return *v, nil
 		}
-		got := v.kind
-		if got == operandExpr {
-			got = operandString
-			if v.expr.num {
-				got = operandNumber
-			}
-		}
-		if got != want {
-			return operand{}, errf(path, "must be of the same kind as the rule's referenceValue")
+		num := ref.kind == operandNumber || (ref.kind == operandExpr && ref.expr.num)
+		if !refMatches(v, num) {
+			return operand{}, errf(path, "must be a %s like the rule's referenceValue", map[bool]string{true: "number", false: "string"}[num])
 		}
 		return *v, nil
 	}

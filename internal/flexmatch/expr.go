@@ -331,7 +331,7 @@ func (x *evalCtx) eval(e *expr) val {
 	a := x.eval(e.arg)
 	switch e.fn {
 	case fnFlatten:
-		return x.flatten(a)
+		return x.flatten(a, e.arg.depth)
 	case fnSetIntersection:
 		return x.setIntersection(a, e.arg.depth)
 	}
@@ -496,8 +496,16 @@ func containsStr(l []string, s string) bool {
 	return false
 }
 
-// flatten merges a list of lists into one list.
-func (x *evalCtx) flatten(a val) val {
+// flatten merges a list of lists into one list (per sublist when deeper:
+// teams[*].players.attributes[roles] gives each team's roles).
+func (x *evalCtx) flatten(a val, depth int) val {
+	if depth > 2 {
+		out := x.alloc(len(a.l))
+		for i, s := range a.l {
+			out[i] = x.flatten(s, depth-1)
+		}
+		return val{kind: kList, l: out}
+	}
 	n := 0
 	for _, s := range a.l {
 		n += len(s.l)

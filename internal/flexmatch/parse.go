@@ -110,7 +110,30 @@ func (o *jobj) enum(key, def string, values ...string) (string, error) {
 	return s, nil
 }
 
+// number reads a number property: a JSON number or, as GameLift's own
+// examples write some ("maxDistance": "500"), a string holding one.
 func number(raw json.RawMessage) (float64, bool) {
+	if f, ok := jsonNumber(raw); ok {
+		return f, true
+	}
+	var s string
+	if isKind(raw, '"') && json.Unmarshal(raw, &s) == nil {
+		return numericString(s)
+	}
+	return 0, false
+}
+
+// numericString reads a number written as a string.
+func numericString(s string) (float64, bool) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
+}
+
+// jsonNumber reads a JSON number.
+func jsonNumber(raw json.RawMessage) (float64, bool) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || !(t[0] == '-' || t[0] >= '0' && t[0] <= '9') {
 		return 0, false
@@ -303,12 +326,6 @@ func defaultValue(raw json.RawMessage, t AttrType) (Value, bool) {
 	case TypeNumber:
 		if f, ok := number(raw); ok {
 			return Value{N: &f}, true
-		}
-		var s string
-		if isKind(raw, '"') && json.Unmarshal(raw, &s) == nil {
-			if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
-				return Value{N: &f}, true
-			}
 		}
 	case TypeString:
 		var s string
@@ -660,7 +677,7 @@ func (p *parser) measurements(o *jobj) ([]*expr, error) {
 // operand reads a referenceValue (or an expansion step's value): a number,
 // a string list, a property expression, or a string.
 func (p *parser) operand(raw json.RawMessage, path string) (*operand, error) {
-	if f, ok := number(raw); ok {
+	if f, ok := jsonNumber(raw); ok {
 		return &operand{kind: operandNumber, num: f}, nil
 	}
 	if isKind(raw, '[') {
@@ -687,9 +704,15 @@ func (p *parser) operand(raw json.RawMessage, path string) (*operand, error) {
 	return &operand{kind: operandString, str: s}, nil
 }
 
-// refKind checks a reference operand against what the rule needs: numbers
-// (num) or strings.
+// refMatches checks a reference operand against what the rule needs:
+// numbers (num) or strings. A literal string holding a number is taken as
+// the number where a number is needed.
 func refMatches(ref *operand, num bool) bool {
+	if num && ref.kind == operandString {
+		if f, ok := numericString(ref.str); ok {
+			*ref = operand{kind: operandNumber, num: f}
+		}
+	}
 	switch ref.kind {
 	case operandNumber:
 		return num

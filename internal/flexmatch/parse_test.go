@@ -95,7 +95,7 @@ func TestParseInvalid(t *testing.T) {
 		{"team no max", `{"ruleLanguageVersion":"1.0","teams":[{"name":"a","minPlayers":1}]}`, "teams[0].maxPlayers", "required"},
 		{"team max 0", `{"ruleLanguageVersion":"1.0","teams":[{"name":"a","minPlayers":0,"maxPlayers":0}]}`, "teams[0].maxPlayers", "from 1"},
 		{"team min>max", `{"ruleLanguageVersion":"1.0","teams":[{"name":"a","minPlayers":3,"maxPlayers":2}]}`, "teams[0].minPlayers", "at most maxPlayers"},
-		{"team string size", `{"ruleLanguageVersion":"1.0","teams":[{"name":"a","minPlayers":"1","maxPlayers":2}]}`, "teams[0].minPlayers", "must be an integer from 0 to 200"},
+		{"team string size", `{"ruleLanguageVersion":"1.0","teams":[{"name":"a","minPlayers":"one","maxPlayers":2}]}`, "teams[0].minPlayers", "must be an integer from 0 to 200"},
 		{"team fraction", `{"ruleLanguageVersion":"1.0","teams":[{"name":"a","minPlayers":1.5,"maxPlayers":2}]}`, "teams[0].minPlayers", "integer"},
 		{"team quantity", `{"ruleLanguageVersion":"1.0","teams":[{"name":"a","minPlayers":1,"maxPlayers":2,"quantity":0}]}`, "teams[0].quantity", "integer"},
 		{"over 200", `{"ruleLanguageVersion":"1.0","teams":[{"name":"a","minPlayers":1,"maxPlayers":100},{"name":"b","minPlayers":1,"maxPlayers":101}]}`, "teams[1].maxPlayers", "more than 200"},
@@ -196,6 +196,8 @@ func TestParseInvalid(t *testing.T) {
 		{"exp wait order", exp(`{"target":"rules[s].maxDistance","steps":[{"waitTimeSeconds":5,"value":2},{"waitTimeSeconds":5,"value":3}]}`), "expansions[0].steps[1].waitTimeSeconds", "more than the previous"},
 		{"exp value missing", exp(`{"target":"rules[s].maxDistance","steps":[{"waitTimeSeconds":5}]}`), "expansions[0].steps[0].value", "required"},
 		{"exp value type", exp(`{"target":"rules[s].maxDistance","steps":[{"waitTimeSeconds":5,"value":"wide"}]}`), "expansions[0].steps[0].value", "number"},
+		{"exp reference kind", base(`,"rules":[{"name":"c","type":"comparison","measurements":"teams[red].players.attributes[skill]","referenceValue":5,"operation":"<"}],"expansions":[{"target":"rules[c].referenceValue","steps":[{"waitTimeSeconds":5,"value":"many"}]}]`), "expansions[0].steps[0].value", "number like"},
+		{"exp collection reference kind", base(`,"rules":[{"name":"c","type":"collection","measurements":"teams[*].players.attributes[roles]","referenceValue":"a","operation":"contains","minCount":1}],"expansions":[{"target":"rules[c].referenceValue","steps":[{"waitTimeSeconds":5,"value":["a"]}]}]`), "expansions[0].steps[0].value", "same kind"},
 		{"exp team value", exp(`{"target":"teams[red].maxPlayers","steps":[{"waitTimeSeconds":5,"value":2.5}]}`), "expansions[0].steps[0].value", "integer"},
 		{"exp min above max", exp(`{"target":"teams[red].minPlayers","steps":[{"waitTimeSeconds":5,"value":3},{"waitTimeSeconds":9,"value":6}]}`), "expansions[0].steps[1].value", "above maxPlayers"},
 		{"exp over 200", base(`,"expansions":[{"target":"teams[*].maxPlayers","steps":[{"waitTimeSeconds":5,"value":101}]}]`), "expansions", "more than 200"},
@@ -212,6 +214,32 @@ func TestParseInvalid(t *testing.T) {
 				t.Errorf("error = %q (path %q), want path %q and a message with %q", e.Error(), e.Path, c.path, c.msg)
 			}
 		})
+	}
+}
+
+// TestNumbersAsStrings: GameLift's own examples write some numbers as
+// strings ("maxDistance": "500"); they parse as numbers.
+func TestNumbersAsStrings(t *testing.T) {
+	rs := mustParse(t, `{"ruleLanguageVersion":"1.0","playerAttributes":[{"name":"SkillRating","type":"number"},{"name":"mode","type":"string"}],
+	  "teams":[{"name":"a","minPlayers":"1","maxPlayers":"2"}],
+	  "rules":[{"name":"SimilarSkillRatings","type":"batchDistance","batchAttribute":"SkillRating","maxDistance":"500"},
+	    {"name":"d","type":"distance","measurements":"teams[a].players.attributes[SkillRating]","referenceValue":"100","maxDistance":"50"},
+	    {"name":"m","type":"comparison","measurements":"teams[a].players.attributes[mode]","referenceValue":"100","operation":"="}],
+	  "expansions":[{"target":"rules[d].referenceValue","steps":[{"waitTimeSeconds":"5","value":"200"}]}]}`)
+	if r := rs.rules[0].(*batchDistanceRule); r.maxDistance != 500 {
+		t.Errorf("maxDistance = %v", r.maxDistance)
+	}
+	if r := rs.rules[1].(*distanceRule); r.reference.kind != operandNumber || r.reference.num != 100 || r.maxDistance.v != 50 {
+		t.Errorf("distance = %+v %+v", r, r.reference)
+	}
+	if r := rs.rules[2].(*comparisonRule); r.reference.kind != operandString || r.reference.str != "100" {
+		t.Errorf("string comparison reference = %+v", r.reference)
+	}
+	if r := rs.viewAt(5 * time.Second).rules[1].(*distanceRule); r.reference.kind != operandNumber || r.reference.num != 200 {
+		t.Errorf("expanded reference = %+v", r.reference)
+	}
+	if rs.teams[0].min != 1 || rs.teams[0].max != 2 {
+		t.Errorf("teams = %+v", rs.teams)
 	}
 }
 
