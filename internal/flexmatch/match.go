@@ -388,7 +388,11 @@ func (m *matcher) anchor(a int32) ([]string, bool) {
 				if len(m.sel) < 2 {
 					break
 				}
-				m.excl = append(m.excl, m.farthest(a))
+				if lr := m.hs[lvl].latencyRule; lr != "" && slices.Contains(failed, lr) {
+					m.excl = append(m.excl, m.slowest(a, e.b))
+				} else {
+					m.excl = append(m.excl, m.farthest(a))
+				}
 			}
 		}
 	}
@@ -414,6 +418,29 @@ func (m *matcher) teamDependent(failed []string) bool {
 		}
 	}
 	return false
+}
+
+// slowest is the selected ticket (not the anchor) with the highest
+// latency to bucket b's region, the youngest among equals: the one a retry
+// leaves out when the latency rule failed (its maxDistance).
+func (m *matcher) slowest(a, b int32) int32 {
+	best, bl := int32(-1), int32(-1)
+	for _, j := range m.sel {
+		if j == a {
+			continue
+		}
+		tj := &m.tk[j]
+		l := int32(0)
+		for e := tj.e0; e < tj.e0+tj.ne; e++ {
+			if m.ents[e].b == b {
+				l = m.bk[b].lat[m.ents[e].pos]
+			}
+		}
+		if best < 0 || l > bl || (l == bl && tj.rank > m.tk[best].rank) {
+			best, bl = j, l
+		}
+	}
+	return best
 }
 
 // farthest is the selected ticket (not the anchor) whose key is furthest

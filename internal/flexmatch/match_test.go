@@ -357,3 +357,21 @@ func TestMatchConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchRetryLatency: when the latency rule fails (its maxDistance), a
+// retry leaves out the slowest ticket rather than the furthest by skill.
+func TestMatchRetryLatency(t *testing.T) {
+	rs := mustParse(t, ruleSet(`{"name":"squad","minPlayers":3,"maxPlayers":3}`, band10+`,{"name":"lat","type":"latency","maxLatency":150,"maxDistance":20}`, ""))
+	at := func(ms int) map[string]int { return map[string]int{"us-east-1": ms} }
+	// The slow tickets are the nearest by skill for every anchor, and too
+	// far apart in latency to match with anyone.
+	pool := []Ticket{mkTicket("anchor", 9*time.Second, at(40), 100),
+		mkTicket("slow1", 8*time.Second, at(100), 101), mkTicket("slow2", 7*time.Second, at(125), 101.5),
+		mkTicket("slow3", 6*time.Second, at(75), 99),
+		mkTicket("b", 2*time.Second, at(45), 104), mkTicket("c", time.Second, at(45), 96)}
+	res := rs.Match(pool, t0, 1)
+	checkResult(t, rs, pool, t0, res)
+	if len(res.Matches) != 1 || !slices.Equal(slices.Sorted(slices.Values(res.Matches[0].Tickets)), []string{"anchor", "b", "c"}) {
+		t.Fatalf("got %+v, want anchor, b and c", res.Matches)
+	}
+}
