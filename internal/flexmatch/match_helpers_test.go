@@ -78,8 +78,8 @@ func loadRuleSet(t testing.TB, file string) *RuleSet {
 // of a match is in the pool and in no other match, each ticket's players
 // are on one team (a backfill ticket's seated players on their own), every
 // team is within the bounds of the view at the match's age, a match holds
-// at most one backfill ticket and, with one, another ticket, and every
-// rule holds.
+// at most one backfill ticket and, with one, another ticket, every rule
+// holds, and every ticket of the pool is matched or held.
 func checkResult(t testing.TB, rs *RuleSet, pool []Ticket, now time.Time, res Result) {
 	t.Helper()
 	byID := map[string]*Ticket{}
@@ -161,6 +161,11 @@ func checkResult(t testing.TB, rs *RuleSet, pool []Ticket, now time.Time, res Re
 		}
 		if byID[id] == nil {
 			t.Fatalf("held ticket %s not in the pool", id)
+		}
+	}
+	for id := range byID {
+		if _, held := res.Held[id]; !held && !seen[id] {
+			t.Fatalf("ticket %s neither matched nor held", id)
 		}
 	}
 }
