@@ -2,7 +2,9 @@ package flexmatch
 
 import (
 	"math"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -567,13 +569,13 @@ func ticketLatencies(t *Ticket, agg aggregation) []regionLatency {
 	if len(t.Players) == 0 {
 		return nil
 	}
-	var out []regionLatency
+	out := make([]regionLatency, 0, len(t.Players[0].Latencies))
 	for region := range t.Players[0].Latencies {
 		if l, ok := ticketLatency(t, region, agg); ok {
 			out = append(out, regionLatency{region, l})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].region < out[j].region })
+	slices.SortFunc(out, func(a, b regionLatency) int { return strings.Compare(a.region, b.region) })
 	return out
 }
 

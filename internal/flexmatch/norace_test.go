@@ -1,0 +1,5 @@
+//go:build !race
+
+package flexmatch
+
+const raceEnabled = false
