@@ -375,3 +375,21 @@ func TestMatchRetryLatency(t *testing.T) {
 		t.Fatalf("got %+v, want anchor, b and c", res.Matches)
 	}
 }
+
+// TestMatchRegionPreference: fastestRegion tries the anchor's fastest
+// region first, largestPopulation the region with the most tickets.
+func TestMatchRegionPreference(t *testing.T) {
+	lat := func(e, w int) map[string]int { return map[string]int{"east": e, "west": w} }
+	pool := []Ticket{mkTicket("a", 5*time.Second, lat(100, 50), 1),
+		mkTicket("b", 4*time.Second, lat(60, 200), 1), mkTicket("c", 3*time.Second, lat(60, 200), 1),
+		mkTicket("d", 2*time.Second, lat(200, 60), 1)}
+	for _, c := range []struct{ pref, want string }{{"fastestRegion", "d"}, {"largestPopulation", "b"}} {
+		rs := mustParse(t, ruleSet(teams1v1, lat150,
+			`"algorithm":{"strategy":"balanced","balancedAttribute":"skill","batchingPreference":"`+c.pref+`"}`))
+		res := rs.Match(pool, t0, 1)
+		checkResult(t, rs, pool, t0, res)
+		if len(res.Matches) == 0 || !slices.Contains(res.Matches[0].Tickets, c.want) {
+			t.Errorf("%s: first match %+v, want a with %s", c.pref, res.Matches, c.want)
+		}
+	}
+}
