@@ -97,6 +97,7 @@ type matcher struct {
 	pool     []int32   // tickets collected for the sort rules, anchor first
 	skeys    []float64 // their sort keys, by tinfo.spos
 	sk1      []float64
+	xlo, xhi []float64 // spreads of hints.extra in the selection
 }
 
 func newMatcher(rs *RuleSet, pool []Ticket, now time.Time, seed uint64) *matcher {
@@ -206,6 +207,11 @@ func (m *matcher) index() {
 			ti.key = math.Inf(1)
 			if !math.IsInf(h.spread, 1) {
 				ti.held = h.spreadRule
+			}
+		}
+		for _, x := range h.extra {
+			if math.IsNaN(pr.key[x.idx]) {
+				ti.held = x.name
 			}
 		}
 		if balAttr == h.keyAttr {
@@ -575,6 +581,12 @@ func (m *matcher) gather(a int32, e bent, lvl int, minLevel int32, shift int) (o
 	}
 	ak := m.tk[a].key
 	klo, khi := ak, ak
+	m.xlo, m.xhi = m.xlo[:0], m.xhi[:0]
+	for _, x := range h.extra {
+		k := m.prep[a].key[x.idx]
+		m.xlo, m.xhi = append(m.xlo, k), append(m.xhi, k)
+	}
+	var extraCut []string
 	center := ak
 	switch {
 	case math.IsInf(h.spread, 1):
@@ -637,11 +649,17 @@ func (m *matcher) gather(a int32, e bent, lvl int, minLevel int32, shift int) (o
 			}
 			continue
 		}
+		if x := m.outOfSpread(h, j); x != "" {
+			extraCut = addNames(extraCut, x)
+			skipped++
+			continue
+		}
 		if !m.add(j, &total) {
 			skipped++
 			continue
 		}
 		klo, khi = min(klo, k), max(khi, k)
+		m.widen(h, j)
 	}
 	if h.sorts && len(m.pool) > 1 {
 		m.sortPool()
@@ -654,8 +672,13 @@ func (m *matcher) gather(a int32, e bent, lvl int, minLevel int32, shift int) (o
 				spreadCut = true
 				continue
 			}
+			if x := m.outOfSpread(h, j); x != "" {
+				extraCut = addNames(extraCut, x)
+				continue
+			}
 			if m.add(j, &total) {
 				klo, khi = min(klo, k), max(khi, k)
+				m.widen(h, j)
 			}
 		}
 	}
@@ -668,6 +691,7 @@ func (m *matcher) gather(a int32, e bent, lvl int, minLevel int32, shift int) (o
 			if latCut {
 				why = append(why, h.latencyRule)
 			}
+			why = append(why, extraCut...)
 			return false, why
 		}
 	}
@@ -676,6 +700,27 @@ func (m *matcher) gather(a int32, e bent, lvl int, minLevel int32, shift int) (o
 	}
 	m.balance(a)
 	return true, nil
+}
+
+// outOfSpread names the first other numeric batchDistance rule whose
+// spread ticket j would widen past its maxDistance ("" when none).
+func (m *matcher) outOfSpread(h *hints, j int32) string {
+	for n, x := range h.extra {
+		k := m.prep[j].key[x.idx]
+		if max(m.xhi[n], k)-min(m.xlo[n], k) > x.max {
+			return x.name
+		}
+	}
+	return ""
+}
+
+// widen takes ticket j's keys into the spreads of the other numeric
+// batchDistance rules.
+func (m *matcher) widen(h *hints, j int32) {
+	for n, x := range h.extra {
+		k := m.prep[j].key[x.idx]
+		m.xlo[n], m.xhi[n] = min(m.xlo[n], k), max(m.xhi[n], k)
+	}
 }
 
 // add places ticket j on the team place picks and selects it; false when

@@ -26,6 +26,9 @@ type hints struct {
 	// spreadRule.
 	spread     float64
 	spreadRule string
+	// extra are the other numeric batchDistance rules: each also bounds
+	// the spread of its own key (prepared.key) within a match.
+	extra []spreadHint
 	// side orders the gathering: 0 nearest key first; +1 larger keys
 	// first, -1 smaller keys first (absoluteSort).
 	side int
@@ -45,6 +48,13 @@ type hints struct {
 	latencyRule string
 	// latIdx is that rule's index (prepared.lat), -1 without one.
 	latIdx int
+}
+
+// spreadHint is a numeric batchDistance rule beside the gathering key's.
+type spreadHint struct {
+	idx  int // rule index (prepared.key)
+	max  float64
+	name string
 }
 
 // algo is the rule set's algorithm block as the matcher uses it.
@@ -122,6 +132,11 @@ func (rs *RuleSet) matcherHints(v *view, a algo) hints {
 					h.side = 1
 				}
 			}
+		}
+	}
+	for i, r := range v.rules {
+		if r, ok := r.(*batchDistanceRule); ok && !r.str && i != h.keyRule {
+			h.extra = append(h.extra, spreadHint{idx: i, max: r.maxDistance, name: r.name})
 		}
 	}
 	if h.keyAttr < 0 && a.batching == batchSorted && a.sortBy >= 0 {

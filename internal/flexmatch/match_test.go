@@ -393,3 +393,28 @@ func TestMatchRegionPreference(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchTwoBatchRules: a second numeric batchDistance rule prunes the
+// gathering too, so tickets nearest by the first rule's attribute but out
+// of the second's band do not crowd out a valid match.
+func TestMatchTwoBatchRules(t *testing.T) {
+	rs := mustParse(t, `{"ruleLanguageVersion":"1.0","playerAttributes":[{"name":"skill","type":"number"},{"name":"level","type":"number"}],`+
+		`"teams":[{"name":"squad","minPlayers":3,"maxPlayers":3}],"rules":[`+band10+
+		`,{"name":"levels","type":"batchDistance","batchAttribute":"level","maxDistance":2}]}`)
+	lv := func(tk Ticket, level float64) Ticket {
+		tk.Players[0].Attributes["level"] = Value{N: &level}
+		return tk
+	}
+	pool := []Ticket{lv(mkTicket("anchor", 9*time.Second, nil, 100), 5),
+		lv(mkTicket("bad1", 8*time.Second, nil, 100.5), 20), lv(mkTicket("bad2", 7*time.Second, nil, 101), 30),
+		lv(mkTicket("bad3", 6*time.Second, nil, 99.5), 40),
+		lv(mkTicket("b", 2*time.Second, nil, 104), 6), lv(mkTicket("c", time.Second, nil, 96), 4)}
+	res := rs.Match(pool, t0, 1)
+	checkResult(t, rs, pool, t0, res)
+	if len(res.Matches) != 1 || !slices.Equal(slices.Sorted(slices.Values(res.Matches[0].Tickets)), []string{"anchor", "b", "c"}) {
+		t.Fatalf("got %+v, want anchor, b and c", res.Matches)
+	}
+	if got := res.Held["bad1"]; !slices.Equal(got, []string{"levels"}) {
+		t.Fatalf("bad1 held by %v, want [levels]", got)
+	}
+}
