@@ -234,16 +234,13 @@ func (p *parser) buildViews() error {
 }
 
 // viewAfter is the view with every step whose wait is at most t applied.
+// Views share the rule set's teams and rules until a step changes them
+// (copy on write), so many steps cost little memory.
 func (p *parser) viewAfter(t float64) (*view, error) {
 	rs := p.rs
-	v := &view{rs: rs, teams: append([]teamSpec(nil), rs.teams...), rules: make([]rule, len(rs.rules))}
-	for i, r := range rs.rules {
-		v.rules[i] = copyRule(r)
-	}
-	setBy := make([]stepRef, len(v.teams))
-	for i := range setBy {
-		setBy[i] = stepRef{-1, -1}
-	}
+	v := &view{rs: rs, teams: rs.teams, rules: rs.rules}
+	var setBy []stepRef
+	var copied []bool
 	for ei, e := range rs.expansions {
 		si := -1
 		for j, s := range e.steps {
@@ -256,6 +253,13 @@ func (p *parser) viewAfter(t float64) (*view, error) {
 		}
 		val := e.steps[si].value
 		if e.target.teams != nil {
+			if setBy == nil {
+				v.teams = append([]teamSpec(nil), rs.teams...)
+				setBy = make([]stepRef, len(v.teams))
+				for i := range setBy {
+					setBy[i] = stepRef{-1, -1}
+				}
+			}
 			for _, k := range e.target.teams {
 				if e.target.property == "minPlayers" {
 					v.teams[k].min = int(val.num)
@@ -267,6 +271,13 @@ func (p *parser) viewAfter(t float64) (*view, error) {
 				}
 			}
 			continue
+		}
+		if copied == nil {
+			v.rules = append([]rule(nil), rs.rules...)
+			copied = make([]bool, len(v.rules))
+		}
+		if r := e.target.rule; !copied[r] {
+			v.rules[r], copied[r] = copyRule(v.rules[r]), true
 		}
 		setRuleProp(v.rules[e.target.rule], e.target.property, val)
 	}

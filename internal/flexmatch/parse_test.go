@@ -1,6 +1,7 @@
 package flexmatch
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -270,5 +271,76 @@ func TestCheckTicket(t *testing.T) {
 				t.Fatalf("CheckTicket = %v, want path %q", err, c.path)
 			}
 		})
+	}
+}
+
+// TestMutations: every single-property mutation of the example rule sets
+// (removed, null, or a value of another JSON type) either parses or is
+// refused with an *Error that names a field.
+func TestMutations(t *testing.T) {
+	replacements := []any{"drop", nil, 3.5, -1.0, "x", "teams[*].players", []any{}, []any{"a"}, map[string]any{}}
+	for name, body := range exampleRuleSets(t) {
+		var doc any
+		if err := json.Unmarshal(body, &doc); err != nil {
+			t.Fatal(err)
+		}
+		var paths [][]any
+		var walk func(v any, at []any)
+		walk = func(v any, at []any) {
+			switch v := v.(type) {
+			case map[string]any:
+				for k, x := range v {
+					p := append(slices.Clone(at), k)
+					paths = append(paths, p)
+					walk(x, p)
+				}
+			case []any:
+				for i, x := range v {
+					p := append(slices.Clone(at), i)
+					paths = append(paths, p)
+					walk(x, p)
+				}
+			}
+		}
+		walk(doc, nil)
+		n := 0
+		for _, p := range paths {
+			for _, r := range replacements {
+				var d any
+				_ = json.Unmarshal(body, &d)
+				parent := d
+				for _, k := range p[:len(p)-1] {
+					switch k := k.(type) {
+					case string:
+						parent = parent.(map[string]any)[k]
+					case int:
+						parent = parent.([]any)[k]
+					}
+				}
+				switch k := p[len(p)-1].(type) {
+				case string:
+					if r == "drop" {
+						delete(parent.(map[string]any), k)
+					} else {
+						parent.(map[string]any)[k] = r
+					}
+				case int:
+					parent.([]any)[k] = r
+				}
+				b, _ := json.Marshal(d)
+				_, err := Parse(b)
+				if err == nil {
+					continue
+				}
+				n++
+				var e *Error
+				if !errors.As(err, &e) || e.Path == "" {
+					t.Errorf("%s: %v set to %v: error %v names no field", name, p, r, err)
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no mutation was refused", name)
+		}
 	}
 }
