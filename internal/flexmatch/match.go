@@ -14,12 +14,14 @@ import (
 // too far, too large for the open slots) before it gives up.
 // maxEvaluations bounds the candidates evaluated for one anchor over all
 // its regions and levels, so that a rule set whose rules rarely hold costs
-// a bounded time per ticket.
+// a bounded time per ticket; maxLevels bounds the expansion levels tried
+// per anchor and region (the anchor's, the ones below it, and level 0).
 const (
 	maxAttempts    = 4
 	maxShuffles    = 2
 	scanSlack      = 64
 	maxEvaluations = 16
+	maxLevels      = 4
 )
 
 // Match runs one matcher pass over the pool of searching tickets at time
@@ -358,6 +360,9 @@ func (m *matcher) anchor(a int32) ([]string, bool) {
 			lowest = int(ta.level)
 		}
 		for lvl := int(ta.level); lvl >= lowest; lvl-- {
+			if lvl > 0 && lvl < int(ta.level)-maxLevels+2 {
+				lvl = 0 // many steps: the top levels, then the rule set as written
+			}
 			minLevel := int32(lvl)
 			if m.alg.oldest {
 				minLevel = 0

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -26,6 +27,18 @@ var propRuleSets = map[string]string{
 	"sorted with sort rule": ruleSet(teams5v5, `{"name":"near","type":"distanceSort","sortAttribute":"skill"}`,
 		`"algorithm":{"batchingPreference":"sorted","sortByAttributes":["skill"]}`),
 }
+
+// manySteps is a 5v5 rule set whose band widens every second for 300 s.
+func manySteps() string {
+	var steps []string
+	for i := 1; i <= 300; i++ {
+		steps = append(steps, fmt.Sprintf(`{"waitTimeSeconds":%d,"value":%d}`, i, 10+i))
+	}
+	return ruleSet(teams5v5, band10+","+lat150,
+		`"expansions":[{"target":"rules[band].maxDistance","steps":[`+strings.Join(steps, ",")+`]}]`)
+}
+
+func init() { propRuleSets["300 expansion steps"] = manySteps() }
 
 // TestMatchProperties runs the matcher over random pools of every rule set
 // of propRuleSets, with parties, tickets without latency data and a few
