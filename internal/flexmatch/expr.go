@@ -370,11 +370,28 @@ func (x *evalCtx) team(e *expr, t int) val {
 			k++
 			continue
 		}
+		if vals := ms[i].vals; vals != nil {
+			// Prepared: read in place.
+			v := &vals[e.attr]
+			switch {
+			case v.N != nil:
+				out[k] = val{kind: kNum, n: *v.N}
+			case v.S != nil:
+				out[k] = val{kind: kStr, s: *v.S}
+			default:
+				if v.SL == nil {
+					x.missing = true
+				}
+				out[k] = x.fromValue(v)
+			}
+			k++
+			continue
+		}
 		v, ok := x.rs.attrOf(&ms[i], e.attr)
 		if !ok {
 			x.missing = true
 		}
-		out[k] = x.fromValue(v)
+		out[k] = x.fromValue(&v)
 		k++
 	}
 	return val{kind: kList, l: out}
@@ -397,7 +414,7 @@ func firstOfTicket(ms []member, i int) bool {
 	return true
 }
 
-func (x *evalCtx) fromValue(v Value) val {
+func (x *evalCtx) fromValue(v *Value) val {
 	switch {
 	case v.N != nil:
 		return val{kind: kNum, n: *v.N}
