@@ -833,7 +833,9 @@ func (m *matcher) shuffle() bool {
 
 // try builds the candidate of the selection, evaluates it at its age and,
 // when every rule holds, commits it as a match. It returns the failed
-// rules (nil: matched).
+// rules (nil: matched). countMetrics false is for variations of a
+// candidate already counted: they are tested with view.holds and counted
+// only when they match.
 func (m *matcher) try(countMetrics bool) []string {
 	c := &m.cand
 	c.tickets, c.prep = c.tickets[:0], c.prep[:0]
@@ -861,20 +863,23 @@ func (m *matcher) try(countMetrics bool) []string {
 			return []string{"teams"}
 		}
 	}
-	var metrics map[string]*RuleMetric
-	if countMetrics {
-		metrics = m.metrics
-	}
-	failed := v.evaluate(c, metrics)
-	if len(failed) > 0 {
-		return failed
-	}
 	if !countMetrics {
-		v.evaluate(c, m.metrics)
+		// A variation of a candidate already evaluated: the cheap test,
+		// then the counted evaluation only for a match.
+		if !v.holds(c) {
+			return notHeld
+		}
+	}
+	if failed := v.evaluate(c, m.metrics); len(failed) > 0 {
+		return failed
 	}
 	m.commit()
 	return nil
 }
+
+// notHeld is what try reports for a variation that failed view.holds (it
+// does not say which rule).
+var notHeld = []string{}
 
 // commit records the candidate as a match and takes its tickets out of
 // the pool.
