@@ -45,14 +45,10 @@ func newConfigHarness(t *testing.T) *configHarness {
 	return h
 }
 
-// addRuleSet stores a rule set record directly (the rule set operations
-// are another change's).
+// addRuleSet creates a 1v1 rule set.
 func (h *configHarness) addRuleSet(name string) {
 	h.t.Helper()
-	err := h.st.Update(h.ctx, func(tx store.Tx) error {
-		return tx.Put(h.ctx, store.Record{Kind: KindRuleSet, ID: name, Data: []byte(`{"RuleSetName":"` + name + `"}`)})
-	})
-	if err != nil {
+	if _, err := h.svc.CreateMatchmakingRuleSet(h.ctx, &api.CreateMatchmakingRuleSetInput{Name: cfgStr(name), RuleSetBody: cfgStr(duelBody)}); err != nil {
 		h.t.Fatal(err)
 	}
 }

@@ -68,6 +68,7 @@ func New(cfg Config) *Service {
 	s := &Service{cfg: cfg, activeTickets: activeTickets}
 	if cfg.Tags != nil {
 		cfg.Tags.RegisterResource(arn.TypeMatchmakingConfiguration, s.ConfigurationExists)
+		cfg.Tags.RegisterResource(arn.TypeMatchmakingRuleSet, s.RuleSetExists)
 	}
 	return s
 }
