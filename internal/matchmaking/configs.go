@@ -424,14 +424,6 @@ func (s *Service) UpdateMatchmakingConfiguration(ctx context.Context, in *api.Up
 	return &api.UpdateMatchmakingConfigurationOutput{Configuration: c}, nil
 }
 
-// activeTickets counts the configuration's tickets that have not ended
-// (QUEUED, SEARCHING, REQUIRES_ACCEPTANCE, PLACING); DeleteMatchmaking-
-// Configuration refuses while it is not zero. Tickets do not exist yet, so
-// it counts none: the change that adds StartMatchmaking fills it in (a
-// query of its ticket records by configuration). Tests replace it through
-// Service.activeTickets.
-func activeTickets(ctx context.Context, tx store.Tx, config string) (int, error) { return 0, nil }
-
 // DeleteMatchmakingConfiguration deletes a configuration and its tags;
 // it is refused while the configuration has active tickets.
 func (s *Service) DeleteMatchmakingConfiguration(ctx context.Context, in *api.DeleteMatchmakingConfigurationInput) (*api.DeleteMatchmakingConfigurationOutput, error) {

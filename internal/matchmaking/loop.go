@@ -1,0 +1,379 @@
+package matchmaking
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/flexmatch"
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// States of a match record (its Key).
+const (
+	matchAccepting = "accepting"
+	matchPlacing   = "placing"
+)
+
+// batch is how many tickets (or matches) one transaction of the
+// matchmaker changes: large enough that a pass over thousands of tickets
+// takes few commits, small enough that API calls are not held up behind it.
+const batch = 256
+
+// matchRecord is a formed match waiting for acceptance or placement.
+type matchRecord struct {
+	ID      string                 `json:"id"`
+	Config  string                 `json:"config"`
+	State   string                 `json:"state"`
+	Tickets []string               `json:"tickets"`
+	Teams   []flexmatch.Team       `json:"teams"`
+	Metrics []flexmatch.RuleMetric `json:"metrics,omitempty"`
+	// AcceptDeadline is when acceptance times out.
+	AcceptDeadline time.Time `json:"acceptDeadline,omitzero"`
+}
+
+func putMatch(ctx context.Context, tx store.Tx, m *matchRecord) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return tx.Put(ctx, store.Record{Kind: KindMatch, ID: m.ID, Parent: m.Config, Key: m.State, Rank: m.AcceptDeadline.UnixMilli(), Data: data})
+}
+
+func getMatch(ctx context.Context, tx store.Tx, id string) (*matchRecord, error) {
+	m := new(matchRecord)
+	if _, err := store.GetJSON(ctx, tx, KindMatch, id, m); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, api.NewNotFoundException("match %s does not exist", id)
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+// matchTickets reads the tickets of m that are still in status st and in m.
+func matchTickets(ctx context.Context, tx store.Tx, m *matchRecord, st api.MatchmakingConfigurationStatus) ([]*ticketRecord, error) {
+	ts := make([]*ticketRecord, 0, len(m.Tickets))
+	for _, id := range m.Tickets {
+		t, err := getTicket(ctx, tx, id)
+		var nf *api.NotFoundException
+		if errors.As(err, &nf) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if t.Ticket.Status == st && t.MatchID == m.ID {
+			ts = append(ts, t)
+		}
+	}
+	return ts, nil
+}
+
+// listTickets reads every ticket of a configuration in status st, with
+// Rank at most rankMax when hasMax.
+func listTickets(ctx context.Context, tx store.Tx, config string, st api.MatchmakingConfigurationStatus, rankMax int64, hasMax bool) ([]*ticketRecord, error) {
+	q := store.Query{Kind: KindTicket, Parent: config, HasParent: true, Key: string(st), HasKey: true,
+		Order: store.OrderRankAsc, RankMax: rankMax, HasRankMax: hasMax, Limit: 1024}
+	var out []*ticketRecord
+	for {
+		recs, next, err := tx.List(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range recs {
+			t := new(ticketRecord)
+			if err := store.Decode(rec, t); err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+		}
+		if next == "" {
+			return out, nil
+		}
+		q.After = next
+	}
+}
+
+// Process makes one pass of the matchmaker over every configuration. Run
+// calls it every Interval and whenever a ticket starts; tests call it
+// directly with a fake clock.
+func (s *Service) Process(ctx context.Context) error {
+	var cfgs []*api.MatchmakingConfiguration
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		cfgs = cfgs[:0]
+		q := store.Query{Kind: KindConfiguration, Order: store.OrderID, Limit: 256}
+		for {
+			recs, next, err := tx.List(ctx, q)
+			if err != nil {
+				return err
+			}
+			for _, rec := range recs {
+				c := new(api.MatchmakingConfiguration)
+				if err := store.Decode(rec, c); err != nil {
+					return err
+				}
+				cfgs = append(cfgs, c)
+			}
+			if next == "" {
+				return nil
+			}
+			q.After = next
+		}
+	})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range cfgs {
+		if ctx.Err() != nil {
+			break
+		}
+		if err := s.processConfig(ctx, c); err != nil {
+			errs = append(errs, errors.New("matchmaking configuration "+api.ToString(c.Name)+": "+err.Error()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// processConfig makes one pass over one configuration's tickets: QUEUED
+// ones start SEARCHING, those past their deadline time out, matches past
+// their acceptance deadline are decided, and the matcher runs over the
+// SEARCHING pool.
+func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfiguration) error {
+	now := s.now()
+	name := api.ToString(c.Name)
+	var (
+		queued, searching []*ticketRecord
+		expired           []*matchRecord
+		rs                *flexmatch.RuleSet
+	)
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		var err error
+		if rs, err = s.ruleSetOf(ctx, tx, c); err != nil {
+			return err
+		}
+		if queued, err = listTickets(ctx, tx, name, stQueued, 0, false); err != nil {
+			return err
+		}
+		if searching, err = listTickets(ctx, tx, name, stSearching, 0, false); err != nil {
+			return err
+		}
+		recs, _, err := tx.List(ctx, store.Query{Kind: KindMatch, Parent: name, HasParent: true, Key: matchAccepting, HasKey: true,
+			Order: store.OrderRankAsc, RankMax: now.UnixMilli(), HasRankMax: true})
+		if err != nil {
+			return err
+		}
+		expired = expired[:0]
+		for _, rec := range recs {
+			m := new(matchRecord)
+			if err := store.Decode(rec, m); err != nil {
+				return err
+			}
+			expired = append(expired, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// QUEUED -> SEARCHING (or TIMED_OUT), and SEARCHING past the deadline
+	// -> TIMED_OUT.
+	var pool []*ticketRecord
+	var moves []*ticketRecord
+	for _, t := range queued {
+		moves = append(moves, t)
+	}
+	for _, t := range searching {
+		if !now.Before(t.Deadline) {
+			moves = append(moves, t)
+		} else {
+			pool = append(pool, t)
+		}
+	}
+	for i := 0; i < len(moves); i += batch {
+		part := moves[i:min(i+batch, len(moves))]
+		var moved []*ticketRecord
+		err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+			moved = moved[:0]
+			for _, old := range part {
+				t, err := getTicket(ctx, tx, old.id())
+				if err != nil {
+					return err
+				}
+				if t.Ticket.Status != old.Ticket.Status {
+					continue // stopped meanwhile
+				}
+				if !now.Before(t.Deadline) {
+					if err := s.endTx(ctx, tx, c, t, stTimedOut, "TIMED_OUT", "Removed from matchmaking due to timing out.", now, nil); err != nil {
+						return err
+					}
+					continue
+				}
+				t.Ticket.Status = stSearching
+				if err := putTicket(ctx, tx, t, t.Deadline.UnixMilli(), false); err != nil {
+					return err
+				}
+				d := s.detail(evSearching, c, []*ticketRecord{t})
+				d.EstimatedWaitMillis = "NOT_AVAILABLE"
+				if err := s.publish(ctx, tx, c, now, d); err != nil {
+					return err
+				}
+				moved = append(moved, t)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		pool = append(pool, moved...)
+	}
+	// Matches whose acceptance timed out.
+	for _, m := range expired {
+		err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+			cur, err := getMatch(ctx, tx, m.ID)
+			var nf *api.NotFoundException
+			if errors.As(err, &nf) {
+				return nil
+			}
+			if err != nil || cur.State != matchAccepting {
+				return err
+			}
+			return s.failAcceptanceTx(ctx, tx, c, cur, now, acceptTimedOut, nil)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if len(pool) == 0 {
+		return nil
+	}
+	// The matcher over the SEARCHING pool.
+	byID := make(map[string]*ticketRecord, len(pool))
+	flex := make([]flexmatch.Ticket, len(pool))
+	for i, t := range pool {
+		byID[t.id()] = t
+		flex[i] = flexmatch.Ticket{ID: t.id(), Start: t.Ticket.StartTime.Time, Players: toFlex(t.Ticket.Players)}
+		for k := range flex[i].Players {
+			flex[i].Players[k].Team = ""
+		}
+	}
+	res := rs.Match(flex, now, uint64(now.UnixNano()))
+	for i := 0; i < len(res.Matches); {
+		// Batch matches up to about `batch` tickets per transaction.
+		j, n := i, 0
+		for j < len(res.Matches) && (j == i || n+len(res.Matches[j].Tickets) <= batch) {
+			n += len(res.Matches[j].Tickets)
+			j++
+		}
+		part := res.Matches[i:j]
+		err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+			for k := range part {
+				if err := s.applyTx(ctx, tx, c, rs, &part[k], now); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+// applyTx applies one match the matcher formed, if every one of its
+// tickets is still SEARCHING (else it is dropped, and its tickets that are
+// go on searching).
+func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, rs *flexmatch.RuleSet, fm *flexmatch.Match, now time.Time) error {
+	ts := make([]*ticketRecord, 0, len(fm.Tickets))
+	for _, id := range fm.Tickets {
+		t, err := getTicket(ctx, tx, id)
+		var nf *api.NotFoundException
+		if errors.As(err, &nf) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if t.Ticket.Status != stSearching || !now.Before(t.Deadline) {
+			return nil
+		}
+		ts = append(ts, t)
+	}
+	m := &matchRecord{ID: s.cfg.NewID(), Config: api.ToString(c.Name), Tickets: fm.Tickets, Teams: fm.Teams, Metrics: fm.Metrics}
+	team := map[string]string{}
+	for _, tm := range fm.Teams {
+		for _, p := range tm.Players {
+			team[p] = tm.Name
+		}
+	}
+	for _, t := range ts {
+		t.MatchID = m.ID
+		for i := range t.Ticket.Players {
+			if tn, ok := team[api.ToString(t.Ticket.Players[i].PlayerId)]; ok {
+				t.Ticket.Players[i].Team = api.String(tn)
+			}
+		}
+	}
+	acc := c.AcceptanceRequired != nil && *c.AcceptanceRequired
+	d := s.detail(evPotential, c, ts)
+	d.MatchID, d.AcceptanceRequired, d.RuleEvaluationMetrics = m.ID, &acc, toMetrics(fm.Metrics)
+	if acc {
+		d.AcceptanceTimeout = api.ToInt32(c.AcceptanceTimeoutSeconds)
+	}
+	if err := s.publish(ctx, tx, c, now, d); err != nil {
+		return err
+	}
+	if acc {
+		m.State = matchAccepting
+		m.AcceptDeadline = now.Add(time.Duration(api.ToInt32(c.AcceptanceTimeoutSeconds)) * time.Second)
+		if err := putMatch(ctx, tx, m); err != nil {
+			return err
+		}
+		for _, t := range ts {
+			t.Ticket.Status, t.Accepted = stAccept, nil
+			if err := putTicket(ctx, tx, t, m.AcceptDeadline.UnixMilli(), false); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return s.proceedTx(ctx, tx, c, rs, m, ts, now)
+}
+
+// proceedTx takes a match that needs no (more) acceptance on: STANDALONE
+// completes it, WITH_QUEUE places it.
+func (s *Service) proceedTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, rs *flexmatch.RuleSet, m *matchRecord, ts []*ticketRecord, now time.Time) error {
+	if c.FlexMatchMode == api.FlexMatchModeStandalone {
+		if m.State != "" {
+			if err := tx.Delete(ctx, KindMatch, m.ID); err != nil {
+				return err
+			}
+		}
+		return s.succeedTx(ctx, tx, c, m, ts, now, nil)
+	}
+	return s.placeTx(ctx, tx, c, rs, m, ts, now)
+}
+
+// succeedTx completes a match's tickets and publishes MatchmakingSucceeded
+// (gs: the game session of a placed match, nil for STANDALONE).
+func (s *Service) succeedTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, m *matchRecord, ts []*ticketRecord, now time.Time, gs *eventSession) error {
+	for _, t := range ts {
+		t.Ticket.Status, t.Ticket.EndTime = stCompleted, api.Time(now)
+		t.Ticket.StatusReason, t.Ticket.StatusMessage, t.Accepted = nil, nil, nil
+		if err := putTicket(ctx, tx, t, now.UnixMilli(), false); err != nil {
+			return err
+		}
+	}
+	d := s.detail(evSucceeded, c, ts)
+	d.MatchID = m.ID
+	if gs != nil {
+		gs.Players = d.GameSessionInfo.Players
+		d.GameSessionInfo = *gs
+	}
+	return s.publish(ctx, tx, c, now, d)
+}
