@@ -182,10 +182,7 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 	// QUEUED -> SEARCHING (or TIMED_OUT), and SEARCHING past the deadline
 	// -> TIMED_OUT.
 	var pool []*ticketRecord
-	var moves []*ticketRecord
-	for _, t := range queued {
-		moves = append(moves, t)
-	}
+	moves := append([]*ticketRecord(nil), queued...)
 	for _, t := range searching {
 		if !now.Before(t.Deadline) {
 			moves = append(moves, t)

@@ -166,15 +166,15 @@ func checkValue(v api.AttributeValue) error {
 		}
 	}
 	if n != 1 {
-		return errors.New("exactly one of S, N, SL and SDM must be set")
+		return errors.New("exactly one of the values S, N, SL and SDM must be set")
 	}
 	switch {
 	case v.S != nil && len(*v.S) > MaxAttrString:
-		return fmt.Errorf("S is %d characters, at most %d allowed", len(*v.S), MaxAttrString)
+		return fmt.Errorf("the value S is %d characters, at most %d allowed", len(*v.S), MaxAttrString)
 	case len(v.SL) > MaxAttrList:
-		return fmt.Errorf("SL has %d entries, at most %d allowed", len(v.SL), MaxAttrList)
+		return fmt.Errorf("the value SL has %d entries, at most %d allowed", len(v.SL), MaxAttrList)
 	case len(v.SDM) > MaxAttrMap:
-		return fmt.Errorf("SDM has %d entries, at most %d allowed", len(v.SDM), MaxAttrMap)
+		return fmt.Errorf("the value SDM has %d entries, at most %d allowed", len(v.SDM), MaxAttrMap)
 	}
 	return nil
 }
