@@ -1,9 +1,11 @@
 package matchmaking
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
@@ -126,6 +128,7 @@ func (s *Service) Process(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.pool.keep(cfgs)
 	var errs []error
 	for _, c := range cfgs {
 		if ctx.Err() != nil {
@@ -146,9 +149,10 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 	now := s.now()
 	name := api.ToString(c.Name)
 	var (
-		queued, searching []*ticketRecord
-		expired           []*matchRecord
-		rs                *flexmatch.RuleSet
+		queued    []*ticketRecord
+		searching []*pooled
+		expired   []*matchRecord
+		rs        *flexmatch.RuleSet
 	)
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		var err error
@@ -158,7 +162,7 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 		if queued, err = listTickets(ctx, tx, name, stQueued, 0, false); err != nil {
 			return err
 		}
-		if searching, err = listTickets(ctx, tx, name, stSearching, 0, false); err != nil {
+		if searching, err = s.pool.searching(ctx, tx, name); err != nil {
 			return err
 		}
 		recs, _, err := tx.List(ctx, store.Query{Kind: KindMatch, Parent: name, HasParent: true, Key: matchAccepting, HasKey: true,
@@ -181,13 +185,14 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 	}
 	// QUEUED -> SEARCHING (or TIMED_OUT), and SEARCHING past the deadline
 	// -> TIMED_OUT.
-	var pool []*ticketRecord
-	moves := append([]*ticketRecord(nil), queued...)
-	for _, t := range searching {
-		if !now.Before(t.Deadline) {
-			moves = append(moves, t)
+	var pool []flexmatch.Ticket
+	var moves []*ticketRecord
+	moves = append(moves, queued...)
+	for _, e := range searching {
+		if !now.Before(e.t.Deadline) {
+			moves = append(moves, e.t)
 		} else {
-			pool = append(pool, t)
+			pool = append(pool, e.flex)
 		}
 	}
 	for i := 0; i < len(moves); i += batch {
@@ -225,7 +230,9 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 		if err != nil {
 			return err
 		}
-		pool = append(pool, moved...)
+		for _, t := range moved {
+			pool = append(pool, flexTicket(t))
+		}
 	}
 	// Matches whose acceptance timed out.
 	for _, m := range expired {
@@ -248,16 +255,7 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 		return nil
 	}
 	// The matcher over the SEARCHING pool.
-	byID := make(map[string]*ticketRecord, len(pool))
-	flex := make([]flexmatch.Ticket, len(pool))
-	for i, t := range pool {
-		byID[t.id()] = t
-		flex[i] = flexmatch.Ticket{ID: t.id(), Start: t.Ticket.StartTime.Time, Players: toFlex(t.Ticket.Players)}
-		for k := range flex[i].Players {
-			flex[i].Players[k].Team = ""
-		}
-	}
-	res := rs.Match(flex, now, uint64(now.UnixNano()))
+	res := rs.Match(pool, now, uint64(now.UnixNano()))
 	for i := 0; i < len(res.Matches); {
 		// Batch matches up to about `batch` tickets per transaction.
 		j, n := i, 0
@@ -373,4 +371,82 @@ func (s *Service) succeedTx(ctx context.Context, tx store.Tx, c *api.Matchmaking
 		d.GameSessionInfo = *gs
 	}
 	return s.publish(ctx, tx, c, now, d)
+}
+
+// flexTicket is the matcher's view of a searching ticket.
+func flexTicket(t *ticketRecord) flexmatch.Ticket {
+	f := flexmatch.Ticket{ID: t.id(), Start: t.Ticket.StartTime.Time, Players: toFlex(t.Ticket.Players)}
+	for k := range f.Players {
+		f.Players[k].Team = ""
+	}
+	return f
+}
+
+// pooled is a SEARCHING ticket as the matchmaker last read it.
+type pooled struct {
+	data []byte
+	t    *ticketRecord
+	flex flexmatch.Ticket
+}
+
+// poolCache keeps the decoded SEARCHING tickets of each configuration
+// between passes, so that a pass decodes only the tickets whose records
+// changed. It is a cache of the store, never the truth: every pass lists
+// the records, and every change re-reads its tickets in its transaction.
+type poolCache struct {
+	mu sync.Mutex
+	m  map[string]map[string]*pooled // configuration -> ticket ID -> entry
+}
+
+// searching lists the configuration's SEARCHING tickets in tx.
+func (c *poolCache) searching(ctx context.Context, tx store.Tx, config string) ([]*pooled, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.m[config]
+	cur := make(map[string]*pooled, len(old))
+	var out []*pooled
+	q := store.Query{Kind: KindTicket, Parent: config, HasParent: true, Key: string(stSearching), HasKey: true,
+		Order: store.OrderRankAsc, Limit: 4096}
+	for {
+		recs, next, err := tx.List(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range recs {
+			e := old[rec.ID]
+			if e == nil || !bytes.Equal(e.data, rec.Data) {
+				t := new(ticketRecord)
+				if err := store.Decode(rec, t); err != nil {
+					return nil, err
+				}
+				e = &pooled{data: bytes.Clone(rec.Data), t: t, flex: flexTicket(t)}
+			}
+			cur[rec.ID] = e
+			out = append(out, e)
+		}
+		if next == "" {
+			break
+		}
+		q.After = next
+	}
+	if c.m == nil {
+		c.m = map[string]map[string]*pooled{}
+	}
+	c.m[config] = cur
+	return out, nil
+}
+
+// keep forgets the tickets of configurations that no longer exist.
+func (c *poolCache) keep(cfgs []*api.MatchmakingConfiguration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names := make(map[string]bool, len(cfgs))
+	for _, cfg := range cfgs {
+		names[api.ToString(cfg.Name)] = true
+	}
+	for n := range c.m {
+		if !names[n] {
+			delete(c.m, n)
+		}
+	}
 }

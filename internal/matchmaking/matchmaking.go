@@ -78,6 +78,7 @@ type Service struct {
 	// activeTickets counts a configuration's active tickets (configs.go).
 	activeTickets func(ctx context.Context, tx store.Tx, config string) (int, error)
 	ruleSets      ruleSetCache
+	pool          poolCache
 	kick          chan struct{}
 	log           *slog.Logger
 }

@@ -67,20 +67,36 @@ func (s *Service) RuleSetExists(ctx context.Context, tx store.Tx, nameOrARN stri
 	return false, err
 }
 
-// ruleSetCache keeps parsed rule sets: a rule set's body never changes, so
-// a (name, creation time) names one parse for good.
+// ruleSetCache keeps parsed rule sets: a rule set record is never
+// rewritten (a rule set cannot change), so its name and store Seq name
+// one parse for good.
 type ruleSetCache struct {
-	m sync.Map // string -> *flexmatch.RuleSet
+	m sync.Map // ruleSetKey -> *flexmatch.RuleSet
 }
 
-// get returns the parsed rule set of r.
-func (c *ruleSetCache) get(r *api.MatchmakingRuleSet) (*flexmatch.RuleSet, error) {
-	key := api.ToString(r.RuleSetName)
-	if r.CreationTime != nil {
-		key += "\x00" + r.CreationTime.Time.Format("2006-01-02T15:04:05.000000000")
+type ruleSetKey struct {
+	name string
+	seq  int64
+}
+
+// parsed returns the parsed rule set a name or ARN names, in tx; an
+// unknown one is NotFoundException.
+func (c *ruleSetCache) parsed(ctx context.Context, tx store.Tx, nameOrARN string) (*flexmatch.RuleSet, error) {
+	name := ruleSetName(nameOrARN)
+	rec, err := tx.Get(ctx, KindRuleSet, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, api.NewNotFoundException("matchmaking rule set %s does not exist", name)
 	}
+	if err != nil {
+		return nil, err
+	}
+	key := ruleSetKey{name, rec.Seq}
 	if v, ok := c.m.Load(key); ok {
 		return v.(*flexmatch.RuleSet), nil
+	}
+	var r api.MatchmakingRuleSet
+	if err := store.Decode(rec, &r); err != nil {
+		return nil, err
 	}
 	rs, err := parseBody(api.ToString(r.RuleSetBody))
 	if err != nil {

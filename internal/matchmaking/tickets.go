@@ -181,11 +181,7 @@ func checkValue(v api.AttributeValue) error {
 
 // ruleSetOf returns the parsed rule set of a configuration.
 func (s *Service) ruleSetOf(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration) (*flexmatch.RuleSet, error) {
-	r, err := getRuleSet(ctx, tx, api.ToString(c.RuleSetName))
-	if err != nil {
-		return nil, err
-	}
-	return s.ruleSets.get(r)
+	return s.ruleSets.parsed(ctx, tx, api.ToString(c.RuleSetName))
 }
 
 // StartMatchmaking queues a ticket for the configuration's matchmaker.
