@@ -19,7 +19,7 @@ import (
 var cfgT0 = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 
 type configHarness struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	st    store.Store
 	clock *clocktest.Clock
@@ -29,7 +29,7 @@ type configHarness struct {
 	queues map[string]bool
 }
 
-func newConfigHarness(t *testing.T) *configHarness {
+func newConfigHarness(t testing.TB) *configHarness {
 	t.Helper()
 	st, err := journal.Open(filepath.Join(t.TempDir(), "store"), journal.Options{BufferedWrites: true})
 	if err != nil {

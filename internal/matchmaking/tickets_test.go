@@ -79,7 +79,7 @@ type ticketHarness struct {
 	n      int
 }
 
-func newTicketHarness(t *testing.T) *ticketHarness {
+func newTicketHarness(t testing.TB) *ticketHarness {
 	h := &ticketHarness{configHarness: newConfigHarness(t), rec: &recorder{}, placer: &fakePlacer{}}
 	h.svc.cfg.Publisher = h.rec
 	h.svc.cfg.Placer = h.placer
