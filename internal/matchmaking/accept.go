@@ -80,6 +80,7 @@ func (s *Service) AcceptMatch(ctx context.Context, in *api.AcceptMatchInput) (*a
 	if err != nil {
 		return nil, err
 	}
+	s.kickPlacer()
 	return &api.AcceptMatchOutput{}, nil
 }
 

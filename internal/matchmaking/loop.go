@@ -277,6 +277,9 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 		}
 		i = j
 	}
+	if c.FlexMatchMode == api.FlexMatchModeWithQueue && len(res.Matches) > 0 {
+		s.kickPlacer()
+	}
 	return nil
 }
 

@@ -44,8 +44,18 @@ type MatchOutcome struct {
 }
 
 // Placer starts the placement of a match, in the matchmaker's transaction.
+// A Placer that also has a Kick method (placement.Service does) is kicked
+// after the transactions that started placements committed, so they are
+// tried at once.
 type Placer interface {
 	StartMatchPlacementTx(ctx context.Context, tx store.Tx, req MatchRequest) error
+}
+
+// kickPlacer wakes the placer, if it can be woken.
+func (s *Service) kickPlacer() {
+	if k, ok := s.cfg.Placer.(interface{ Kick() }); ok {
+		k.Kick()
+	}
 }
 
 // matchData is GameSession.MatchmakerData.

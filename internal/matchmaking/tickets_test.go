@@ -60,9 +60,12 @@ func evTypes(ds []eventDetail) string {
 
 // fakePlacer records the matches it is asked to place.
 type fakePlacer struct {
-	reqs []MatchRequest
-	err  error
+	reqs  []MatchRequest
+	err   error
+	kicks int
 }
+
+func (p *fakePlacer) Kick() { p.kicks++ }
 
 func (p *fakePlacer) StartMatchPlacementTx(_ context.Context, _ store.Tx, req MatchRequest) error {
 	if p.err != nil {
@@ -405,7 +408,7 @@ func TestWithQueue(t *testing.T) {
 	h.process()
 	h.want("t1", stPlacing)
 	h.want("t2", stPlacing)
-	if len(h.placer.reqs) != 1 {
+	if len(h.placer.reqs) != 1 || h.placer.kicks != 1 {
 		t.Fatalf("placements %+v", h.placer.reqs)
 	}
 	req := h.placer.reqs[0]
