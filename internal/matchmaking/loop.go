@@ -153,11 +153,15 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 		searching []*pooled
 		expired   []*matchRecord
 		rs        *flexmatch.RuleSet
+		rsErr     error
 	)
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		var err error
-		if rs, err = s.ruleSetOf(ctx, tx, c); err != nil {
-			return err
+		if rs, rsErr = s.ruleSetOf(ctx, tx, c); rsErr != nil {
+			var ae api.Error
+			if !errors.As(rsErr, &ae) {
+				return rsErr
+			}
 		}
 		if queued, err = listTickets(ctx, tx, name, stQueued, 0, false); err != nil {
 			return err
@@ -250,6 +254,11 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 		if err != nil {
 			return err
 		}
+	}
+	if rsErr != nil {
+		// A rule set this Hoist cannot parse (or one gone): the tickets
+		// search (and time out) without matches.
+		return rsErr
 	}
 	if len(pool) == 0 {
 		return nil

@@ -203,6 +203,10 @@ func (s *Service) StartMatchmaking(ctx context.Context, in *api.StartMatchmaking
 			return err
 		}
 		rs, err := s.ruleSetOf(ctx, tx, c)
+		var ir *api.InvalidRequestException
+		if errors.As(err, &ir) {
+			return api.NewInvalidRequestException("the rule set %s of matchmaking configuration %s cannot be used: %s", api.ToString(c.RuleSetName), api.ToString(c.Name), ir.ErrorMessage())
+		}
 		if err != nil {
 			return err
 		}

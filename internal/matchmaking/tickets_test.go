@@ -503,3 +503,30 @@ func TestWithQueueFailures(t *testing.T) {
 		t.Fatalf("events %s", evTypes(ds))
 	}
 }
+
+// TestUnparsableRuleSet: a stored rule set this Hoist cannot parse (as
+// after an upgrade of the rule language) stops matching for its
+// configurations, but their tickets still search and time out.
+func TestUnparsableRuleSet(t *testing.T) {
+	h := newTicketHarness(t)
+	h.config("duel", func(in *api.CreateMatchmakingConfigurationInput) { in.RequestTimeoutSeconds = cfgI32(1) })
+	h.start("duel", "t1", "a")
+	err := h.st.Update(h.ctx, func(tx store.Tx) error {
+		if err := tx.Delete(h.ctx, KindRuleSet, "rs1"); err != nil {
+			return err
+		}
+		return tx.Insert(h.ctx, store.Record{Kind: KindRuleSet, ID: "rs1", Data: []byte(`{"RuleSetName":"rs1","RuleSetBody":"{}"}`)})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.svc.StartMatchmaking(h.ctx, &api.StartMatchmakingInput{ConfigurationName: cfgStr("duel"), Players: []api.Player{{PlayerId: cfgStr("b")}}})
+	cfgWantInvalid(t, "start", err, "the rule set rs1 of matchmaking configuration duel cannot be used: RuleSetBody: ")
+	if err := h.svc.Process(h.ctx); err == nil || !strings.Contains(err.Error(), "RuleSetBody") {
+		t.Fatalf("pass: %v", err)
+	}
+	h.want("t1", stSearching)
+	h.clock.Advance(time.Second)
+	_ = h.svc.Process(h.ctx)
+	h.want("t1", stTimedOut)
+}
