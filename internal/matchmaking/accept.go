@@ -19,7 +19,7 @@ func (s *Service) AcceptMatch(ctx context.Context, in *api.AcceptMatchInput) (*a
 	if in.AcceptanceType != api.AcceptanceTypeAccept && in.AcceptanceType != api.AcceptanceTypeReject {
 		return nil, api.NewInvalidRequestException("AcceptanceType %q is not ACCEPT or REJECT", in.AcceptanceType)
 	}
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
 		t, err := getTicket(ctx, tx, api.ToString(in.TicketId))
 		if err != nil {
 			return err
@@ -136,8 +136,10 @@ func (s *Service) failAcceptanceTx(ctx context.Context, tx store.Tx, c *api.Matc
 			continue
 		}
 		t.Ticket.Status, t.MatchID, t.Accepted = stSearching, "", nil
-		for i := range t.Ticket.Players {
-			t.Ticket.Players[i].Team = nil
+		if !t.Backfill {
+			for i := range t.Ticket.Players {
+				t.Ticket.Players[i].Team = nil
+			}
 		}
 		if err := putTicket(ctx, tx, t, t.Deadline.UnixMilli(), false); err != nil {
 			return err

@@ -202,7 +202,7 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 	for i := 0; i < len(moves); i += batch {
 		part := moves[i:min(i+batch, len(moves))]
 		var moved []*ticketRecord
-		err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
 			moved = moved[:0]
 			for _, old := range part {
 				t, err := getTicket(ctx, tx, old.id())
@@ -240,7 +240,7 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 	}
 	// Matches whose acceptance timed out.
 	for _, m := range expired {
-		err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
 			cur, err := getMatch(ctx, tx, m.ID)
 			var nf *api.NotFoundException
 			if errors.As(err, &nf) {
@@ -273,7 +273,7 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 			j++
 		}
 		part := res.Matches[i:j]
-		err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
 			for k := range part {
 				if err := s.applyTx(ctx, tx, c, rs, &part[k], now); err != nil {
 					return err
@@ -297,6 +297,7 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 // go on searching).
 func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, rs *flexmatch.RuleSet, fm *flexmatch.Match, now time.Time) error {
 	ts := make([]*ticketRecord, 0, len(fm.Tickets))
+	backfills := 0
 	for _, id := range fm.Tickets {
 		t, err := getTicket(ctx, tx, id)
 		var nf *api.NotFoundException
@@ -309,7 +310,14 @@ func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingCo
 		if t.Ticket.Status != stSearching || !now.Before(t.Deadline) {
 			return nil
 		}
+		if t.Backfill {
+			backfills++
+		}
 		ts = append(ts, t)
+	}
+	if backfills > 1 || (backfills == 1 && len(ts) < 2) {
+		s.log.Warn("matcher formed a match with more than one backfill ticket, or of a backfill ticket alone: dropped", "tickets", fm.Tickets)
+		return nil
 	}
 	m := &matchRecord{ID: s.cfg.NewID(), Config: api.ToString(c.Name), Tickets: fm.Tickets, Teams: fm.Teams, Metrics: fm.Metrics}
 	team := map[string]string{}
@@ -321,6 +329,9 @@ func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingCo
 	for _, t := range ts {
 		t.MatchID = m.ID
 		for i := range t.Ticket.Players {
+			if t.Backfill {
+				continue // its players stay on their teams
+			}
 			if tn, ok := team[api.ToString(t.Ticket.Players[i].PlayerId)]; ok {
 				t.Ticket.Players[i].Team = api.String(tn)
 			}
@@ -343,6 +354,12 @@ func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingCo
 		}
 		for _, t := range ts {
 			t.Ticket.Status, t.Accepted = stAccept, nil
+			if t.Backfill {
+				// Only new players accept.
+				for _, p := range t.Ticket.Players {
+					t.Accepted = append(t.Accepted, api.ToString(p.PlayerId))
+				}
+			}
 			if err := putTicket(ctx, tx, t, m.AcceptDeadline.UnixMilli(), false); err != nil {
 				return err
 			}
@@ -355,6 +372,11 @@ func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingCo
 // proceedTx takes a match that needs no (more) acceptance on: STANDALONE
 // completes it, WITH_QUEUE places it.
 func (s *Service) proceedTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, rs *flexmatch.RuleSet, m *matchRecord, ts []*ticketRecord, now time.Time) error {
+	for _, t := range ts {
+		if t.Backfill {
+			return s.backfillTx(ctx, tx, c, m, ts, t, now)
+		}
+	}
 	if c.FlexMatchMode == api.FlexMatchModeStandalone {
 		if m.State != "" {
 			if err := tx.Delete(ctx, KindMatch, m.ID); err != nil {
@@ -387,9 +409,11 @@ func (s *Service) succeedTx(ctx context.Context, tx store.Tx, c *api.Matchmaking
 
 // flexTicket is the matcher's view of a searching ticket.
 func flexTicket(t *ticketRecord) flexmatch.Ticket {
-	f := flexmatch.Ticket{ID: t.id(), Start: t.Ticket.StartTime.Time, Players: toFlex(t.Ticket.Players)}
-	for k := range f.Players {
-		f.Players[k].Team = ""
+	f := flexmatch.Ticket{ID: t.id(), Start: t.Ticket.StartTime.Time, Players: toFlex(t.Ticket.Players), Backfill: t.Backfill}
+	if !t.Backfill {
+		for k := range f.Players {
+			f.Players[k].Team = ""
+		}
 	}
 	return f
 }

@@ -11,6 +11,7 @@
 //	MatchmakingTicket         ID ticket ID; Parent configuration name; Key status; Rank the
 //	                          request deadline (Unix ms) while QUEUED or SEARCHING, the
 //	                          acceptance deadline while REQUIRES_ACCEPTANCE, else the end time
+//	MatchmakingBackfill       ID game session ARN; Data the ID of its latest backfill ticket
 //	MatchmakingMatch          ID match ID; Parent configuration name; Key matchAccepting or
 //	                          matchPlacing; Rank the acceptance deadline (Unix ms); removed
 //	                          once the match is decided
@@ -59,6 +60,9 @@ type Config struct {
 	// Placer places the matches of WITH_QUEUE configurations as game
 	// sessions. Nil: such a match FAILS.
 	Placer Placer
+	// Backfiller adds the players of backfill matches of WITH_QUEUE
+	// configurations to their game sessions. Nil: such a match FAILS.
+	Backfiller SessionBackfiller
 	// Interval is how often the matchmaker runs when nothing kicks it
 	// (StartMatchmaking does). Default DefaultInterval.
 	Interval time.Duration

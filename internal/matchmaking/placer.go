@@ -220,19 +220,7 @@ func (s *Service) OnMatchPlacement(ctx context.Context, tx store.Tx, out MatchOu
 		}
 		return nil
 	}
-	sessions := map[string]string{}
-	for _, ps := range out.PlayerSessions {
-		sessions[api.ToString(ps.PlayerId)] = api.ToString(ps.PlayerSessionId)
-	}
-	for _, t := range ts {
-		ci := &api.GameSessionConnectionInfo{GameSessionArn: api.String(out.GameSessionArn), IpAddress: api.String(out.IpAddress),
-			DnsName: api.String(out.DnsName), Port: api.Int32(out.Port), MatchedPlayerSessions: []api.MatchedPlayerSession{}}
-		for _, p := range t.Ticket.Players {
-			id := api.ToString(p.PlayerId)
-			ci.MatchedPlayerSessions = append(ci.MatchedPlayerSessions, api.MatchedPlayerSession{PlayerId: api.String(id), PlayerSessionId: api.String(sessions[id])})
-		}
-		t.Ticket.GameSessionConnectionInfo = ci
-	}
+	connect(ts, out)
 	return s.succeedTx(ctx, tx, c, m, ts, now, &eventSession{GameSessionArn: out.GameSessionArn, IPAddress: out.IpAddress,
 		DNSName: out.DnsName, Port: out.Port})
 }

@@ -54,7 +54,11 @@ type ticketRecord struct {
 	MatchID string `json:"matchId,omitempty"`
 	// Accepted are the players who accepted the current match.
 	Accepted []string `json:"accepted,omitempty"`
-	// GameSessionArn is the game session a backfill ticket fills.
+	// Backfill marks a backfill ticket (StartMatchBackfill): its players
+	// are in a game session already, each on a team.
+	Backfill bool `json:"backfill,omitempty"`
+	// GameSessionArn is the game session a backfill ticket fills ("" for
+	// a STANDALONE backfill without one).
 	GameSessionArn string `json:"gameSessionArn,omitempty"`
 }
 
@@ -273,7 +277,7 @@ func (s *Service) DescribeMatchmaking(ctx context.Context, in *api.DescribeMatch
 // waiting for acceptance, the match fails like a rejection: the match's
 // other tickets go back to SEARCHING.
 func (s *Service) StopMatchmaking(ctx context.Context, in *api.StopMatchmakingInput) (*api.StopMatchmakingOutput, error) {
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
 		t, err := getTicket(ctx, tx, api.ToString(in.TicketId))
 		if err != nil {
 			return err
@@ -312,6 +316,10 @@ func (s *Service) endTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConf
 	t.Accepted = nil
 	if err := putTicket(ctx, tx, t, now.UnixMilli(), false); err != nil {
 		return err
+	}
+	if t.Backfill && t.GameSessionArn != "" && s.cfg.Backfiller != nil {
+		gs, id, reason := t.GameSessionArn, t.id(), backfillReason(st)
+		later(ctx, func(ctx context.Context) { s.cfg.Backfiller.BackfillEnded(ctx, gs, id, reason) })
 	}
 	typ := map[api.MatchmakingConfigurationStatus]string{stCancelled: evCancelled, stTimedOut: evTimedOut, stFailed: evFailed}[st]
 	d := s.detail(typ, c, []*ticketRecord{t})
