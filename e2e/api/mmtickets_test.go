@@ -338,3 +338,34 @@ func TestMatchmakingTimeoutAndStop(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMatchmakingBackfillStandalone: a STANDALONE backfill ticket (a
+// player already on red) is matched with a new ticket, which takes blue;
+// a backfill request without teams is refused.
+func TestMatchmakingBackfillStandalone(t *testing.T) {
+	h := startHoist(t)
+	ctx := hoisttest.Context(t, 2*time.Minute)
+	v2 := newV2(h)
+	mmSetup(t, ctx, v2, "duel", mmDuelBody, nil)
+	out, err := v2.StartMatchBackfill(ctx, &glv2.StartMatchBackfillInput{ConfigurationName: awsv2.String("duel"), TicketId: awsv2.String("bf"),
+		Players: []types.Player{{PlayerId: awsv2.String("alice"), Team: awsv2.String("red"),
+			PlayerAttributes: map[string]types.AttributeValue{"skill": {N: awsv2.Float64(20)}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.MatchmakingTicket.Status != types.MatchmakingConfigurationStatusQueued {
+		t.Fatalf("backfill ticket %+v", out.MatchmakingTicket)
+	}
+	mmWait(t, ctx, v2, types.MatchmakingConfigurationStatusSearching, "bf")
+	mmStart(t, ctx, v2, "duel", "newcomer", "bob")
+	ts := mmWait(t, ctx, v2, types.MatchmakingConfigurationStatusCompleted, "bf", "newcomer")
+	if awsv2.ToString(ts[0].Players[0].Team) != "red" || awsv2.ToString(ts[1].Players[0].Team) != "blue" {
+		t.Fatalf("teams %+v %+v", ts[0].Players, ts[1].Players)
+	}
+	_, err = v2.StartMatchBackfill(ctx, &glv2.StartMatchBackfillInput{ConfigurationName: awsv2.String("duel"),
+		Players: []types.Player{{PlayerId: awsv2.String("alice")}}})
+	var ae smithy.APIError
+	if !errors.As(err, &ae) || ae.ErrorCode() != "InvalidRequestException" || !strings.Contains(ae.ErrorMessage(), "Players[0].Team") {
+		t.Fatalf("backfill without a team: %v", err)
+	}
+}
