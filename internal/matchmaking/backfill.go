@@ -102,6 +102,45 @@ func (s *Service) StartMatchBackfill(ctx context.Context, in *api.StartMatchBack
 	return &api.StartMatchBackfillOutput{MatchmakingTicket: &t.Ticket}, nil
 }
 
+// StartBackfill starts a backfill ticket for a server process's
+// StartMatchBackfill request (the SDK endpoint has checked that the
+// process hosts the game session) and returns its ID. Errors are the
+// API's, as StartMatchBackfill answers them.
+func (s *Service) StartBackfill(ctx context.Context, configNameOrARN, gameSessionArn, ticketID string, players []api.Player) (string, error) {
+	if gameSessionArn == "" {
+		return "", api.NewInvalidRequestException("GameSessionArn is required")
+	}
+	t, err := s.startBackfill(ctx, configNameOrARN, gameSessionArn, ticketID, players)
+	if err != nil {
+		return "", err
+	}
+	return t.id(), nil
+}
+
+// StopBackfill cancels a backfill ticket for a server process's
+// StopMatchBackfill request: the ticket must be a backfill ticket of that
+// game session and configuration (else NotFoundException) and not have
+// ended (else InvalidRequestException, as StopMatchmaking).
+func (s *Service) StopBackfill(ctx context.Context, configNameOrARN, gameSessionArn, ticketID string) error {
+	err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
+		t, err := getTicket(ctx, tx, ticketID)
+		if err != nil {
+			return err
+		}
+		if !t.Backfill || t.GameSessionArn != gameSessionArn || t.config() != configName(configNameOrARN) {
+			return api.NewNotFoundException("matchmaking ticket %s is not a backfill ticket of game session %s and configuration %s", ticketID, gameSessionArn, configName(configNameOrARN))
+		}
+		if !isActive(t.Ticket.Status) {
+			return api.NewInvalidRequestException("matchmaking ticket %s is %s: only a ticket that has not ended can be stopped", ticketID, t.Ticket.Status)
+		}
+		return s.cancelTx(ctx, tx, ticketID, "Cancelled by request.")
+	})
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
 // startBackfill checks and stores a backfill ticket (StartMatchBackfill,
 // and a server process's StartMatchBackfill).
 func (s *Service) startBackfill(ctx context.Context, config, gameSession, id string, players []api.Player) (*ticketRecord, error) {

@@ -2,6 +2,7 @@ package matchmaking
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -167,5 +168,35 @@ func TestBackfillRefusals(t *testing.T) {
 	_, err = h.svc.StartMatchBackfill(h.ctx, &api.StartMatchBackfillInput{ConfigurationName: cfgStr("nope"), Players: []api.Player{{PlayerId: cfgStr("a"), Team: cfgStr("red")}}})
 	if _, ok := err.(*api.NotFoundException); !ok {
 		t.Fatalf("unknown configuration: %v", err)
+	}
+}
+
+// TestBackfillFromServer: the calls a server process's StartMatchBackfill
+// and StopMatchBackfill make.
+func TestBackfillFromServer(t *testing.T) {
+	h := newTicketHarness(t)
+	fb := &fakeBackfiller{}
+	h.svc.cfg.Backfiller = fb
+	h.config("duel", withQueue)
+	players := []api.Player{{PlayerId: cfgStr("a"), Team: cfgStr("red")}}
+	if _, err := h.svc.StartBackfill(h.ctx, "duel", "", "", players); err == nil {
+		t.Fatal("a backfill without a game session")
+	}
+	id, err := h.svc.StartBackfill(h.ctx, h.svc.configARN("duel"), gsArn, "", players)
+	if err != nil || !strings.HasPrefix(id, "id-") {
+		t.Fatalf("start: %q %v", id, err)
+	}
+	h.want(id, stQueued)
+	var nf *api.NotFoundException
+	if err := h.svc.StopBackfill(h.ctx, "duel", "other-session", id); !errors.As(err, &nf) {
+		t.Fatalf("stop of another session's ticket: %v", err)
+	}
+	if err := h.svc.StopBackfill(h.ctx, h.svc.configARN("duel"), gsArn, id); err != nil {
+		t.Fatal(err)
+	}
+	h.want(id, stCancelled)
+	cfgWantInvalid(t, "stop twice", h.svc.StopBackfill(h.ctx, "duel", gsArn, id), "CANCELLED")
+	if got := strings.Join(fb.ended, ","); got != gsArn+" "+id+" BACKFILL_CANCELLED" {
+		t.Fatalf("ended %s", got)
 	}
 }
