@@ -42,6 +42,15 @@ func (s *Service) AcceptMatch(ctx context.Context, in *api.AcceptMatchInput) (*a
 		}
 		now := s.now()
 		if in.AcceptanceType == api.AcceptanceTypeReject {
+			ts, err := matchTickets(ctx, tx, m, stAccept)
+			if err != nil {
+				return err
+			}
+			d := s.detail(evAcceptMatch, c, ts)
+			d.MatchID = m.ID
+			if err := s.publish(ctx, tx, c, now, d); err != nil {
+				return err
+			}
 			return s.failAcceptanceTx(ctx, tx, c, m, now, acceptRejected, map[string]bool{t.id(): true})
 		}
 		for _, id := range in.PlayerIds {

@@ -355,7 +355,7 @@ func TestAcceptReject(t *testing.T) {
 	}
 	h.want("t2", stCancelled)
 	ds := h.rec.take(t)
-	if got := evTypes(ds); got != "AcceptMatch,AcceptMatchCompleted,MatchmakingSearching,MatchmakingCancelled" || ds[1].Acceptance != "Rejected" {
+	if got := evTypes(ds); got != "AcceptMatch,AcceptMatch,AcceptMatchCompleted,MatchmakingSearching,MatchmakingCancelled" || ds[2].Acceptance != "Rejected" {
 		t.Fatalf("events %s", got)
 	}
 	// t1 matches again with a newcomer.
