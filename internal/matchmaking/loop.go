@@ -130,6 +130,11 @@ func (s *Service) Process(ctx context.Context) error {
 	}
 	s.pool.keep(cfgs)
 	var errs []error
+	if now := s.now(); s.sweeper.due(now) {
+		if err := s.sweep(ctx, now); err != nil {
+			errs = append(errs, errors.New("removing old tickets: "+err.Error()))
+		}
+	}
 	for _, c := range cfgs {
 		if ctx.Err() != nil {
 			break

@@ -83,6 +83,7 @@ type Service struct {
 	activeTickets func(ctx context.Context, tx store.Tx, config string) (int, error)
 	ruleSets      ruleSetCache
 	pool          poolCache
+	sweeper       sweeper
 	kick          chan struct{}
 	log           *slog.Logger
 }

@@ -530,3 +530,42 @@ func TestUnparsableRuleSet(t *testing.T) {
 	_ = h.svc.Process(h.ctx)
 	h.want("t1", stTimedOut)
 }
+
+// TestTicketRetention: an ended ticket is described for TicketRetention,
+// then removed (with its backfill index entry).
+func TestTicketRetention(t *testing.T) {
+	h := newTicketHarness(t)
+	h.config("duel", nil)
+	h.start("duel", "t1", "a")
+	h.start("duel", "t2", "b")
+	if err := h.backfill("duel", gsArn, "bf", "c"); err != nil {
+		t.Fatal(err)
+	}
+	h.process()
+	h.clock.Advance(time.Minute) // the lonely ticket times out
+	h.process()
+	for _, id := range []string{"t1", "t2", "bf"} {
+		if st := h.ticket(id).Status; isActive(st) {
+			t.Fatalf("ticket %s is %s", id, st)
+		}
+	}
+	h.clock.Advance(TicketRetention - time.Minute)
+	h.process()
+	h.ticket("t1")
+	h.clock.Advance(2 * time.Minute)
+	h.process()
+	out, err := h.svc.DescribeMatchmaking(h.ctx, &api.DescribeMatchmakingInput{TicketIds: []string{"t1", "t2", "bf"}})
+	if err != nil || len(out.TicketList) != 0 {
+		t.Fatalf("after the retention: %+v %v", out, err)
+	}
+	err = h.st.View(h.ctx, func(tx store.Tx) error {
+		n, err := tx.Count(h.ctx, store.Query{Kind: KindBackfill})
+		if n != 0 {
+			t.Errorf("%d backfill index records left", n)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
