@@ -153,8 +153,12 @@ func (s *Service) failAcceptanceTx(ctx context.Context, tx store.Tx, c *api.Matc
 		if err := putTicket(ctx, tx, t, t.Deadline.UnixMilli(), false); err != nil {
 			return err
 		}
+		est, err := estimate(ctx, tx, t.config(), now)
+		if err != nil {
+			return err
+		}
 		sd := s.detail(evSearching, c, []*ticketRecord{t})
-		sd.EstimatedWaitMillis = "NOT_AVAILABLE"
+		sd.EstimatedWaitMillis = estimatedMillis(est)
 		if err := s.publish(ctx, tx, c, now, sd); err != nil {
 			return err
 		}

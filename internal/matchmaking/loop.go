@@ -209,6 +209,10 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 		var moved []*ticketRecord
 		err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
 			moved = moved[:0]
+			est, err := estimate(ctx, tx, name, now)
+			if err != nil {
+				return err
+			}
 			for _, old := range part {
 				t, err := getTicket(ctx, tx, old.id())
 				if err != nil {
@@ -228,7 +232,7 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 					return err
 				}
 				d := s.detail(evSearching, c, []*ticketRecord{t})
-				d.EstimatedWaitMillis = "NOT_AVAILABLE"
+				d.EstimatedWaitMillis = estimatedMillis(est)
 				if err := s.publish(ctx, tx, c, now, d); err != nil {
 					return err
 				}
@@ -270,25 +274,39 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 	}
 	// The matcher over the SEARCHING pool.
 	res := rs.Match(pool, now, uint64(now.UnixNano()))
+	var waited time.Duration
+	var matched int
 	for i := 0; i < len(res.Matches); {
 		// Batch matches up to about `batch` tickets per transaction.
-		j, n := i, 0
-		for j < len(res.Matches) && (j == i || n+len(res.Matches[j].Tickets) <= batch) {
-			n += len(res.Matches[j].Tickets)
+		j, size := i, 0
+		for j < len(res.Matches) && (j == i || size+len(res.Matches[j].Tickets) <= batch) {
+			size += len(res.Matches[j].Tickets)
 			j++
 		}
 		part := res.Matches[i:j]
+		var w time.Duration
+		var n int
 		err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
+			w, n = 0, 0
 			for k := range part {
-				if err := s.applyTx(ctx, tx, c, rs, &part[k], now); err != nil {
+				ts, err := s.applyTx(ctx, tx, c, rs, &part[k], now)
+				if err != nil {
 					return err
 				}
+				for _, t := range ts {
+					w += now.Sub(t.Ticket.StartTime.Time)
+					n++
+				}
+			}
+			if j == len(res.Matches) && matched+n > 0 {
+				return recordWaitTx(ctx, tx, name, (waited+w)/time.Duration(matched+n), now)
 			}
 			return nil
 		})
 		if err != nil {
 			return err
 		}
+		waited, matched = waited+w, matched+n
 		i = j
 	}
 	if c.FlexMatchMode == api.FlexMatchModeWithQueue && len(res.Matches) > 0 {
@@ -299,21 +317,21 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 
 // applyTx applies one match the matcher formed, if every one of its
 // tickets is still SEARCHING (else it is dropped, and its tickets that are
-// go on searching).
-func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, rs *flexmatch.RuleSet, fm *flexmatch.Match, now time.Time) error {
+// go on searching). It returns the match's tickets (none when dropped).
+func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, rs *flexmatch.RuleSet, fm *flexmatch.Match, now time.Time) ([]*ticketRecord, error) {
 	ts := make([]*ticketRecord, 0, len(fm.Tickets))
 	backfills := 0
 	for _, id := range fm.Tickets {
 		t, err := getTicket(ctx, tx, id)
 		var nf *api.NotFoundException
 		if errors.As(err, &nf) {
-			return nil
+			return nil, nil
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if t.Ticket.Status != stSearching || !now.Before(t.Deadline) {
-			return nil
+			return nil, nil
 		}
 		if t.Backfill {
 			backfills++
@@ -322,7 +340,7 @@ func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingCo
 	}
 	if backfills > 1 || (backfills == 1 && len(ts) < 2) {
 		s.log.Warn("matcher formed a match with more than one backfill ticket, or of a backfill ticket alone: dropped", "tickets", fm.Tickets)
-		return nil
+		return nil, nil
 	}
 	m := &matchRecord{ID: s.cfg.NewID(), Config: api.ToString(c.Name), Tickets: fm.Tickets, Teams: fm.Teams, Metrics: fm.Metrics}
 	team := map[string]string{}
@@ -349,13 +367,13 @@ func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingCo
 		d.AcceptanceTimeout = api.ToInt32(c.AcceptanceTimeoutSeconds)
 	}
 	if err := s.publish(ctx, tx, c, now, d); err != nil {
-		return err
+		return nil, err
 	}
 	if acc {
 		m.State = matchAccepting
 		m.AcceptDeadline = now.Add(time.Duration(api.ToInt32(c.AcceptanceTimeoutSeconds)) * time.Second)
 		if err := putMatch(ctx, tx, m); err != nil {
-			return err
+			return nil, err
 		}
 		for _, t := range ts {
 			t.Ticket.Status, t.Accepted = stAccept, nil
@@ -366,12 +384,12 @@ func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingCo
 				}
 			}
 			if err := putTicket(ctx, tx, t, m.AcceptDeadline.UnixMilli(), false); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		return nil
+		return ts, nil
 	}
-	return s.proceedTx(ctx, tx, c, rs, m, ts, now)
+	return ts, s.proceedTx(ctx, tx, c, rs, m, ts, now)
 }
 
 // proceedTx takes a match that needs no (more) acceptance on: STANDALONE

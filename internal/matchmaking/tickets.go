@@ -236,6 +236,11 @@ func (s *Service) StartMatchmaking(ctx context.Context, in *api.StartMatchmaking
 		if errors.Is(err, store.ErrExists) {
 			return api.NewInvalidRequestException("TicketId %s was already used: ticket IDs cannot be reused", id)
 		}
+		if err != nil {
+			return err
+		}
+		est, err := estimate(ctx, tx, *c.Name, now)
+		t.Ticket.EstimatedWaitTime = estimatedSeconds(est)
 		return err
 	})
 	if err != nil {
@@ -252,8 +257,10 @@ func (s *Service) DescribeMatchmaking(ctx context.Context, in *api.DescribeMatch
 		return nil, api.NewInvalidRequestException("TicketIds has %d entries, 1 to %d allowed", n, MaxDescribeTickets)
 	}
 	out := &api.DescribeMatchmakingOutput{}
+	now := s.now()
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		out.TicketList = make([]api.MatchmakingTicket, 0, len(in.TicketIds))
+		ests := map[string]int64{}
 		for _, id := range in.TicketIds {
 			t, err := getTicket(ctx, tx, id)
 			var nf *api.NotFoundException
@@ -262,6 +269,16 @@ func (s *Service) DescribeMatchmaking(ctx context.Context, in *api.DescribeMatch
 			}
 			if err != nil {
 				return err
+			}
+			if st := t.Ticket.Status; st == stQueued || st == stSearching {
+				est, ok := ests[t.config()]
+				if !ok {
+					if est, err = estimate(ctx, tx, t.config(), now); err != nil {
+						return err
+					}
+					ests[t.config()] = est
+				}
+				t.Ticket.EstimatedWaitTime = estimatedSeconds(est)
 			}
 			out.TicketList = append(out.TicketList, t.Ticket)
 		}

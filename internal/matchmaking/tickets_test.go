@@ -569,3 +569,42 @@ func TestTicketRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEstimatedWait: without recent matches there is no estimate; then
+// EstimatedWaitTime (seconds, rounded up) and estimatedWaitMillis follow
+// the waits of the matched tickets, for 10 minutes.
+func TestEstimatedWait(t *testing.T) {
+	h := newTicketHarness(t)
+	h.config("duel", nil)
+	h.start("duel", "t1", "a")
+	h.process()
+	if tk := h.ticket("t1"); tk.EstimatedWaitTime != nil {
+		t.Fatalf("an estimate without data: %+v", tk)
+	}
+	if ds := h.rec.take(t); ds[0].EstimatedWaitMillis != "NOT_AVAILABLE" {
+		t.Fatalf("searching %+v", ds[0])
+	}
+	h.clock.Advance(1500 * time.Millisecond)
+	h.start("duel", "t2", "b")
+	h.process() // waits 1.5 s and 0: 750 ms
+	h.rec.take(t)
+	out, err := h.svc.StartMatchmaking(h.ctx, &api.StartMatchmakingInput{ConfigurationName: cfgStr("duel"), TicketId: cfgStr("t3"),
+		Players: []api.Player{{PlayerId: cfgStr("c")}}})
+	if err != nil || out.MatchmakingTicket.EstimatedWaitTime == nil || *out.MatchmakingTicket.EstimatedWaitTime != 1 {
+		t.Fatalf("start: %+v %v", out, err)
+	}
+	h.process()
+	if ds := h.rec.take(t); ds[0].EstimatedWaitMillis != "750" {
+		t.Fatalf("searching %+v", ds[0])
+	}
+	if tk := h.want("t3", stSearching); tk.EstimatedWaitTime == nil || *tk.EstimatedWaitTime != 1 {
+		t.Fatalf("describe %+v", tk)
+	}
+	if tk := h.want("t1", stCompleted); tk.EstimatedWaitTime != nil {
+		t.Fatalf("an estimate on a completed ticket: %+v", tk)
+	}
+	h.clock.Advance(waitFresh)
+	if tk := h.ticket("t3"); tk.EstimatedWaitTime != nil {
+		t.Fatalf("a stale estimate: %+v", tk)
+	}
+}
