@@ -12,6 +12,7 @@
 //	                          request deadline (Unix ms) while QUEUED or SEARCHING, the
 //	                          acceptance deadline while REQUIRES_ACCEPTANCE, else the end time
 //	MatchmakingBackfill       ID game session ARN; Data the ID of its latest backfill ticket
+//	MatchmakingWait           ID configuration name; Data its recent wait (EstimatedWaitTime)
 //	MatchmakingMatch          ID match ID; Parent configuration name; Key matchAccepting or
 //	                          matchPlacing; Rank the acceptance deadline (Unix ms); removed
 //	                          once the match is decided
