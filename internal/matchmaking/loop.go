@@ -215,6 +215,10 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 			}
 			for _, old := range part {
 				t, err := getTicket(ctx, tx, old.id())
+				var nf *api.NotFoundException
+				if errors.As(err, &nf) {
+					continue
+				}
 				if err != nil {
 					return err
 				}
