@@ -294,7 +294,12 @@ func TestMatchmakingTimeoutAndStop(t *testing.T) {
 		t.Fatalf("reused ticket ID: %v", err)
 	}
 
-	// Stop, with a generated ticket ID.
+	// Stop, with a generated ticket ID (on a longer timeout, which only
+	// tickets started after the update get).
+	if _, err := v2.UpdateMatchmakingConfiguration(ctx, &glv2.UpdateMatchmakingConfigurationInput{Name: awsv2.String("duel"),
+		RequestTimeoutSeconds: awsv2.Int32(600)}); err != nil {
+		t.Fatal(err)
+	}
 	out, err := v2.StartMatchmaking(ctx, &glv2.StartMatchmakingInput{ConfigurationName: awsv2.String("duel"),
 		Players: []types.Player{{PlayerId: awsv2.String("bob")}}})
 	if err != nil {
