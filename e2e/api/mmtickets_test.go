@@ -207,7 +207,7 @@ func TestMatchmakingAcceptance(t *testing.T) {
 	ctx := hoisttest.Context(t, 2*time.Minute)
 	v2 := newV2(h)
 	mmSetup(t, ctx, v2, "duel", mmDuelBody, func(in *glv2.CreateMatchmakingConfigurationInput) {
-		in.AcceptanceRequired, in.AcceptanceTimeoutSeconds = awsv2.Bool(true), awsv2.Int32(1)
+		in.AcceptanceRequired, in.AcceptanceTimeoutSeconds = awsv2.Bool(true), awsv2.Int32(60)
 	})
 	next := mmEvents(t, h, "duel")
 	accept := func(id, player string, typ types.AcceptanceType) error {
@@ -228,7 +228,7 @@ func TestMatchmakingAcceptance(t *testing.T) {
 	mmStart(t, ctx, v2, "duel", "b1", "bob")
 	mmWait(t, ctx, v2, types.MatchmakingConfigurationStatusRequiresAcceptance, "a1", "b1")
 	pm := mmWantEvents(t, next, "PotentialMatchCreated")[0]
-	if pm["acceptanceRequired"] != true || pm["acceptanceTimeout"] != float64(1) {
+	if pm["acceptanceRequired"] != true || pm["acceptanceTimeout"] != float64(60) {
 		t.Fatalf("PotentialMatchCreated %v", pm)
 	}
 	wantInvalid("another ticket's player", accept("a1", "bob", types.AcceptanceTypeAccept), "PlayerIds[0]")
@@ -259,8 +259,12 @@ func TestMatchmakingAcceptance(t *testing.T) {
 		t.Fatalf("AcceptMatchCompleted %v", d)
 	}
 
-	// Acceptance times out (1 s): the ticket that accepted searches again,
-	// the other is cancelled.
+	// Acceptance times out (1 s, for matches formed from now on): the
+	// ticket that accepted searches again, the other is cancelled.
+	if _, err := v2.UpdateMatchmakingConfiguration(ctx, &glv2.UpdateMatchmakingConfigurationInput{Name: awsv2.String("duel"),
+		AcceptanceTimeoutSeconds: awsv2.Int32(1)}); err != nil {
+		t.Fatal(err)
+	}
 	mmStart(t, ctx, v2, "duel", "c2", "carol")
 	mmWait(t, ctx, v2, types.MatchmakingConfigurationStatusRequiresAcceptance, "a2", "c2")
 	if err := accept("c2", "carol", types.AcceptanceTypeAccept); err != nil {
