@@ -3,9 +3,6 @@
 package api_test
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,43 +14,27 @@ import (
 	glv1 "github.com/aws/aws-sdk-go/service/gamelift"
 
 	"github.com/hoistgg/hoist/e2e/hoisttest"
-	"github.com/hoistgg/hoist/internal/config"
-	"github.com/hoistgg/hoist/internal/matchmaking"
-	"github.com/hoistgg/hoist/internal/server"
-	"github.com/hoistgg/hoist/internal/store"
 )
 
-// startHoistWithRuleSets starts Hoist on a data directory that already
-// holds matchmaking rule set records with these names (the configuration
-// operations need a rule set; the rule set operations are another change's,
-// so the records are written into the store before Hoist starts).
+// mmDuelBody is a 1v1 rule set.
+const mmDuelBody = `{"name":"duel","ruleLanguageVersion":"1.0",
+ "playerAttributes":[{"name":"skill","type":"number","default":10}],
+ "teams":[{"name":"red","minPlayers":1,"maxPlayers":1},{"name":"blue","minPlayers":1,"maxPlayers":1}]}`
+
+// startHoistWithRuleSets starts Hoist and creates 1v1 rule sets with these
+// names through CreateMatchmakingRuleSet.
 func startHoistWithRuleSets(t *testing.T, names ...string) *hoisttest.Hoist {
 	t.Helper()
-	dir := t.TempDir()
-	_ = os.Chmod(filepath.Dir(dir), 0o711)
-	cfg := &config.Config{DataDir: dir, Region: hoisttest.Region, Account: hoisttest.Account,
-		InstanceIP: "127.0.0.1", LogLevel: "error", LogFormat: "text", ShutdownGrace: 5 * time.Second}
-	srv, err := server.New(server.Options{Config: cfg, Addr: "127.0.0.1:1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	err = srv.Store().Update(ctx, func(tx store.Tx) error {
-		for _, n := range names {
-			if err := tx.Put(ctx, store.Record{Kind: matchmaking.KindRuleSet, ID: n,
-				Data: []byte(`{"RuleSetName":"` + n + `"}`)}); err != nil {
-				return err
-			}
+	h := hoisttest.Start(t, hoisttest.Options{})
+	ctx := hoisttest.Context(t, time.Minute)
+	v2 := h.V2()
+	for _, n := range names {
+		if _, err := v2.CreateMatchmakingRuleSet(ctx, &glv2.CreateMatchmakingRuleSetInput{Name: awsv2.String(n),
+			RuleSetBody: awsv2.String(mmDuelBody)}); err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	})
-	if cerr := srv.Close(ctx); err == nil {
-		err = cerr
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hoisttest.Start(t, hoisttest.Options{DataDir: dir})
+	return h
 }
 
 func TestMatchmakingConfigurations(t *testing.T) {

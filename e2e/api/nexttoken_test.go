@@ -61,6 +61,7 @@ func TestNextTokens(t *testing.T) {
 		"DescribeGameSessionQueues":         {},
 		"DescribeGameSessions":              {"FleetId": fleetID},
 		"DescribeMatchmakingConfigurations": {},
+		"DescribeMatchmakingRuleSets":       {},
 		"DescribeInstances":                 {"FleetId": fleetID},
 		"DescribePlayerSessions":            {"PlayerId": "player-1"},
 		"DescribeScalingPolicies":           {"FleetId": fleetID},

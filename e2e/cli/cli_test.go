@@ -206,6 +206,20 @@ func TestPlacementBoto3(t *testing.T) {
 	}
 }
 
+// TestMatchmakingBoto3 runs matchmaking_boto3.py.
+func TestMatchmakingBoto3(t *testing.T) {
+	needBoto3(t)
+	h := hoisttest.Start(t, hoisttest.Options{})
+	out := runScript(t, h, cleanEnv(t, h), "matchmaking_boto3.py")
+	if !strings.Contains(out, "matchmaking_boto3: PASS") {
+		t.Fatalf("the script did not finish:\n%s", out)
+	}
+	list, err := h.V2().DescribeMatchmakingConfigurations(hoisttest.Context(t, 30*time.Second), &glv2.DescribeMatchmakingConfigurationsInput{})
+	if err != nil || len(list.Configurations) != 0 {
+		t.Errorf("configurations left after the scenario: %v %+v", err, list)
+	}
+}
+
 // TestFleetIQCLI runs fleetiq_cli.sh, the README's FleetIQ walkthrough.
 func TestFleetIQCLI(t *testing.T) {
 	needAWSCLI(t)

@@ -424,14 +424,6 @@ func (s *Service) UpdateMatchmakingConfiguration(ctx context.Context, in *api.Up
 	return &api.UpdateMatchmakingConfigurationOutput{Configuration: c}, nil
 }
 
-// activeTickets counts the configuration's tickets that have not ended
-// (QUEUED, SEARCHING, REQUIRES_ACCEPTANCE, PLACING); DeleteMatchmaking-
-// Configuration refuses while it is not zero. Tickets do not exist yet, so
-// it counts none: the change that adds StartMatchmaking fills it in (a
-// query of its ticket records by configuration). Tests replace it through
-// Service.activeTickets.
-func activeTickets(ctx context.Context, tx store.Tx, config string) (int, error) { return 0, nil }
-
 // DeleteMatchmakingConfiguration deletes a configuration and its tags;
 // it is refused while the configuration has active tickets.
 func (s *Service) DeleteMatchmakingConfiguration(ctx context.Context, in *api.DeleteMatchmakingConfigurationInput) (*api.DeleteMatchmakingConfigurationOutput, error) {
@@ -448,6 +440,9 @@ func (s *Service) DeleteMatchmakingConfiguration(ctx context.Context, in *api.De
 			return api.NewInvalidRequestException("matchmaking configuration %s has %d active matchmaking tickets", *c.Name, n)
 		}
 		if err := tx.Delete(ctx, KindConfiguration, *c.Name); err != nil {
+			return err
+		}
+		if err := tx.Delete(ctx, KindWait, *c.Name); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		return tags.DeleteAll(ctx, tx, api.ToString(c.ConfigurationArn))

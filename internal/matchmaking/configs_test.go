@@ -19,7 +19,7 @@ import (
 var cfgT0 = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 
 type configHarness struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	st    store.Store
 	clock *clocktest.Clock
@@ -29,7 +29,7 @@ type configHarness struct {
 	queues map[string]bool
 }
 
-func newConfigHarness(t *testing.T) *configHarness {
+func newConfigHarness(t testing.TB) *configHarness {
 	t.Helper()
 	st, err := journal.Open(filepath.Join(t.TempDir(), "store"), journal.Options{BufferedWrites: true})
 	if err != nil {
@@ -45,14 +45,10 @@ func newConfigHarness(t *testing.T) *configHarness {
 	return h
 }
 
-// addRuleSet stores a rule set record directly (the rule set operations
-// are another change's).
+// addRuleSet creates a 1v1 rule set.
 func (h *configHarness) addRuleSet(name string) {
 	h.t.Helper()
-	err := h.st.Update(h.ctx, func(tx store.Tx) error {
-		return tx.Put(h.ctx, store.Record{Kind: KindRuleSet, ID: name, Data: []byte(`{"RuleSetName":"` + name + `"}`)})
-	})
-	if err != nil {
+	if _, err := h.svc.CreateMatchmakingRuleSet(h.ctx, &api.CreateMatchmakingRuleSetInput{Name: cfgStr(name), RuleSetBody: cfgStr(duelBody)}); err != nil {
 		h.t.Fatal(err)
 	}
 }

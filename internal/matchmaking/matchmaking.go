@@ -8,6 +8,14 @@
 //
 //	MatchmakingRuleSet        ID rule set name; Data the rule set (its JSON body and metadata)
 //	MatchmakingConfiguration  ID configuration name; Key the rule set name (configurations using it)
+//	MatchmakingTicket         ID ticket ID; Parent configuration name; Key status; Rank the
+//	                          request deadline (Unix ms) while QUEUED or SEARCHING, the
+//	                          acceptance deadline while REQUIRES_ACCEPTANCE, else the end time
+//	MatchmakingBackfill       ID game session ARN; Data the ID of its latest backfill ticket
+//	MatchmakingWait           ID configuration name; Data its recent wait (EstimatedWaitTime)
+//	MatchmakingMatch          ID match ID; Parent configuration name; Key matchAccepting or
+//	                          matchPlacing; Rank the acceptance deadline (Unix ms); removed
+//	                          once the match is decided
 package matchmaking
 
 import (
@@ -17,6 +25,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/arn"
 	"github.com/hoistgg/hoist/internal/events"
+	"github.com/hoistgg/hoist/internal/ids"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/tags"
 )
@@ -25,7 +34,15 @@ import (
 const (
 	KindRuleSet       store.Kind = "MatchmakingRuleSet"
 	KindConfiguration store.Kind = "MatchmakingConfiguration"
+	KindTicket        store.Kind = "MatchmakingTicket"
+	KindMatch         store.Kind = "MatchmakingMatch"
 )
+
+// DefaultInterval is how often the matchmaker runs without a kick.
+const DefaultInterval = 200 * time.Millisecond
+
+// leaseName is the store lease the matchmaker runs under.
+const leaseName = "matchmaking"
 
 // Config configures a Service. Store is required; everything else has a
 // usable default.
@@ -41,8 +58,21 @@ type Config struct {
 	QueueExists func(ctx context.Context, tx store.Tx, name string) (bool, error)
 	// Publisher records matchmaking events. Default events.Discard.
 	Publisher events.Publisher
+	// Placer places the matches of WITH_QUEUE configurations as game
+	// sessions. Nil: such a match FAILS.
+	Placer Placer
+	// Backfiller adds the players of backfill matches of WITH_QUEUE
+	// configurations to their game sessions. Nil: such a match FAILS.
+	Backfiller SessionBackfiller
+	// Interval is how often the matchmaker runs when nothing kicks it
+	// (StartMatchmaking does). Default DefaultInterval.
+	Interval time.Duration
+	// ReplicaID holds the matchmaker's lease.
+	ReplicaID string
 	// Now is the clock. Default time.Now.
-	Now    func() time.Time
+	Now func() time.Time
+	// NewID makes ticket and match IDs. Default ids.UUID.
+	NewID  func() string
 	Logger *slog.Logger
 }
 
@@ -52,6 +82,11 @@ type Service struct {
 	cfg Config
 	// activeTickets counts a configuration's active tickets (configs.go).
 	activeTickets func(ctx context.Context, tx store.Tx, config string) (int, error)
+	ruleSets      ruleSetCache
+	pool          poolCache
+	sweeper       sweeper
+	kick          chan struct{}
+	log           *slog.Logger
 }
 
 // New returns a Service.
@@ -65,9 +100,37 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{cfg: cfg, activeTickets: activeTickets}
+	if cfg.NewID == nil {
+		cfg.NewID = ids.UUID
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.ReplicaID == "" {
+		cfg.ReplicaID = "local"
+	}
+	s := &Service{cfg: cfg, activeTickets: activeTickets, kick: make(chan struct{}, 1), log: cfg.Logger}
 	if cfg.Tags != nil {
 		cfg.Tags.RegisterResource(arn.TypeMatchmakingConfiguration, s.ConfigurationExists)
+		cfg.Tags.RegisterResource(arn.TypeMatchmakingRuleSet, s.RuleSetExists)
 	}
 	return s
+}
+
+// now returns the clock's time truncated to milliseconds.
+func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Millisecond) }
+
+// kickLoop wakes the matchmaker (without waiting).
+func (s *Service) kickLoop() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run runs the matchmaker until ctx ends, under a store lease.
+func (s *Service) Run(ctx context.Context) error {
+	return store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
+		Interval: s.cfg.Interval, Kick: s.kick, Now: s.cfg.Now, Work: s.Process,
+		Log: s.log.With("loop", "matchmaking")})
 }

@@ -307,7 +307,8 @@ func (s *Server) compose(opts Options) error {
 	})
 
 	s.matchmaking = matchmaking.New(matchmaking.Config{Store: s.store, Region: cfg.Region, Account: cfg.Account,
-		Tags: s.tags, QueueExists: s.placement.Exists, Publisher: s.events, Now: s.now, Logger: s.log.With("component", "matchmaking")})
+		Tags: s.tags, QueueExists: s.placement.Exists, Publisher: s.events, Now: s.now, ReplicaID: s.replica,
+		Logger: s.log.With("component", "matchmaking")})
 
 	s.sdk = sdkconn.New(sdkconn.Config{
 		API: s.sessions.ProcessAPI(), Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
@@ -337,7 +338,7 @@ func (s *Server) Run(ctx context.Context) error {
 	loops := map[string]func(context.Context) error{
 		"fleetiq": s.fleetiq.Run, "builds": s.builds.Run,
 		"fleets": s.fleets.Run, "sessions": s.sessions.Run, "events": s.events.Run,
-		"placement": s.placement.Run,
+		"placement": s.placement.Run, "matchmaking": s.matchmaking.Run,
 	}
 	errc := make(chan error, len(loops))
 	for name, run := range loops {

@@ -1,0 +1,515 @@
+package matchmaking
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/flexmatch"
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// States of a match record (its Key).
+const (
+	matchAccepting = "accepting"
+	matchPlacing   = "placing"
+)
+
+// batch is how many tickets (or matches) one transaction of the
+// matchmaker changes: large enough that a pass over thousands of tickets
+// takes few commits, small enough that API calls are not held up behind it.
+const batch = 256
+
+// matchRecord is a formed match waiting for acceptance or placement.
+type matchRecord struct {
+	ID      string                 `json:"id"`
+	Config  string                 `json:"config"`
+	State   string                 `json:"state"`
+	Tickets []string               `json:"tickets"`
+	Teams   []flexmatch.Team       `json:"teams"`
+	Metrics []flexmatch.RuleMetric `json:"metrics,omitempty"`
+	// AcceptDeadline is when acceptance times out.
+	AcceptDeadline time.Time `json:"acceptDeadline,omitzero"`
+}
+
+func putMatch(ctx context.Context, tx store.Tx, m *matchRecord) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return tx.Put(ctx, store.Record{Kind: KindMatch, ID: m.ID, Parent: m.Config, Key: m.State, Rank: m.AcceptDeadline.UnixMilli(), Data: data})
+}
+
+func getMatch(ctx context.Context, tx store.Tx, id string) (*matchRecord, error) {
+	m := new(matchRecord)
+	if _, err := store.GetJSON(ctx, tx, KindMatch, id, m); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, api.NewNotFoundException("match %s does not exist", id)
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+// matchTickets reads the tickets of m that are still in status st and in m.
+func matchTickets(ctx context.Context, tx store.Tx, m *matchRecord, st api.MatchmakingConfigurationStatus) ([]*ticketRecord, error) {
+	ts := make([]*ticketRecord, 0, len(m.Tickets))
+	for _, id := range m.Tickets {
+		t, err := getTicket(ctx, tx, id)
+		var nf *api.NotFoundException
+		if errors.As(err, &nf) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if t.Ticket.Status == st && t.MatchID == m.ID {
+			ts = append(ts, t)
+		}
+	}
+	return ts, nil
+}
+
+// listTickets reads every ticket of a configuration in status st, with
+// Rank at most rankMax when hasMax.
+func listTickets(ctx context.Context, tx store.Tx, config string, st api.MatchmakingConfigurationStatus, rankMax int64, hasMax bool) ([]*ticketRecord, error) {
+	q := store.Query{Kind: KindTicket, Parent: config, HasParent: true, Key: string(st), HasKey: true,
+		Order: store.OrderRankAsc, RankMax: rankMax, HasRankMax: hasMax, Limit: 1024}
+	var out []*ticketRecord
+	for {
+		recs, next, err := tx.List(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range recs {
+			t := new(ticketRecord)
+			if err := store.Decode(rec, t); err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+		}
+		if next == "" {
+			return out, nil
+		}
+		q.After = next
+	}
+}
+
+// Process makes one pass of the matchmaker over every configuration. Run
+// calls it every Interval and whenever a ticket starts; tests call it
+// directly with a fake clock.
+func (s *Service) Process(ctx context.Context) error {
+	var cfgs []*api.MatchmakingConfiguration
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		cfgs = cfgs[:0]
+		q := store.Query{Kind: KindConfiguration, Order: store.OrderID, Limit: 256}
+		for {
+			recs, next, err := tx.List(ctx, q)
+			if err != nil {
+				return err
+			}
+			for _, rec := range recs {
+				c := new(api.MatchmakingConfiguration)
+				if err := store.Decode(rec, c); err != nil {
+					return err
+				}
+				cfgs = append(cfgs, c)
+			}
+			if next == "" {
+				return nil
+			}
+			q.After = next
+		}
+	})
+	if err != nil {
+		return err
+	}
+	s.pool.keep(cfgs)
+	var errs []error
+	if now := s.now(); s.sweeper.due(now) {
+		if err := s.sweep(ctx, now); err != nil {
+			errs = append(errs, errors.New("removing old tickets: "+err.Error()))
+		}
+	}
+	for _, c := range cfgs {
+		if ctx.Err() != nil {
+			break
+		}
+		if err := s.processConfig(ctx, c); err != nil {
+			errs = append(errs, errors.New("matchmaking configuration "+api.ToString(c.Name)+": "+err.Error()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// processConfig makes one pass over one configuration's tickets: QUEUED
+// ones start SEARCHING, those past their deadline time out, matches past
+// their acceptance deadline are decided, and the matcher runs over the
+// SEARCHING pool.
+func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfiguration) error {
+	now := s.now()
+	name := api.ToString(c.Name)
+	var (
+		queued    []*ticketRecord
+		searching []*pooled
+		expired   []*matchRecord
+		rs        *flexmatch.RuleSet
+		rsErr     error
+	)
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		var err error
+		if rs, rsErr = s.ruleSetOf(ctx, tx, c); rsErr != nil {
+			var ae api.Error
+			if !errors.As(rsErr, &ae) {
+				return rsErr
+			}
+		}
+		if queued, err = listTickets(ctx, tx, name, stQueued, 0, false); err != nil {
+			return err
+		}
+		if searching, err = s.pool.searching(ctx, tx, name); err != nil {
+			return err
+		}
+		recs, _, err := tx.List(ctx, store.Query{Kind: KindMatch, Parent: name, HasParent: true, Key: matchAccepting, HasKey: true,
+			Order: store.OrderRankAsc, RankMax: now.UnixMilli(), HasRankMax: true})
+		if err != nil {
+			return err
+		}
+		expired = expired[:0]
+		for _, rec := range recs {
+			m := new(matchRecord)
+			if err := store.Decode(rec, m); err != nil {
+				return err
+			}
+			expired = append(expired, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// QUEUED -> SEARCHING (or TIMED_OUT), and SEARCHING past the deadline
+	// -> TIMED_OUT.
+	var pool []flexmatch.Ticket
+	var moves []*ticketRecord
+	moves = append(moves, queued...)
+	for _, e := range searching {
+		if !now.Before(e.t.Deadline) {
+			moves = append(moves, e.t)
+		} else {
+			pool = append(pool, e.flex)
+		}
+	}
+	for i := 0; i < len(moves); i += batch {
+		part := moves[i:min(i+batch, len(moves))]
+		var moved []*ticketRecord
+		err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
+			moved = moved[:0]
+			est, err := estimate(ctx, tx, name, now)
+			if err != nil {
+				return err
+			}
+			for _, old := range part {
+				t, err := getTicket(ctx, tx, old.id())
+				var nf *api.NotFoundException
+				if errors.As(err, &nf) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				if t.Ticket.Status != old.Ticket.Status {
+					continue // stopped meanwhile
+				}
+				if !now.Before(t.Deadline) {
+					if err := s.endTx(ctx, tx, c, t, stTimedOut, "TIMED_OUT", "Removed from matchmaking due to timing out.", now, nil); err != nil {
+						return err
+					}
+					continue
+				}
+				t.Ticket.Status = stSearching
+				if err := putTicket(ctx, tx, t, t.Deadline.UnixMilli(), false); err != nil {
+					return err
+				}
+				d := s.detail(evSearching, c, []*ticketRecord{t})
+				d.EstimatedWaitMillis = estimatedMillis(est)
+				if err := s.publish(ctx, tx, c, now, d); err != nil {
+					return err
+				}
+				moved = append(moved, t)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, t := range moved {
+			pool = append(pool, flexTicket(t))
+		}
+	}
+	// Matches whose acceptance timed out.
+	for _, m := range expired {
+		err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
+			cur, err := getMatch(ctx, tx, m.ID)
+			var nf *api.NotFoundException
+			if errors.As(err, &nf) {
+				return nil
+			}
+			if err != nil || cur.State != matchAccepting {
+				return err
+			}
+			return s.failAcceptanceTx(ctx, tx, c, cur, now, acceptTimedOut, nil)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if rsErr != nil {
+		// A rule set this Hoist cannot parse (or one gone): the tickets
+		// search (and time out) without matches.
+		return rsErr
+	}
+	if len(pool) == 0 {
+		return nil
+	}
+	// The matcher over the SEARCHING pool.
+	res := rs.Match(pool, now, uint64(now.UnixNano()))
+	var waited time.Duration
+	var matched int
+	for i := 0; i < len(res.Matches); {
+		// Batch matches up to about `batch` tickets per transaction.
+		j, size := i, 0
+		for j < len(res.Matches) && (j == i || size+len(res.Matches[j].Tickets) <= batch) {
+			size += len(res.Matches[j].Tickets)
+			j++
+		}
+		part := res.Matches[i:j]
+		var w time.Duration
+		var n int
+		err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
+			w, n = 0, 0
+			for k := range part {
+				ts, err := s.applyTx(ctx, tx, c, rs, &part[k], now)
+				if err != nil {
+					return err
+				}
+				for _, t := range ts {
+					w += now.Sub(t.Ticket.StartTime.Time)
+					n++
+				}
+			}
+			if j == len(res.Matches) && matched+n > 0 {
+				return recordWaitTx(ctx, tx, name, (waited+w)/time.Duration(matched+n), now)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		waited, matched = waited+w, matched+n
+		i = j
+	}
+	if c.FlexMatchMode == api.FlexMatchModeWithQueue && len(res.Matches) > 0 {
+		s.kickPlacer()
+	}
+	return nil
+}
+
+// applyTx applies one match the matcher formed, if every one of its
+// tickets is still SEARCHING (else it is dropped, and its tickets that are
+// go on searching). It returns the match's tickets (none when dropped).
+func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, rs *flexmatch.RuleSet, fm *flexmatch.Match, now time.Time) ([]*ticketRecord, error) {
+	ts := make([]*ticketRecord, 0, len(fm.Tickets))
+	backfills := 0
+	for _, id := range fm.Tickets {
+		t, err := getTicket(ctx, tx, id)
+		var nf *api.NotFoundException
+		if errors.As(err, &nf) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if t.Ticket.Status != stSearching || !now.Before(t.Deadline) {
+			return nil, nil
+		}
+		if t.Backfill {
+			backfills++
+		}
+		ts = append(ts, t)
+	}
+	if backfills > 1 || (backfills == 1 && len(ts) < 2) {
+		s.log.Warn("matcher formed a match with more than one backfill ticket, or of a backfill ticket alone: dropped", "tickets", fm.Tickets)
+		return nil, nil
+	}
+	m := &matchRecord{ID: s.cfg.NewID(), Config: api.ToString(c.Name), Tickets: fm.Tickets, Teams: fm.Teams, Metrics: fm.Metrics}
+	team := map[string]string{}
+	for _, tm := range fm.Teams {
+		for _, p := range tm.Players {
+			team[p] = tm.Name
+		}
+	}
+	for _, t := range ts {
+		t.MatchID = m.ID
+		for i := range t.Ticket.Players {
+			if t.Backfill {
+				continue // its players stay on their teams
+			}
+			if tn, ok := team[api.ToString(t.Ticket.Players[i].PlayerId)]; ok {
+				t.Ticket.Players[i].Team = api.String(tn)
+			}
+		}
+	}
+	acc := c.AcceptanceRequired != nil && *c.AcceptanceRequired
+	d := s.detail(evPotential, c, ts)
+	d.MatchID, d.AcceptanceRequired, d.RuleEvaluationMetrics = m.ID, &acc, toMetrics(fm.Metrics)
+	if acc {
+		d.AcceptanceTimeout = api.ToInt32(c.AcceptanceTimeoutSeconds)
+	}
+	if err := s.publish(ctx, tx, c, now, d); err != nil {
+		return nil, err
+	}
+	if acc {
+		m.State = matchAccepting
+		m.AcceptDeadline = now.Add(time.Duration(api.ToInt32(c.AcceptanceTimeoutSeconds)) * time.Second)
+		if err := putMatch(ctx, tx, m); err != nil {
+			return nil, err
+		}
+		for _, t := range ts {
+			t.Ticket.Status, t.Accepted = stAccept, nil
+			if t.Backfill {
+				// Only new players accept.
+				for _, p := range t.Ticket.Players {
+					t.Accepted = append(t.Accepted, api.ToString(p.PlayerId))
+				}
+			}
+			if err := putTicket(ctx, tx, t, m.AcceptDeadline.UnixMilli(), false); err != nil {
+				return nil, err
+			}
+		}
+		return ts, nil
+	}
+	return ts, s.proceedTx(ctx, tx, c, rs, m, ts, now)
+}
+
+// proceedTx takes a match that needs no (more) acceptance on: STANDALONE
+// completes it, WITH_QUEUE places it.
+func (s *Service) proceedTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, rs *flexmatch.RuleSet, m *matchRecord, ts []*ticketRecord, now time.Time) error {
+	for _, t := range ts {
+		if t.Backfill {
+			return s.backfillTx(ctx, tx, c, m, ts, t, now)
+		}
+	}
+	if c.FlexMatchMode == api.FlexMatchModeStandalone {
+		if m.State != "" {
+			if err := tx.Delete(ctx, KindMatch, m.ID); err != nil {
+				return err
+			}
+		}
+		return s.succeedTx(ctx, tx, c, m, ts, now, nil)
+	}
+	return s.placeTx(ctx, tx, c, rs, m, ts, now)
+}
+
+// succeedTx completes a match's tickets and publishes MatchmakingSucceeded
+// (gs: the game session of a placed match, nil for STANDALONE).
+func (s *Service) succeedTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, m *matchRecord, ts []*ticketRecord, now time.Time, gs *eventSession) error {
+	for _, t := range ts {
+		t.Ticket.Status, t.Ticket.EndTime = stCompleted, api.Time(now)
+		t.Ticket.StatusReason, t.Ticket.StatusMessage, t.Accepted = nil, nil, nil
+		if err := putTicket(ctx, tx, t, now.UnixMilli(), false); err != nil {
+			return err
+		}
+	}
+	d := s.detail(evSucceeded, c, ts)
+	d.MatchID = m.ID
+	if gs != nil {
+		gs.Players = d.GameSessionInfo.Players
+		d.GameSessionInfo = *gs
+	}
+	return s.publish(ctx, tx, c, now, d)
+}
+
+// flexTicket is the matcher's view of a searching ticket.
+func flexTicket(t *ticketRecord) flexmatch.Ticket {
+	f := flexmatch.Ticket{ID: t.id(), Start: t.Ticket.StartTime.Time, Players: toFlex(t.Ticket.Players), Backfill: t.Backfill}
+	if !t.Backfill {
+		for k := range f.Players {
+			f.Players[k].Team = ""
+		}
+	}
+	return f
+}
+
+// pooled is a SEARCHING ticket as the matchmaker last read it.
+type pooled struct {
+	data []byte
+	t    *ticketRecord
+	flex flexmatch.Ticket
+}
+
+// poolCache keeps the decoded SEARCHING tickets of each configuration
+// between passes, so that a pass decodes only the tickets whose records
+// changed. It is a cache of the store, never the truth: every pass lists
+// the records, and every change re-reads its tickets in its transaction.
+type poolCache struct {
+	mu sync.Mutex
+	m  map[string]map[string]*pooled // configuration -> ticket ID -> entry
+}
+
+// searching lists the configuration's SEARCHING tickets in tx.
+func (c *poolCache) searching(ctx context.Context, tx store.Tx, config string) ([]*pooled, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.m[config]
+	cur := make(map[string]*pooled, len(old))
+	var out []*pooled
+	q := store.Query{Kind: KindTicket, Parent: config, HasParent: true, Key: string(stSearching), HasKey: true,
+		Order: store.OrderRankAsc, Limit: 4096}
+	for {
+		recs, next, err := tx.List(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range recs {
+			e := old[rec.ID]
+			if e == nil || !bytes.Equal(e.data, rec.Data) {
+				t := new(ticketRecord)
+				if err := store.Decode(rec, t); err != nil {
+					return nil, err
+				}
+				e = &pooled{data: bytes.Clone(rec.Data), t: t, flex: flexTicket(t)}
+			}
+			cur[rec.ID] = e
+			out = append(out, e)
+		}
+		if next == "" {
+			break
+		}
+		q.After = next
+	}
+	if c.m == nil {
+		c.m = map[string]map[string]*pooled{}
+	}
+	c.m[config] = cur
+	return out, nil
+}
+
+// keep forgets the tickets of configurations that no longer exist.
+func (c *poolCache) keep(cfgs []*api.MatchmakingConfiguration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names := make(map[string]bool, len(cfgs))
+	for _, cfg := range cfgs {
+		names[api.ToString(cfg.Name)] = true
+	}
+	for n := range c.m {
+		if !names[n] {
+			delete(c.m, n)
+		}
+	}
+}

@@ -1,0 +1,226 @@
+package matchmaking
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/flexmatch"
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// MatchRequest asks the placer to place a match as a game session. It has
+// the shape of internal/placement's MatchRequest (which replaces it once
+// placement has it).
+type MatchRequest struct {
+	// PlacementID is the match ID.
+	PlacementID, QueueName    string
+	GameProperties            []api.GameProperty
+	GameSessionData           string
+	MatchmakerData            string
+	MaximumPlayerSessionCount int32
+	Players                   []MatchPlayer
+}
+
+// MatchPlayer is a player of a match to place.
+type MatchPlayer struct {
+	PlayerID    string
+	LatencyInMs map[string]int32
+}
+
+// MatchOutcome is how a match's placement ended (placement calls
+// OnMatchPlacement with it inside the transaction that ends it).
+type MatchOutcome struct {
+	PlacementID string
+	// Status is FULFILLED, TIMED_OUT, CANCELLED or FAILED.
+	Status                             api.GameSessionPlacementState
+	GameSessionArn, IpAddress, DnsName string
+	Port                               int32
+	PlayerSessions                     []api.PlacedPlayerSession
+}
+
+// Placer starts the placement of a match, in the matchmaker's transaction.
+// A Placer that also has a Kick method (placement.Service does) is kicked
+// after the transactions that started placements committed, so they are
+// tried at once.
+type Placer interface {
+	StartMatchPlacementTx(ctx context.Context, tx store.Tx, req MatchRequest) error
+}
+
+// kickPlacer wakes the placer, if it can be woken.
+func (s *Service) kickPlacer() {
+	if k, ok := s.cfg.Placer.(interface{ Kick() }); ok {
+		k.Kick()
+	}
+}
+
+// matchData is GameSession.MatchmakerData.
+type matchData struct {
+	MatchID          string          `json:"matchId"`
+	ConfigurationArn string          `json:"matchmakingConfigurationArn"`
+	Teams            []matchDataTeam `json:"teams"`
+	AutoBackfillID   string          `json:"autoBackfillTicketId,omitempty"`
+	AutoBackfillMode string          `json:"autoBackfillMode,omitempty"`
+}
+
+type matchDataTeam struct {
+	Name    string            `json:"name"`
+	Players []matchDataPlayer `json:"players"`
+}
+
+type matchDataPlayer struct {
+	PlayerID   string                    `json:"playerId"`
+	Attributes map[string]matchDataValue `json:"attributes,omitempty"`
+}
+
+type matchDataValue struct {
+	Type  string `json:"attributeType"`
+	Value any    `json:"valueAttribute"`
+}
+
+// buildMatchData writes the MatchmakerData of a match.
+func buildMatchData(c *api.MatchmakingConfiguration, m *matchRecord, ts []*ticketRecord) (string, error) {
+	players := map[string]api.Player{}
+	for _, t := range ts {
+		for _, p := range t.Ticket.Players {
+			players[api.ToString(p.PlayerId)] = p
+		}
+	}
+	d := matchData{MatchID: m.ID, ConfigurationArn: api.ToString(c.ConfigurationArn), Teams: []matchDataTeam{}}
+	if c.BackfillMode == api.BackfillModeAutomatic {
+		d.AutoBackfillMode = "AUTOMATIC"
+	}
+	for _, team := range m.Teams {
+		dt := matchDataTeam{Name: team.Name, Players: []matchDataPlayer{}}
+		for _, id := range team.Players {
+			dp := matchDataPlayer{PlayerID: id}
+			attrs := players[id].PlayerAttributes
+			if len(attrs) > 0 {
+				dp.Attributes = map[string]matchDataValue{}
+				for _, k := range slices.Sorted(maps.Keys(attrs)) {
+					v := attrs[k]
+					switch {
+					case v.S != nil:
+						dp.Attributes[k] = matchDataValue{"STRING", *v.S}
+					case v.N != nil:
+						dp.Attributes[k] = matchDataValue{"DOUBLE", *v.N}
+					case v.SL != nil:
+						dp.Attributes[k] = matchDataValue{"STRING_LIST", v.SL}
+					case v.SDM != nil:
+						dp.Attributes[k] = matchDataValue{"STRING_DOUBLE_MAP", v.SDM}
+					}
+				}
+			}
+			dt.Players = append(dt.Players, dp)
+		}
+		d.Teams = append(d.Teams, dt)
+	}
+	b, err := json.Marshal(d)
+	return string(b), err
+}
+
+// placeTx starts the placement of a match of a WITH_QUEUE configuration:
+// its tickets go PLACING, or FAILED when it cannot be placed.
+func (s *Service) placeTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, rs *flexmatch.RuleSet, m *matchRecord, ts []*ticketRecord, now time.Time) error {
+	fail := func(msg string) error {
+		for _, t := range ts {
+			if err := s.endTx(ctx, tx, c, t, stFailed, "FAILED", msg, now, m.Metrics); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if s.cfg.Placer == nil {
+		return fail("this Hoist places no matches of WITH_QUEUE configurations")
+	}
+	if len(c.GameSessionQueueArns) == 0 {
+		return fail("the configuration has no game session queue")
+	}
+	queue, err := queueName(c.GameSessionQueueArns[0])
+	if err != nil {
+		return fail(err.Error())
+	}
+	data, err := buildMatchData(c, m, ts)
+	if err != nil {
+		return err
+	}
+	req := MatchRequest{PlacementID: m.ID, QueueName: queue, GameProperties: c.GameProperties,
+		GameSessionData: api.ToString(c.GameSessionData), MatchmakerData: data,
+		MaximumPlayerSessionCount: int32(rs.MaxPlayers()) + api.ToInt32(c.AdditionalPlayerCount)}
+	for _, team := range m.Teams {
+		for _, id := range team.Players {
+			mp := MatchPlayer{PlayerID: id}
+			for _, t := range ts {
+				for _, p := range t.Ticket.Players {
+					if api.ToString(p.PlayerId) == id {
+						mp.LatencyInMs = p.LatencyInMs
+					}
+				}
+			}
+			req.Players = append(req.Players, mp)
+		}
+	}
+	if err := s.cfg.Placer.StartMatchPlacementTx(ctx, tx, req); err != nil {
+		var ae api.Error
+		if errors.As(err, &ae) {
+			return fail("the match could not be placed: " + err.Error())
+		}
+		return err
+	}
+	m.State = matchPlacing
+	if err := putMatch(ctx, tx, m); err != nil {
+		return err
+	}
+	for _, t := range ts {
+		t.Ticket.Status = stPlacing
+		t.Accepted = nil
+		if err := putTicket(ctx, tx, t, 0, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// OnMatchPlacement ends the tickets of a match whose placement ended, in
+// the placement's transaction: COMPLETED with the game session's
+// connection information when it was FULFILLED, else FAILED. A placement
+// that is not a match's is ignored.
+func (s *Service) OnMatchPlacement(ctx context.Context, tx store.Tx, out MatchOutcome) error {
+	m, err := getMatch(ctx, tx, out.PlacementID)
+	var nf *api.NotFoundException
+	if errors.As(err, &nf) {
+		return nil
+	}
+	if err != nil || m.State != matchPlacing {
+		return err
+	}
+	c, err := getConfig(ctx, tx, m.Config)
+	if errors.As(err, &nf) {
+		c = &api.MatchmakingConfiguration{Name: api.String(m.Config), ConfigurationArn: api.String(s.configARN(m.Config))}
+	} else if err != nil {
+		return err
+	}
+	ts, err := matchTickets(ctx, tx, m, stPlacing)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	if err := tx.Delete(ctx, KindMatch, m.ID); err != nil {
+		return err
+	}
+	if out.Status != api.GameSessionPlacementStateFulfilled {
+		for _, t := range ts {
+			if err := s.endTx(ctx, tx, c, t, stFailed, "FAILED", "the game session placement of the match ended "+string(out.Status), now, m.Metrics); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	connect(ts, out)
+	return s.succeedTx(ctx, tx, c, m, ts, now, &eventSession{GameSessionArn: out.GameSessionArn, IPAddress: out.IpAddress,
+		DNSName: out.DnsName, Port: out.Port})
+}

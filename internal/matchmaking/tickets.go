@@ -1,0 +1,357 @@
+package matchmaking
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/flexmatch"
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// Bounds of tickets (GameLift's documented limits).
+const (
+	MaxTicketID         = 128
+	MaxTicketPlayers    = 10
+	MaxDescribeTickets  = 10
+	MaxPlayerAttributes = 10
+	MaxAttrString       = 100
+	MaxAttrList         = 100
+	MaxAttrMap          = 10
+)
+
+// Ticket statuses, short.
+const (
+	stQueued     = api.MatchmakingConfigurationStatusQueued
+	stSearching  = api.MatchmakingConfigurationStatusSearching
+	stAccept     = api.MatchmakingConfigurationStatusRequiresAcceptance
+	stPlacing    = api.MatchmakingConfigurationStatusPlacing
+	stCompleted  = api.MatchmakingConfigurationStatusCompleted
+	stFailed     = api.MatchmakingConfigurationStatusFailed
+	stCancelled  = api.MatchmakingConfigurationStatusCancelled
+	stTimedOut   = api.MatchmakingConfigurationStatusTimedOut
+	activeStates = 4
+)
+
+// active lists the statuses of a ticket that has not ended.
+var active = [activeStates]api.MatchmakingConfigurationStatus{stQueued, stSearching, stAccept, stPlacing}
+
+func isActive(st api.MatchmakingConfigurationStatus) bool { return slices.Contains(active[:], st) }
+
+// ticketRecord is a ticket's stored state.
+type ticketRecord struct {
+	Ticket api.MatchmakingTicket `json:"ticket"`
+	// Deadline is when the ticket times out (StartTime + the
+	// configuration's RequestTimeoutSeconds).
+	Deadline time.Time `json:"deadline"`
+	// MatchID is the match the ticket is in (REQUIRES_ACCEPTANCE, PLACING,
+	// COMPLETED).
+	MatchID string `json:"matchId,omitempty"`
+	// Accepted are the players who accepted the current match.
+	Accepted []string `json:"accepted,omitempty"`
+	// Backfill marks a backfill ticket (StartMatchBackfill): its players
+	// are in a game session already, each on a team.
+	Backfill bool `json:"backfill,omitempty"`
+	// GameSessionArn is the game session a backfill ticket fills ("" for
+	// a STANDALONE backfill without one).
+	GameSessionArn string `json:"gameSessionArn,omitempty"`
+}
+
+func (t *ticketRecord) id() string     { return api.ToString(t.Ticket.TicketId) }
+func (t *ticketRecord) config() string { return api.ToString(t.Ticket.ConfigurationName) }
+
+// putTicket stores t: Parent its configuration, Key its status, Rank its
+// deadline (Unix ms) while QUEUED or SEARCHING, its match's acceptance
+// deadline while REQUIRES_ACCEPTANCE, else its end time (or 0).
+func putTicket(ctx context.Context, tx store.Tx, t *ticketRecord, rank int64, insert bool) error {
+	data, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	rec := store.Record{Kind: KindTicket, ID: t.id(), Parent: t.config(), Key: string(t.Ticket.Status), Rank: rank, Data: data}
+	if insert {
+		return tx.Insert(ctx, rec)
+	}
+	return tx.Put(ctx, rec)
+}
+
+// getTicket reads a ticket; an unknown one is NotFoundException.
+func getTicket(ctx context.Context, tx store.Tx, id string) (*ticketRecord, error) {
+	t := new(ticketRecord)
+	if _, err := store.GetJSON(ctx, tx, KindTicket, id, t); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, api.NewNotFoundException("matchmaking ticket %s does not exist", id)
+		}
+		return nil, err
+	}
+	return t, nil
+}
+
+// activeTickets counts the configuration's tickets that have not ended.
+func activeTickets(ctx context.Context, tx store.Tx, config string) (int, error) {
+	n := 0
+	for _, st := range active {
+		c, err := tx.Count(ctx, store.Query{Kind: KindTicket, Parent: config, HasParent: true, Key: string(st), HasKey: true})
+		if err != nil {
+			return 0, err
+		}
+		n += c
+	}
+	return n, nil
+}
+
+// toFlex converts API players to the matcher's.
+func toFlex(ps []api.Player) []flexmatch.Player {
+	out := make([]flexmatch.Player, len(ps))
+	for i, p := range ps {
+		fp := flexmatch.Player{ID: api.ToString(p.PlayerId), Team: api.ToString(p.Team)}
+		if len(p.PlayerAttributes) > 0 {
+			fp.Attributes = make(map[string]flexmatch.Value, len(p.PlayerAttributes))
+			for k, v := range p.PlayerAttributes {
+				fp.Attributes[k] = flexmatch.Value{S: v.S, N: v.N, SL: v.SL, SDM: v.SDM}
+			}
+		}
+		if len(p.LatencyInMs) > 0 {
+			fp.Latencies = make(map[string]int, len(p.LatencyInMs))
+			for k, v := range p.LatencyInMs {
+				fp.Latencies[k] = int(v)
+			}
+		}
+		out[i] = fp
+	}
+	return out
+}
+
+// checkPlayers applies the rules of a ticket's players that need no rule
+// set: 1-10 players (max for backfill), unique IDs, attribute values that
+// are exactly one of S, N, SL, SDM and within GameLift's limits.
+func checkPlayers(ps []api.Player, maxPlayers int) error {
+	if len(ps) < 1 || len(ps) > maxPlayers {
+		return api.NewInvalidRequestException("Players has %d entries, 1 to %d allowed", len(ps), maxPlayers)
+	}
+	seen := make(map[string]bool, len(ps))
+	for i, p := range ps {
+		id := api.ToString(p.PlayerId)
+		switch {
+		case id == "":
+			return api.NewInvalidRequestException("Players[%d].PlayerId is required", i)
+		case seen[id]:
+			return api.NewInvalidRequestException("Players[%d].PlayerId %s repeats an earlier player", i, id)
+		}
+		seen[id] = true
+		if len(p.PlayerAttributes) > MaxPlayerAttributes {
+			return api.NewInvalidRequestException("Players[%d].PlayerAttributes has %d entries, at most %d allowed", i, len(p.PlayerAttributes), MaxPlayerAttributes)
+		}
+		for _, k := range slices.Sorted(maps.Keys(p.PlayerAttributes)) {
+			if err := checkValue(p.PlayerAttributes[k]); err != nil {
+				return api.NewInvalidRequestException("Players[%d].PlayerAttributes[%s]: %v", i, k, err)
+			}
+		}
+		for _, r := range slices.Sorted(maps.Keys(p.LatencyInMs)) {
+			if p.LatencyInMs[r] < 0 {
+				return api.NewInvalidRequestException("Players[%d].LatencyInMs[%s] is negative", i, r)
+			}
+		}
+	}
+	return nil
+}
+
+// checkValue checks one AttributeValue.
+func checkValue(v api.AttributeValue) error {
+	n := 0
+	for _, set := range []bool{v.S != nil, v.N != nil, v.SL != nil, v.SDM != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return errors.New("exactly one of the values S, N, SL and SDM must be set")
+	}
+	switch {
+	case v.S != nil && len(*v.S) > MaxAttrString:
+		return fmt.Errorf("the value S is %d characters, at most %d allowed", len(*v.S), MaxAttrString)
+	case len(v.SL) > MaxAttrList:
+		return fmt.Errorf("the value SL has %d entries, at most %d allowed", len(v.SL), MaxAttrList)
+	case len(v.SDM) > MaxAttrMap:
+		return fmt.Errorf("the value SDM has %d entries, at most %d allowed", len(v.SDM), MaxAttrMap)
+	}
+	return nil
+}
+
+// ruleSetOf returns the parsed rule set of a configuration.
+func (s *Service) ruleSetOf(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration) (*flexmatch.RuleSet, error) {
+	return s.ruleSets.parsed(ctx, tx, api.ToString(c.RuleSetName))
+}
+
+// StartMatchmaking queues a ticket for the configuration's matchmaker.
+func (s *Service) StartMatchmaking(ctx context.Context, in *api.StartMatchmakingInput) (*api.StartMatchmakingOutput, error) {
+	id := api.ToString(in.TicketId)
+	if id == "" {
+		id = s.cfg.NewID()
+	} else if len(id) > MaxTicketID || !configNamePattern.MatchString(id) {
+		return nil, api.NewInvalidRequestException("TicketId %q must be 1 to %d letters, digits, '-' or '.'", id, MaxTicketID)
+	}
+	if err := checkPlayers(in.Players, MaxTicketPlayers); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var t *ticketRecord
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		c, err := getConfig(ctx, tx, api.ToString(in.ConfigurationName))
+		if err != nil {
+			return err
+		}
+		rs, err := s.ruleSetOf(ctx, tx, c)
+		var ir *api.InvalidRequestException
+		if errors.As(err, &ir) {
+			return api.NewInvalidRequestException("the rule set %s of matchmaking configuration %s cannot be used: %s", api.ToString(c.RuleSetName), api.ToString(c.Name), ir.ErrorMessage())
+		}
+		if err != nil {
+			return err
+		}
+		players := toFlex(in.Players)
+		for i := range players {
+			players[i].Team = "" // a matchmaking ticket's players have no team yet
+		}
+		if err := rs.CheckTicket(flexmatch.Ticket{ID: id, Start: now, Players: players}); err != nil {
+			var fe *flexmatch.Error
+			if errors.As(err, &fe) {
+				return api.NewInvalidRequestException("%s", fe.Error())
+			}
+			return api.NewInvalidRequestException("Players: %v", err)
+		}
+		ps := slices.Clone(in.Players)
+		for i := range ps {
+			ps[i].Team = nil
+		}
+		t = &ticketRecord{Ticket: api.MatchmakingTicket{TicketId: api.String(id), ConfigurationName: c.Name,
+			ConfigurationArn: c.ConfigurationArn, Status: stQueued, StartTime: api.Time(now), Players: ps},
+			Deadline: now.Add(time.Duration(api.ToInt32(c.RequestTimeoutSeconds)) * time.Second)}
+		err = putTicket(ctx, tx, t, t.Deadline.UnixMilli(), true)
+		if errors.Is(err, store.ErrExists) {
+			return api.NewInvalidRequestException("TicketId %s was already used: ticket IDs cannot be reused", id)
+		}
+		if err != nil {
+			return err
+		}
+		est, err := estimate(ctx, tx, *c.Name, now)
+		t.Ticket.EstimatedWaitTime = estimatedSeconds(est)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.kickLoop()
+	return &api.StartMatchmakingOutput{MatchmakingTicket: &t.Ticket}, nil
+}
+
+// DescribeMatchmaking returns the tickets named (1 to 10; unknown ones are
+// left out), in the order asked.
+func (s *Service) DescribeMatchmaking(ctx context.Context, in *api.DescribeMatchmakingInput) (*api.DescribeMatchmakingOutput, error) {
+	if n := len(in.TicketIds); n < 1 || n > MaxDescribeTickets {
+		return nil, api.NewInvalidRequestException("TicketIds has %d entries, 1 to %d allowed", n, MaxDescribeTickets)
+	}
+	out := &api.DescribeMatchmakingOutput{}
+	now := s.now()
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		out.TicketList = make([]api.MatchmakingTicket, 0, len(in.TicketIds))
+		ests := map[string]int64{}
+		for _, id := range in.TicketIds {
+			t, err := getTicket(ctx, tx, id)
+			var nf *api.NotFoundException
+			if errors.As(err, &nf) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if st := t.Ticket.Status; st == stQueued || st == stSearching {
+				est, ok := ests[t.config()]
+				if !ok {
+					if est, err = estimate(ctx, tx, t.config(), now); err != nil {
+						return err
+					}
+					ests[t.config()] = est
+				}
+				t.Ticket.EstimatedWaitTime = estimatedSeconds(est)
+			}
+			out.TicketList = append(out.TicketList, t.Ticket)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// StopMatchmaking cancels a ticket that has not ended. With its match
+// waiting for acceptance, the match fails like a rejection: the match's
+// other tickets go back to SEARCHING.
+func (s *Service) StopMatchmaking(ctx context.Context, in *api.StopMatchmakingInput) (*api.StopMatchmakingOutput, error) {
+	err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
+		t, err := getTicket(ctx, tx, api.ToString(in.TicketId))
+		if err != nil {
+			return err
+		}
+		st := t.Ticket.Status
+		if !isActive(st) {
+			return api.NewInvalidRequestException("matchmaking ticket %s is %s: only a ticket that has not ended can be stopped", t.id(), st)
+		}
+		if st == stPlacing {
+			return api.NewInvalidRequestException("matchmaking ticket %s is PLACING: its match is being placed", t.id())
+		}
+		c, err := getConfig(ctx, tx, t.config())
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		if st == stAccept {
+			m, err := getMatch(ctx, tx, t.MatchID)
+			if err != nil {
+				return err
+			}
+			return s.failAcceptanceTx(ctx, tx, c, m, now, acceptRejected, map[string]bool{t.id(): true})
+		}
+		return s.endTx(ctx, tx, c, t, stCancelled, "CANCELLED", "Cancelled by request.", now, nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &api.StopMatchmakingOutput{}, nil
+}
+
+// endTx ends t with a terminal status and publishes its event.
+func (s *Service) endTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, t *ticketRecord, st api.MatchmakingConfigurationStatus, reason, msg string, now time.Time, metrics []flexmatch.RuleMetric) error {
+	t.Ticket.Status, t.Ticket.EndTime = st, api.Time(now)
+	t.Ticket.StatusReason, t.Ticket.StatusMessage = api.String(reason), api.String(msg)
+	t.Accepted = nil
+	if err := putTicket(ctx, tx, t, now.UnixMilli(), false); err != nil {
+		return err
+	}
+	if t.Backfill && t.GameSessionArn != "" && s.cfg.Backfiller != nil {
+		gs, id, reason := t.GameSessionArn, t.id(), backfillReason(st)
+		later(ctx, func(ctx context.Context) { s.cfg.Backfiller.BackfillEnded(ctx, gs, id, reason) })
+	}
+	typ := map[api.MatchmakingConfigurationStatus]string{stCancelled: evCancelled, stTimedOut: evTimedOut, stFailed: evFailed}[st]
+	d := s.detail(typ, c, []*ticketRecord{t})
+	d.Reason, d.Message = eventReason(st), msg
+	d.RuleEvaluationMetrics = toMetrics(metrics)
+	return s.publish(ctx, tx, c, now, d)
+}
+
+// eventReason is the "reason" of a ticket's ending event.
+func eventReason(st api.MatchmakingConfigurationStatus) string {
+	switch st {
+	case stCancelled:
+		return "Cancelled"
+	case stTimedOut:
+		return "TimedOut"
+	}
+	return "Failed"
+}
