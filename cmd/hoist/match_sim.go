@@ -112,12 +112,18 @@ type invariantError struct{ msg string }
 
 func (e *invariantError) Error() string { return "the matcher broke its contract: " + e.msg }
 
+// matcher is what simulate runs: a *flexmatch.RuleSet (tests use fakes).
+type matcher interface {
+	Name() string
+	Match(pool []flexmatch.Ticket, now time.Time, seed uint64) flexmatch.Result
+}
+
 // simulate runs the matcher over simulated time: a pass every o.Tick from
 // 0, each over the tickets submitted at or before it that are neither
 // matched nor timed out. A ticket times out at its submission time plus
 // o.RequestTimeout (a pass at that very time no longer sees it). tickets
 // are in submission order (as parseTickets returns them).
-func simulate(rs *flexmatch.RuleSet, tickets []simTicket, o simOptions) (*simReport, error) {
+func simulate(rs matcher, tickets []simTicket, o simOptions) (*simReport, error) {
 	rep := &simReport{RuleSet: rs.Name(), TickSeconds: o.Tick.Seconds(), RequestTimeoutSeconds: o.RequestTimeout.Seconds(),
 		Seed: o.Seed, Matches: []simMatch{}, Tickets: make([]simOutcome, len(tickets))}
 	held := make([][]*simHeld, len(tickets))

@@ -49,6 +49,8 @@ func ticketsError(ticket, field, format string, args ...any) error {
 	switch {
 	case ticket == "" && field == "":
 		return fmt.Errorf("tickets file: %s", msg)
+	case ticket == "":
+		return fmt.Errorf("tickets file: %s: %s", field, msg)
 	case field == "":
 		return fmt.Errorf("tickets file: %s: %s", ticket, msg)
 	}
@@ -63,12 +65,17 @@ func decodeObject(raw json.RawMessage, known ...string) (map[string]json.RawMess
 	if err := strictUnmarshal(raw, &m); err != nil || m == nil {
 		return nil, fmt.Errorf("must be a JSON object")
 	}
+	return m, unknownField(m, known...)
+}
+
+// unknownField is the error of the first member of m not in known.
+func unknownField(m map[string]json.RawMessage, known ...string) error {
 	for _, k := range sortedKeys(m) {
 		if !slices.Contains(known, k) {
-			return nil, fmt.Errorf("unknown field %q (known: %s)", k, strings.Join(known, ", "))
+			return fmt.Errorf("unknown field %q (known: %s)", k, strings.Join(known, ", "))
 		}
 	}
-	return m, nil
+	return nil
 }
 
 // strictUnmarshal is json.Unmarshal that also refuses null for the whole
@@ -134,9 +141,9 @@ func parseTickets(data []byte, rs *flexmatch.RuleSet) ([]simTicket, error) {
 
 func parseTicket(raw json.RawMessage, name string) (simTicket, error) {
 	var t simTicket
-	m, err := decodeObject(raw, "ticketId", "submittedAt", "players")
-	if err != nil {
-		return t, ticketsError(name, "", "%v", err)
+	var m map[string]json.RawMessage // members checked once the ID can name the ticket
+	if err := strictUnmarshal(raw, &m); err != nil || m == nil {
+		return t, ticketsError(name, "", "must be a JSON object")
 	}
 	idRaw, ok := m["ticketId"]
 	if !ok {
@@ -149,6 +156,9 @@ func parseTicket(raw json.RawMessage, name string) (simTicket, error) {
 		return t, ticketsError(name, "ticketId", "must be 1 to %d letters, digits, '-' and '.', got %q", maxTicketIDLen, t.ID)
 	}
 	name = t.ID
+	if err := unknownField(m, "ticketId", "submittedAt", "players"); err != nil {
+		return t, ticketsError(name, "", "%v", err)
+	}
 	subRaw, ok := m["submittedAt"]
 	if !ok {
 		return t, ticketsError(name, "submittedAt", "is required (seconds from the start of the simulation)")
@@ -243,36 +253,41 @@ func parseValue(raw json.RawMessage) (flexmatch.Value, error) {
 		}
 		v.S = &s
 	case '[':
-		var sl []string
-		if err := json.Unmarshal(raw, &sl); err != nil {
+		var sl []*string
+		if err := json.Unmarshal(raw, &sl); err != nil || slices.Contains(sl, nil) {
 			return v, fmt.Errorf("a list value must hold only strings")
 		}
 		if len(sl) > maxStringList {
 			return v, fmt.Errorf("a string list holds at most %d strings", maxStringList)
 		}
-		for _, s := range sl {
-			if len(s) > maxStringValue {
+		v.SL = make([]string, len(sl))
+		for i, s := range sl {
+			if len(*s) > maxStringValue {
 				return v, fmt.Errorf("a string of a list is at most %d characters", maxStringValue)
 			}
+			v.SL[i] = *s
 		}
-		v.SL = append([]string{}, sl...)
 	case '{':
-		var sdm map[string]float64
+		var sdm map[string]*float64
 		if err := json.Unmarshal(raw, &sdm); err != nil {
 			return v, fmt.Errorf("an object value must map strings to numbers")
 		}
 		if len(sdm) > maxStringMap {
 			return v, fmt.Errorf("a string-number map holds at most %d entries", maxStringMap)
 		}
-		for k := range sdm {
+		v.SDM = make(map[string]float64, len(sdm))
+		for _, k := range sortedKeys(sdm) {
 			if k == "" || len(k) > maxStringValue {
 				return v, fmt.Errorf("a map key is 1 to %d characters", maxStringValue)
 			}
+			if sdm[k] == nil {
+				return v, fmt.Errorf("an object value must map strings to numbers")
+			}
+			v.SDM[k] = *sdm[k]
 		}
-		v.SDM = sdm
 	default:
 		var n float64
-		if err := json.Unmarshal(raw, &n); err != nil {
+		if err := strictUnmarshal(raw, &n); err != nil {
 			return v, fmt.Errorf("must be a string, a number, a list of strings or an object of numbers")
 		}
 		v.N = &n
