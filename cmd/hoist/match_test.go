@@ -473,3 +473,26 @@ func TestMatchCommandLine(t *testing.T) {
 		t.Errorf("hoist help does not list match:\n%s", stdout)
 	}
 }
+
+// TestDocumentedCommands runs every `hoist match` command of
+// docs/flexmatch-simulate.md that uses the example files.
+func TestDocumentedCommands(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "flexmatch-simulate.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range strings.Lines(string(doc)) {
+		if !strings.HasPrefix(line, "hoist match ") || !strings.Contains(line, "docs/examples/") {
+			continue
+		}
+		n++
+		args := strings.Fields(strings.ReplaceAll(line, "docs/examples/", "../../docs/examples/"))[1:]
+		if code, _, stderr := runArgs(t, args...); code != 0 {
+			t.Errorf("%s: status %d: %s", strings.TrimSpace(line), code, stderr)
+		}
+	}
+	if n < 3 {
+		t.Errorf("found %d documented commands, want 3", n)
+	}
+}
