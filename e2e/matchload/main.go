@@ -246,17 +246,35 @@ func scenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) 
 	}
 	players := generatePlayers(cfg.Tickets, cfg.Seed)
 	fmt.Fprintf(log, "matchload: rule set %s, configuration %s; submitting %d tickets\n", source, configName, cfg.Tickets)
+	apis := make([]matchAPI, len(clients))
+	for i, c := range clients {
+		apis[i] = c
+	}
+	return rep, measure(ctx, rep, apis, configName, players, pid)
+}
 
+// matchAPI is the part of the GameLift client measure uses (tests use a
+// fake).
+type matchAPI interface {
+	StartMatchmaking(context.Context, *gl.StartMatchmakingInput, ...func(*gl.Options)) (*gl.StartMatchmakingOutput, error)
+	DescribeMatchmaking(context.Context, *gl.DescribeMatchmakingInput, ...func(*gl.Options)) (*gl.DescribeMatchmakingOutput, error)
+}
+
+// measure submits a ticket for each player, spread over the clients, polls
+// until every ticket has ended, and fills in rep. pid is Hoist's process
+// (0: unknown, no CPU or memory figures).
+func measure(ctx context.Context, rep *Report, clients []matchAPI, configName string, players []types.Player, pid int) error {
+	cfg := rep.Config
 	cpu0, self0 := cpuTicks(pid), cpuTicks(os.Getpid())
 	deadline := time.Now().Add(cfg.Timeout)
-	results := make([]ticketResult, cfg.Tickets)
-	shards := make([]*shard, cfg.Clients)
+	results := make([]ticketResult, len(players))
+	shards := make([]*shard, len(clients))
 	var wg sync.WaitGroup
 	t0 := time.Now()
 	for k := range shards {
 		s := &shard{}
 		shards[k] = s
-		wg.Go(func() { s.submit(ctx, clients[k], configName, players, k, cfg.Clients) })
+		wg.Go(func() { s.submit(ctx, clients[k], configName, players, k, len(clients)) })
 		wg.Go(func() { s.poll(ctx, clients[k], results, cfg.PollInterval, deadline) })
 	}
 	wg.Wait()
@@ -305,7 +323,7 @@ func scenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) 
 			rep.Unended++
 		}
 	}
-	rep.MatchedPct = 100 * float64(rep.Completed) / float64(cfg.Tickets)
+	rep.MatchedPct = 100 * float64(rep.Completed) / float64(len(players))
 	rep.Wait, rep.ObservedWait = loadreport.Stats(waits), loadreport.Stats(observed)
 	if !lastEnd.IsZero() {
 		rep.MatchedSeconds = lastEnd.Sub(t0).Seconds()
@@ -320,12 +338,12 @@ func scenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) 
 		rep.LoadCores = float64(self1-self0) / sysinfo.TicksPerSecond / elapsed
 	}
 	if err := errors.Join(errs...); err != nil {
-		return rep, err
+		return err
 	}
 	if rep.Unended > 0 {
-		return rep, fmt.Errorf("%d tickets had not ended after %v", rep.Unended, cfg.Timeout)
+		return fmt.Errorf("%d tickets had not ended after %v", rep.Unended, cfg.Timeout)
 	}
-	return rep, nil
+	return nil
 }
 
 // cpuTicks is a process's CPU time in ticks (0 for pid 0).
@@ -403,7 +421,7 @@ type shard struct {
 
 // submit sends StartMatchmaking for the shard's tickets, one after the
 // other; polling starts with the first.
-func (s *shard) submit(ctx context.Context, c *gl.Client, config string, players []types.Player, k, clients int) {
+func (s *shard) submit(ctx context.Context, c matchAPI, config string, players []types.Player, k, clients int) {
 	defer func() {
 		s.mu.Lock()
 		s.done, s.submitEnd = true, time.Now()
@@ -430,7 +448,7 @@ func (s *shard) submit(ctx context.Context, c *gl.Client, config string, players
 // poll describes the shard's pending tickets, 10 a call, sweep after
 // sweep, until every submitted ticket has ended, submitting is over and
 // failed, or the deadline passes.
-func (s *shard) poll(ctx context.Context, c *gl.Client, results []ticketResult, interval time.Duration, deadline time.Time) {
+func (s *shard) poll(ctx context.Context, c matchAPI, results []ticketResult, interval time.Duration, deadline time.Time) {
 	for {
 		s.mu.Lock()
 		pending, done, failed := slices.Clone(s.pending), s.done, s.err != nil

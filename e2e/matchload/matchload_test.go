@@ -4,13 +4,20 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
+	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
 
 	"github.com/hoistgg/hoist/internal/flexmatch"
 )
@@ -117,5 +124,92 @@ func TestFlags(t *testing.T) {
 	cfg, _, err := parseFlags([]string{"-request-timeout", "10s"}, &bytes.Buffer{})
 	if err != nil || cfg.Timeout != cfg.RequestTimeout+2*60e9 || cfg.Tickets != 10000 {
 		t.Errorf("defaults: %+v, %v", cfg, err)
+	}
+}
+
+// fakeAPI is an in-process stand-in for Hoist's tickets API: each
+// DescribeMatchmaking completes the queued tickets ten at a time, and
+// once every ticket is submitted the fewer than ten left time out.
+type fakeAPI struct {
+	mu      sync.Mutex
+	total   int
+	tickets map[string]*types.MatchmakingTicket
+	queue   []string
+	failAt  int // StartMatchmaking of this ticket fails (-1: none)
+	starts  int
+}
+
+func (f *fakeAPI) StartMatchmaking(_ context.Context, in *gl.StartMatchmakingInput, _ ...func(*gl.Options)) (*gl.StartMatchmakingOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := aws.ToString(in.TicketId)
+	if f.starts == f.failAt {
+		return nil, errors.New("injected failure")
+	}
+	f.starts++
+	if _, dup := f.tickets[id]; dup || len(in.Players) != 1 || aws.ToString(in.ConfigurationName) != "cfg" {
+		return nil, fmt.Errorf("bad StartMatchmaking %s: %d players, duplicate %v", id, len(in.Players), dup)
+	}
+	tk := &types.MatchmakingTicket{TicketId: in.TicketId, Status: types.MatchmakingConfigurationStatusQueued, StartTime: aws.Time(time.Now())}
+	f.tickets[id] = tk
+	f.queue = append(f.queue, id)
+	return &gl.StartMatchmakingOutput{MatchmakingTicket: tk}, nil
+}
+
+func (f *fakeAPI) DescribeMatchmaking(_ context.Context, in *gl.DescribeMatchmakingInput, _ ...func(*gl.Options)) (*gl.DescribeMatchmakingOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(in.TicketIds) > 10 {
+		return nil, fmt.Errorf("%d ticket IDs", len(in.TicketIds))
+	}
+	now := time.Now()
+	for len(f.queue) >= 10 {
+		for _, id := range f.queue[:10] {
+			f.tickets[id].Status, f.tickets[id].EndTime = types.MatchmakingConfigurationStatusCompleted, aws.Time(now)
+		}
+		f.queue = f.queue[10:]
+	}
+	if len(f.tickets) == f.total {
+		for _, id := range f.queue {
+			f.tickets[id].Status, f.tickets[id].EndTime = types.MatchmakingConfigurationStatusTimedOut, aws.Time(now)
+		}
+		f.queue = nil
+	}
+	out := &gl.DescribeMatchmakingOutput{}
+	for _, id := range in.TicketIds {
+		if tk, ok := f.tickets[id]; ok {
+			out.TicketList = append(out.TicketList, *tk)
+		}
+	}
+	return out, nil
+}
+
+func TestMeasureWithFake(t *testing.T) {
+	players := generatePlayers(95, 1)
+	f := &fakeAPI{total: 95, tickets: map[string]*types.MatchmakingTicket{}, failAt: -1}
+	rep := &Report{Config: &Config{Timeout: time.Minute}}
+	if err := measure(context.Background(), rep, []matchAPI{f, f, f}, "cfg", players, os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Submitted != 95 || rep.Completed != 90 || rep.TimedOut != 5 || rep.Unended != 0 || rep.MatchedPct != 100*90.0/95 {
+		t.Errorf("report %+v", rep)
+	}
+	if rep.Wait.Count != 90 || rep.ObservedWait.Count != 90 || rep.StartCall.Count != 95 || rep.DescribeCall.Count < 10 ||
+		rep.MatchedRate <= 0 || rep.MatchedSeconds <= 0 || rep.SubmitRate <= 0 || rep.ObservedWait.Max < rep.Wait.Max {
+		t.Errorf("report %+v", rep)
+	}
+	var buf bytes.Buffer
+	rep.Print(&buf)
+	if !strings.Contains(buf.String(), "90 completed (94.7%), 5 timed out") {
+		t.Errorf("printed:\n%s", buf.String())
+	}
+
+	// A failed StartMatchmaking fails the run (its client stops submitting
+	// and polling).
+	f = &fakeAPI{total: 40, tickets: map[string]*types.MatchmakingTicket{}, failAt: 20}
+	rep = &Report{Config: &Config{Timeout: time.Minute}}
+	err := measure(context.Background(), rep, []matchAPI{f}, "cfg", generatePlayers(40, 1), 0)
+	if err == nil || !strings.Contains(err.Error(), "StartMatchmaking matchload-000020: injected failure") || rep.Submitted != 20 {
+		t.Errorf("err %v, %d submitted", err, rep.Submitted)
 	}
 }
