@@ -20,11 +20,13 @@
 // latencies, and Hoist's CPU and memory.
 //
 // The rule set is -rule-set when given, else the matcher benchmark's
-// (internal/flexmatch/testdata/bench-5v5.json) when the source tree has it,
-// else this tool's own copy (bench-5v5.json, embedded). Every generated
-// player has a number attribute "skill" (normal around 1500, deviation 300)
-// and latencies to three regions, one of them under 120 ms, so that every
-// ticket can be matched under the rule set's latency rule.
+// (internal/flexmatch/testdata/bench-5v5.json: 5v5, a skill batchDistance
+// rule widened by one expansion, a latency rule) when the source tree has
+// it, else this tool's copy of it (bench-5v5.json, embedded). The players
+// are drawn as the matcher's benchmark draws them: a number attribute
+// "skill" uniform over 0-1000 and latencies uniform over 20-300 ms to four
+// regions, except that one region of each player (its home) is under
+// 150 ms, so that the latency rule leaves every ticket matchable.
 package main
 
 import (
@@ -34,7 +36,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -367,24 +368,24 @@ func ruleSet(path string) ([]byte, string, error) {
 	return embeddedRuleSet, "e2e/matchload/bench-5v5.json (the matcher benchmark's is not in the source tree)", nil
 }
 
-// Regions of the generated latencies.
-var regions = []string{"us-east-1", "us-west-2", "eu-west-1"}
+// Regions of the generated latencies (the matcher benchmark's).
+var regions = []string{"us-east-1", "us-west-2", "eu-west-1", "ap-northeast-1"}
 
-// generatePlayers returns n players, the same for a seed: skill normal
-// around 1500 (deviation 300, within 0 to 3000), latencies to every region,
-// one of them (the player's home) 15 to 119 ms, the others 60 to 299 ms.
+// generatePlayers returns n players, the same for a seed: skill uniform
+// over [0, 1000), latencies uniform over [20, 300) ms to every region but
+// one (the player's home), which is uniform over [20, 150).
 func generatePlayers(n int, seed uint64) []types.Player {
 	rng := rand.New(rand.NewPCG(seed, 0x6d61746368))
 	ps := make([]types.Player, n)
 	for i := range ps {
-		skill := math.Round(min(max(1500+300*rng.NormFloat64(), 0), 3000))
+		skill := rng.Float64() * 1000
 		home := rng.IntN(len(regions))
 		lat := make(map[string]int32, len(regions))
 		for k, r := range regions {
 			if k == home {
-				lat[r] = int32(15 + rng.IntN(105))
+				lat[r] = int32(20 + rng.IntN(130))
 			} else {
-				lat[r] = int32(60 + rng.IntN(240))
+				lat[r] = int32(20 + rng.IntN(280))
 			}
 		}
 		ps[i] = types.Player{PlayerId: aws.String(fmt.Sprintf("player-%06d", i)), LatencyInMs: lat,

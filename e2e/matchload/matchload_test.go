@@ -22,17 +22,22 @@ import (
 	"github.com/hoistgg/hoist/internal/flexmatch"
 )
 
-// TestSmallRun runs the benchmark with 200 tickets through a real Hoist,
-// so that the tool keeps working (the documented figures use the
-// defaults). It needs the tickets API (StartMatchmaking,
-// DescribeMatchmaking): without it the run fails, and so does the test.
+// TestSmallRun runs the tool with 200 tickets through a real Hoist, so
+// that it keeps working (the documented figures use the defaults). It
+// needs the tickets API (StartMatchmaking, DescribeMatchmaking): without
+// it the run fails, and so does the test. Its rule set
+// (testdata/smoke-5v5.json) keeps the latency rule but lets any skills
+// meet, so that 200 tickets are enough to form matches within the 5 s
+// request timeout whatever the matcher's search; the benchmark's rule set
+// needs a larger pool.
 func TestSmallRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts Hoist")
 	}
 	out := filepath.Join(t.TempDir(), "report.json")
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"-tickets", "200", "-clients", "4", "-request-timeout", "5s", "-poll-interval", "20ms", "-json", out}, &stdout, &stderr)
+	code := run([]string{"-tickets", "200", "-clients", "4", "-request-timeout", "5s", "-poll-interval", "20ms",
+		"-rule-set", filepath.Join("testdata", "smoke-5v5.json"), "-json", out}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
@@ -63,6 +68,13 @@ func TestRuleSetParses(t *testing.T) {
 	if _, err := flexmatch.Parse(embeddedRuleSet); err != nil {
 		t.Fatalf("the embedded rule set: %v", err)
 	}
+	smoke, err := os.ReadFile(filepath.Join("testdata", "smoke-5v5.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := flexmatch.Parse(smoke); err != nil {
+		t.Fatalf("the smoke test's rule set: %v", err)
+	}
 	body, _, err := ruleSet("")
 	if err != nil {
 		t.Fatal(err)
@@ -85,12 +97,12 @@ func TestGeneratePlayers(t *testing.T) {
 			if !ok || ms < 1 {
 				t.Errorf("player %d: latency to %s %d", i, r, ms)
 			}
-			if ms < 120 {
+			if ms < 150 {
 				good++
 			}
 		}
-		if s < 0 || s > 3000 || good == 0 {
-			t.Errorf("player %d: skill %v, %d regions under 120 ms", i, s, good)
+		if s < 0 || s >= 1000 || good == 0 {
+			t.Errorf("player %d: skill %v, %d regions under 150 ms", i, s, good)
 		}
 	}
 	for _, i := range []int{0, 7, 999999} {
