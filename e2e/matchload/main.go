@@ -178,9 +178,10 @@ type Report struct {
 	StartCall    loadreport.OpStats `json:"start_matchmaking"`
 	DescribeCall loadreport.OpStats `json:"describe_matchmaking"`
 
-	// Hoist's CPU over the run (first StartMatchmaking to the last ticket
-	// ended) in cores, and this program's; Hoist's memory at the end and
-	// its peak. Zero with -endpoint.
+	// Hoist's CPU in cores, and this program's, from the first
+	// StartMatchmaking to the last completion (not over the wait for the
+	// unmatched tickets to time out); Hoist's memory at the end and its
+	// peak. Hoist's are zero with -endpoint.
 	HoistCores      float64 `json:"hoist_cores"`
 	LoadCores       float64 `json:"load_program_cores"`
 	HoistRSSMiB     float64 `json:"hoist_rss_mib"`
@@ -201,7 +202,7 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(tw, "StartMatchmaking\t%d calls: p50 %.2f ms  p99 %.2f ms  max %.2f ms\n", r.StartCall.Count, r.StartCall.P50, r.StartCall.P99, r.StartCall.Max)
 	fmt.Fprintf(tw, "DescribeMatchmaking\t%d calls: p50 %.2f ms  p99 %.2f ms  max %.2f ms\n", r.DescribeCall.Count, r.DescribeCall.P50, r.DescribeCall.P99, r.DescribeCall.Max)
 	if c.Endpoint == "" {
-		fmt.Fprintf(tw, "hoist\t%.2f cores, %.0f MiB RSS at the end (peak %.0f MiB); this program %.2f cores\n", r.HoistCores, r.HoistRSSMiB, r.HoistPeakRSSMiB, r.LoadCores)
+		fmt.Fprintf(tw, "hoist\t%.2f cores until the last match, %.0f MiB RSS at the end (peak %.0f MiB); this program %.2f cores\n", r.HoistCores, r.HoistRSSMiB, r.HoistPeakRSSMiB, r.LoadCores)
 	}
 	tw.Flush()
 }
@@ -266,7 +267,9 @@ type matchAPI interface {
 // (0: unknown, no CPU or memory figures).
 func measure(ctx context.Context, rep *Report, clients []matchAPI, configName string, players []types.Player, pid int) error {
 	cfg := rep.Config
-	cpu0, self0 := cpuTicks(pid), cpuTicks(os.Getpid())
+	stopSampling := make(chan struct{})
+	samples := make(chan []cpuSample, 1)
+	go func() { samples <- sampleCPU(pid, stopSampling) }()
 	deadline := time.Now().Add(cfg.Timeout)
 	results := make([]ticketResult, len(players))
 	shards := make([]*shard, len(clients))
@@ -279,8 +282,8 @@ func measure(ctx context.Context, rep *Report, clients []matchAPI, configName st
 		wg.Go(func() { s.poll(ctx, clients[k], results, cfg.PollInterval, deadline) })
 	}
 	wg.Wait()
-	elapsed := time.Since(t0).Seconds()
-	cpu1, self1 := cpuTicks(pid), cpuTicks(os.Getpid())
+	close(stopSampling)
+	cpu := <-samples
 
 	var submitEnd time.Time
 	var errs []error
@@ -330,13 +333,24 @@ func measure(ctx context.Context, rep *Report, clients []matchAPI, configName st
 		rep.MatchedSeconds = lastEnd.Sub(t0).Seconds()
 		rep.MatchedRate = float64(rep.Completed) / rep.MatchedSeconds
 	}
-	if pid != 0 && elapsed > 0 {
-		rep.HoistCores = float64(cpu1-cpu0) / sysinfo.TicksPerSecond / elapsed
+	// CPU over the matching window: from the first sample to the first
+	// one at or after the last completion (the wait for unmatched tickets
+	// to time out is idle), else to the last sample.
+	if len(cpu) > 1 {
+		a, b := cpu[0], cpu[len(cpu)-1]
+		if !lastEnd.IsZero() {
+			if k := slices.IndexFunc(cpu, func(c cpuSample) bool { return !c.at.Before(lastEnd) }); k > 0 {
+				b = cpu[k]
+			}
+		}
+		if sec := b.at.Sub(a.at).Seconds(); sec > 0 {
+			rep.HoistCores = float64(b.hoist-a.hoist) / sysinfo.TicksPerSecond / sec
+			rep.LoadCores = float64(b.self-a.self) / sysinfo.TicksPerSecond / sec
+		}
+	}
+	if pid != 0 {
 		rss, _ := sysinfo.Memory(pid)
 		rep.HoistRSSMiB, rep.HoistPeakRSSMiB = float64(rss)/1024, float64(sysinfo.PeakRSS(pid))/1024
-	}
-	if elapsed > 0 {
-		rep.LoadCores = float64(self1-self0) / sysinfo.TicksPerSecond / elapsed
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -345,6 +359,31 @@ func measure(ctx context.Context, rep *Report, clients []matchAPI, configName st
 		return fmt.Errorf("%d tickets had not ended after %v", rep.Unended, cfg.Timeout)
 	}
 	return nil
+}
+
+// cpuSample is a reading of Hoist's and this program's CPU time.
+type cpuSample struct {
+	at          time.Time
+	hoist, self int64
+}
+
+// sampleCPU reads the CPU times now and every 100 ms until stop is
+// closed, and once more then.
+func sampleCPU(pid int, stop <-chan struct{}) []cpuSample {
+	read := func() cpuSample {
+		return cpuSample{at: time.Now(), hoist: cpuTicks(pid), self: cpuTicks(os.Getpid())}
+	}
+	out := []cpuSample{read()}
+	tick := time.NewTicker(100 * time.Millisecond) // a sampling schedule
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return append(out, read())
+		case <-tick.C:
+			out = append(out, read())
+		}
+	}
 }
 
 // cpuTicks is a process's CPU time in ticks (0 for pid 0).
