@@ -11,7 +11,7 @@
 // ticket IDs a call) until every ticket has ended (COMPLETED, TIMED_OUT,
 // CANCELLED or FAILED). See docs/performance.md.
 //
-//	go run ./e2e/matchload [-tickets 10000] [-clients 8] [-request-timeout 30s] [-json out.json]
+//	go run ./e2e/matchload [-tickets 10000] [-clients 32] [-request-timeout 30s] [-json out.json]
 //
 // It reports the matched tickets per second (from the first
 // StartMatchmaking to the last ticket's completion), the share matched,
@@ -97,7 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (*Config, string, error) {
 	fs := flag.NewFlagSet("matchload", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&c.Tickets, "tickets", 10_000, "single-player tickets to submit")
-	fs.IntVar(&c.Clients, "clients", 8, "concurrent aws-sdk-go-v2 clients, each submitting and polling its share of the tickets")
+	fs.IntVar(&c.Clients, "clients", 32, "concurrent aws-sdk-go-v2 clients, each submitting and polling its share of the tickets")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the generated players")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 30*time.Second, "the configuration's RequestTimeoutSeconds (whole seconds): unmatched tickets end then")
 	fs.DurationVar(&c.Timeout, "timeout", 0, "give up when not every ticket has ended by then (default: the request timeout plus 2 minutes)")
