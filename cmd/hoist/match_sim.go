@@ -124,13 +124,13 @@ type matcher interface {
 // o.RequestTimeout (a pass at that very time no longer sees it). tickets
 // are in submission order (as parseTickets returns them).
 func simulate(rs matcher, tickets []simTicket, o simOptions) (*simReport, error) {
-	rep := &simReport{RuleSet: rs.Name(), TickSeconds: o.Tick.Seconds(), RequestTimeoutSeconds: o.RequestTimeout.Seconds(),
+	rep := &simReport{RuleSet: rs.Name(), TickSeconds: secs(o.Tick), RequestTimeoutSeconds: secs(o.RequestTimeout),
 		Seed: o.Seed, Matches: []simMatch{}, Tickets: make([]simOutcome, len(tickets))}
 	held := make([][]*simHeld, len(tickets))
 	index := make(map[string]int, len(tickets))
 	for i, t := range tickets {
 		index[t.ID] = i
-		rep.Tickets[i] = simOutcome{TicketID: t.ID, submitted: t.Submitted, Submitted: t.Submitted.Seconds(), HeldBy: []simHeld{}}
+		rep.Tickets[i] = simOutcome{TicketID: t.ID, submitted: t.Submitted, Submitted: secs(t.Submitted), HeldBy: []simHeld{}}
 	}
 	end := func(i int, status string, at time.Duration) {
 		out := &rep.Tickets[i]
@@ -140,7 +140,7 @@ func simulate(rs matcher, tickets []simTicket, o simOptions) (*simReport, error)
 				h.held += at - h.since
 				h.open = false
 			}
-			out.HeldBy = append(out.HeldBy, simHeld{Rule: h.Rule, Seconds: h.held.Seconds(), Passes: h.Passes, held: h.held})
+			out.HeldBy = append(out.HeldBy, simHeld{Rule: h.Rule, Seconds: secs(h.held), Passes: h.Passes, held: h.held})
 		}
 	}
 	var (
@@ -186,7 +186,7 @@ func simulate(rs matcher, tickets []simTicket, o simOptions) (*simReport, error)
 		res := rs.Match(pool, simOrigin.Add(now), o.Seed+uint64(pass)*0x9E3779B97F4A7C15)
 		rep.Passes++
 		for _, m := range res.Matches {
-			sm := simMatch{Number: len(rep.Matches) + 1, At: now.Seconds(), at: now, Tickets: slices.Clone(m.Tickets),
+			sm := simMatch{Number: len(rep.Matches) + 1, At: secs(now), at: now, Tickets: slices.Clone(m.Tickets),
 				Teams: make([]simTeam, len(m.Teams)), Metrics: make([]simMetric, len(m.Metrics))}
 			if len(m.Tickets) == 0 {
 				return rep, &invariantError{fmt.Sprintf("match %d at %v has no tickets", sm.Number, now)}
@@ -239,8 +239,8 @@ func simulate(rs matcher, tickets []simTicket, o simOptions) (*simReport, error)
 	var waits []time.Duration
 	for i := range rep.Tickets {
 		out := &rep.Tickets[i]
-		out.Ended = out.ended.Seconds()
-		out.Wait = (out.ended - out.submitted).Seconds()
+		out.Ended = secs(out.ended)
+		out.Wait = secs(out.ended - out.submitted)
 		switch out.Status {
 		case statusCompleted:
 			rep.Summary.Matched++
@@ -254,7 +254,7 @@ func simulate(rs matcher, tickets []simTicket, o simOptions) (*simReport, error)
 	if len(waits) > 0 {
 		slices.Sort(waits)
 		s.p50, s.p99, s.max = percentile(waits, 0.50), percentile(waits, 0.99), waits[len(waits)-1]
-		s.WaitP50, s.WaitP99, s.WaitMax = s.p50.Seconds(), s.p99.Seconds(), s.max.Seconds()
+		s.WaitP50, s.WaitP99, s.WaitMax = secs(s.p50), secs(s.p99), secs(s.max)
 	}
 	return rep, nil
 }
@@ -336,3 +336,7 @@ func plural(n int, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
+
+// secs is d in seconds, as the closest float64 to the exact value (so that
+// 1.636s prints as 1.636, as time.Duration.Seconds does not promise).
+func secs(d time.Duration) float64 { return float64(d) / 1e9 }

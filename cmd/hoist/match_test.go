@@ -326,7 +326,7 @@ func TestSimulateExample(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("status %d: %s", code, stderr)
 	}
-	for _, want := range []string{"rule set arena-2v2", "matches (", "held back by rules", "summary: 5 tickets", "carol-dave"} {
+	for _, want := range []string{"rule set arena-2v2", "matches (", "held back by rules", "summary: 8 tickets", "carol-dave"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
@@ -494,5 +494,43 @@ func TestDocumentedCommands(t *testing.T) {
 	}
 	if n < 3 {
 		t.Errorf("found %d documented commands, want 3", n)
+	}
+}
+
+// TestDocumentedJSONExcerpt checks that the --json excerpt of
+// docs/flexmatch-simulate.md is what the example gives: its summary, and
+// each match and ticket it shows. The excerpt shows a matcher that
+// evaluates the rules; a matcher that reports no rule metrics does not,
+// and the test is skipped.
+func TestDocumentedJSONExcerpt(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "flexmatch-simulate.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```json\n{\n  \"ruleSet\"")
+	block, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("no --json excerpt in the doc")
+	}
+	var want simReport
+	if err := json.Unmarshal([]byte("{\"ruleSet\""+block), &want); err != nil {
+		t.Fatalf("the excerpt: %v", err)
+	}
+	got := simulateJSON(t, "--rule-set", exampleRules, "--tickets", exampleTickets, "--request-timeout", "30s")
+	if len(got.Matches) == 0 || len(got.Matches[0].Metrics) == 0 {
+		t.Skip("the matcher reports no rule metrics: not the one the excerpt shows")
+	}
+	if !equalJSON(t, got.Summary, want.Summary) || got.Passes != want.Passes || got.RuleSet != want.RuleSet {
+		t.Errorf("summary %+v, %d passes; the doc shows %+v, %d passes", got.Summary, got.Passes, want.Summary, want.Passes)
+	}
+	for _, m := range want.Matches {
+		if m.Number > len(got.Matches) || !equalJSON(t, got.Matches[m.Number-1], m) {
+			t.Errorf("the doc shows match %+v, the example does not form it", m)
+		}
+	}
+	for _, w := range want.Tickets {
+		if g := outcome(t, got, w.TicketID); !equalJSON(t, g, w) {
+			t.Errorf("ticket %s: %+v; the doc shows %+v", w.TicketID, g, w)
+		}
 	}
 }
