@@ -11,7 +11,7 @@
 // ticket IDs a call) until every ticket has ended (COMPLETED, TIMED_OUT,
 // CANCELLED or FAILED). See docs/performance.md.
 //
-//	go run ./e2e/matchload [-tickets 10000] [-clients 32] [-request-timeout 30s] [-json out.json]
+//	go run ./e2e/matchload [-tickets 10000] [-clients 32] [-request-timeout 30s] [-json out.json] [-profile cpu.pprof]
 //
 // It reports the matched tickets per second (from the first
 // StartMatchmaking to the last ticket's completion), the share matched,
@@ -84,11 +84,13 @@ type Config struct {
 	RequestTimeoutS float64 `json:"request_timeout_s"`
 	PollIntervalMS  float64 `json:"poll_interval_ms"`
 
-	ruleSetPath string
-	hoistBin    string
-	dataParent  string
-	akid        string
-	secret      string
+	ruleSetPath    string
+	profile        string
+	profileSeconds int
+	hoistBin       string
+	dataParent     string
+	akid           string
+	secret         string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*Config, string, error) {
@@ -106,6 +108,8 @@ func parseFlags(args []string, stderr io.Writer) (*Config, string, error) {
 	fs.StringVar(&c.Endpoint, "endpoint", "", "a running Hoist's URL (default: start one); CPU and memory are then not reported")
 	fs.StringVar(&c.akid, "access-key-id", "", "with -endpoint: the access key ($AWS_ACCESS_KEY_ID, else the e2e tests' key)")
 	fs.StringVar(&c.secret, "secret-access-key", "", "with -endpoint: the secret key ($AWS_SECRET_ACCESS_KEY, else the e2e tests' key)")
+	fs.StringVar(&c.profile, "profile", "", "write a CPU profile of Hoist (via --pprof-addr) of the first -profile-seconds from the first StartMatchmaking to this file")
+	fs.IntVar(&c.profileSeconds, "profile-seconds", 5, "the length of the -profile")
 	fs.StringVar(&c.hoistBin, "hoist", "", "a Hoist binary to run (default: go build ./cmd/hoist)")
 	fs.StringVar(&c.dataParent, "data-parent", "", "directory for Hoist's temporary data directory (default: the system's temp dir)")
 	fs.StringVar(&jsonPath, "json", "", "also write the results as JSON to this file")
@@ -123,6 +127,8 @@ func parseFlags(args []string, stderr io.Writer) (*Config, string, error) {
 		return nil, "", errors.New("-request-timeout: whole seconds from 1s to 12h")
 	case c.PollInterval < 0 || c.Timeout < 0:
 		return nil, "", errors.New("-poll-interval and -timeout cannot be negative")
+	case c.profile != "" && (c.Endpoint != "" || c.profileSeconds < 1):
+		return nil, "", errors.New("-profile needs a Hoist this tool starts (no -endpoint) and a positive -profile-seconds")
 	}
 	if c.Timeout == 0 {
 		c.Timeout = c.RequestTimeout + 2*time.Minute
@@ -222,9 +228,16 @@ func scenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) 
 	}
 	rep.RuleSet = source
 
-	url, pid := cfg.Endpoint, 0
+	url, pid, pprofAddr := cfg.Endpoint, 0, ""
 	if url == "" {
-		h, err := startHoist(cfg)
+		var extra []string
+		if cfg.profile != "" {
+			if pprofAddr, err = hoisttest.FreeLoopbackAddr(); err != nil {
+				return nil, err
+			}
+			extra = []string{"--pprof-addr", pprofAddr}
+		}
+		h, err := startHoist(cfg, extra)
 		if err != nil {
 			return nil, err
 		}
@@ -252,7 +265,19 @@ func scenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) 
 	for i, c := range clients {
 		apis[i] = c
 	}
-	return rep, measure(ctx, rep, apis, configName, players, pid)
+	profiled := make(chan error, 1)
+	if pprofAddr != "" {
+		go func() {
+			profiled <- loadreport.FetchProfile(pprofAddr, "profile", fmt.Sprintf("seconds=%d", cfg.profileSeconds), time.Now(), cfg.profile)
+		}()
+	} else {
+		profiled <- nil
+	}
+	err = measure(ctx, rep, apis, configName, players, pid)
+	if perr := <-profiled; perr != nil {
+		err = errors.Join(err, fmt.Errorf("profile: %w", perr))
+	}
+	return rep, err
 }
 
 // matchAPI is the part of the GameLift client measure uses (tests use a
@@ -544,7 +569,7 @@ type hoistProc struct {
 	dir string
 }
 
-func startHoist(cfg *Config) (*hoistProc, error) {
+func startHoist(cfg *Config, extra []string) (*hoistProc, error) {
 	bin := cfg.hoistBin
 	if bin == "" {
 		var err error
@@ -556,7 +581,8 @@ func startHoist(cfg *Config) (*hoistProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := hoisttest.Launch("hoist", bin, hoisttest.ServeArgs(filepath.Join(dir, "data"), false), hoisttest.CredentialsEnv(), dir)
+	args := append(hoisttest.ServeArgs(filepath.Join(dir, "data"), false), extra...)
+	p, err := hoisttest.Launch("hoist", bin, args, hoisttest.CredentialsEnv(), dir)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
