@@ -42,6 +42,10 @@ const (
 const (
 	maxRequestTimeout = 43200 * time.Second
 	minTick           = time.Millisecond
+	// maxPasses bounds the passes a simulation may need (the last
+	// submission plus the request timeout, over the tick), so that a tiny
+	// tick over a long span fails at once instead of running for hours.
+	maxPasses = 10_000_000
 )
 
 func match(args []string, stdout, stderr io.Writer) int {
@@ -140,6 +144,10 @@ func matchSimulate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "hoist match: %s: %v\n", *ticketsPath, err)
 		return matchInvalid
+	}
+	if span := tickets[len(tickets)-1].Submitted + o.RequestTimeout; span/o.Tick > maxPasses {
+		fmt.Fprintf(stderr, "hoist match simulate: a pass every %v over %v is more than %d passes: use a longer --tick\n", o.Tick, span, maxPasses)
+		return matchUsageErr
 	}
 	rep, err := simulate(rs, tickets, o)
 	if err != nil {

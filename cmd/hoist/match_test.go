@@ -436,6 +436,7 @@ func TestMatchCommandLine(t *testing.T) {
 	tickets := writeFile(t, "tickets.json", ticketsJSON(map[string]float64{"p": 0}))
 	badTickets := writeFile(t, "badtickets.json", `{"tickets": [{"ticketId": "t1", "submittedAt": -1, "players": [{"playerId": "p"}]}]}`)
 	wrongType := writeFile(t, "wrongtype.json", `{"tickets": [{"ticketId": "t1", "submittedAt": 0, "players": [{"playerId": "p", "attributes": {"skill": "high"}}]}]}`)
+	late := writeFile(t, "late.json", ticketsJSON(map[string]float64{"p": 1e6}))
 	missing := filepath.Join(t.TempDir(), "missing.json")
 	for _, c := range []struct {
 		args     []string
@@ -456,6 +457,7 @@ func TestMatchCommandLine(t *testing.T) {
 		{[]string{"match", "simulate", "--rule-set", rules, "--tickets", tickets, "--request-timeout", "0s"}, 2, "", "--request-timeout must be"},
 		{[]string{"match", "simulate", "--rule-set", rules, "--tickets", tickets, "--request-timeout", "13h"}, 2, "", "--request-timeout must be"},
 		{[]string{"match", "simulate", "--rule-set", rules, "--tickets", tickets, "more"}, 2, "", `unexpected argument "more"`},
+		{[]string{"match", "simulate", "--rule-set", rules, "--tickets", late, "--tick", "1ms", "--request-timeout", "12h"}, 2, "", "more than 10000000 passes"},
 		{[]string{"match", "simulate", "--rule-set", badRules, "--tickets", tickets}, 1, "", "ruleLanguageVersion: "},
 		{[]string{"match", "simulate", "--rule-set", rules, "--tickets", badTickets}, 1, "", "t1: submittedAt: must be"},
 		{[]string{"match", "simulate", "--rule-set", rules, "--tickets", wrongType}, 1, "", "t1: Players[0].PlayerAttributes[skill]"},
