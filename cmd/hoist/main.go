@@ -3,6 +3,7 @@
 //
 //	hoist [serve] [flags]    serve (the default; `hoist serve --help` lists the flags)
 //	hoist admin ...          operator commands (see `hoist admin --help`)
+//	hoist match ...          FlexMatch rule set workbench (see `hoist match --help`)
 //	hoist version            print the version (also --version)
 //	hoist help               list the commands (also --help, -h)
 package main
@@ -39,6 +40,7 @@ const usage = `usage: hoist [command] [flags]
 commands:
   serve     serve the GameLift API and host game servers (the default command)
   admin     operator actions on a running Hoist (hoist admin --help)
+  match     simulate matchmaking, validate a rule set (hoist match --help)
   version   print the version (also hoist --version)
   help      print this help (also hoist --help)
 
@@ -79,6 +81,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "admin":
 		return admin(args, stdout, stderr)
+	case "match":
+		return match(args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,599 @@
+//go:build linux
+
+// Command matchload measures FlexMatch end to end through the real API: it
+// starts the real Hoist binary (with credentials, so every SigV4 signature
+// is verified; a new data directory; loopback ports), or uses -endpoint,
+// creates a 5v5 rule set (a skill distance rule, a latency rule and one
+// expansion) and a STANDALONE matchmaking configuration without
+// acceptance, then -clients concurrent aws-sdk-go-v2 clients send
+// StartMatchmaking for -tickets single-player tickets (random skill and
+// latencies, the same for a given -seed) and poll DescribeMatchmaking (10
+// ticket IDs a call) until every ticket has ended (COMPLETED, TIMED_OUT,
+// CANCELLED or FAILED). See docs/performance.md.
+//
+//	go run ./e2e/matchload [-tickets 10000] [-clients 32] [-request-timeout 30s] [-json out.json] [-profile cpu.pprof]
+//
+// It reports the matched tickets per second (from the first
+// StartMatchmaking to the last ticket's completion), the share matched,
+// the wait of matched tickets (StartTime to EndTime as Hoist records them,
+// and StartTime to the moment a poll first saw COMPLETED), the calls'
+// latencies, and Hoist's CPU and memory.
+//
+// The rule set is -rule-set when given, else the matcher benchmark's
+// (internal/flexmatch/testdata/bench-5v5.json: 5v5, a skill batchDistance
+// rule widened by one expansion, a latency rule) when the source tree has
+// it, else this tool's copy of it (bench-5v5.json, embedded). The players
+// are drawn as the matcher's benchmark draws them: a number attribute
+// "skill" uniform over 0-1000 and latencies uniform over 20-300 ms to four
+// regions, except that one region of each player (its home) is under
+// 150 ms, so that the latency rule leaves every ticket matchable.
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
+	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
+
+	"github.com/hoistgg/hoist/e2e/hoisttest"
+	"github.com/hoistgg/hoist/e2e/loadreport"
+	"github.com/hoistgg/hoist/e2e/sysinfo"
+)
+
+// embeddedRuleSet is this tool's copy of the benchmark rule set, used when
+// the matcher's benchmark rule set is not in the source tree.
+//
+//go:embed bench-5v5.json
+var embeddedRuleSet []byte
+
+// benchRuleSet is where the matcher's benchmark keeps its rule set.
+const benchRuleSet = "internal/flexmatch/testdata/bench-5v5.json"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	return loadreport.Run("matchload", args, stdout, stderr, parseFlags, scenario)
+}
+
+// Config is one invocation's settings.
+type Config struct {
+	Tickets        int           `json:"tickets"`
+	Clients        int           `json:"clients"`
+	Seed           uint64        `json:"seed"`
+	RequestTimeout time.Duration `json:"-"`
+	Timeout        time.Duration `json:"-"`
+	PollInterval   time.Duration `json:"-"`
+	Endpoint       string        `json:"endpoint,omitempty"`
+	// Seconds mirror the durations in the JSON output.
+	RequestTimeoutS float64 `json:"request_timeout_s"`
+	PollIntervalMS  float64 `json:"poll_interval_ms"`
+
+	ruleSetPath    string
+	profile        string
+	profileSeconds int
+	hoistBin       string
+	dataParent     string
+	akid           string
+	secret         string
+}
+
+func parseFlags(args []string, stderr io.Writer) (*Config, string, error) {
+	c := &Config{}
+	var jsonPath string
+	fs := flag.NewFlagSet("matchload", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&c.Tickets, "tickets", 10_000, "single-player tickets to submit")
+	fs.IntVar(&c.Clients, "clients", 32, "concurrent aws-sdk-go-v2 clients, each submitting and polling its share of the tickets")
+	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the generated players")
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", 30*time.Second, "the configuration's RequestTimeoutSeconds (whole seconds): unmatched tickets end then")
+	fs.DurationVar(&c.Timeout, "timeout", 0, "give up when not every ticket has ended by then (default: the request timeout plus 2 minutes)")
+	fs.DurationVar(&c.PollInterval, "poll-interval", 100*time.Millisecond, "pause between two sweeps of a client's DescribeMatchmaking polls")
+	fs.StringVar(&c.ruleSetPath, "rule-set", "", "the rule set file (default: "+benchRuleSet+" when present, else the tool's own copy)")
+	fs.StringVar(&c.Endpoint, "endpoint", "", "a running Hoist's URL (default: start one); CPU and memory are then not reported")
+	fs.StringVar(&c.akid, "access-key-id", "", "with -endpoint: the access key ($AWS_ACCESS_KEY_ID, else the e2e tests' key)")
+	fs.StringVar(&c.secret, "secret-access-key", "", "with -endpoint: the secret key ($AWS_SECRET_ACCESS_KEY, else the e2e tests' key)")
+	fs.StringVar(&c.profile, "profile", "", "write a CPU profile of Hoist (via --pprof-addr) of the first -profile-seconds from the first StartMatchmaking to this file")
+	fs.IntVar(&c.profileSeconds, "profile-seconds", 5, "the length of the -profile")
+	fs.StringVar(&c.hoistBin, "hoist", "", "a Hoist binary to run (default: go build ./cmd/hoist)")
+	fs.StringVar(&c.dataParent, "data-parent", "", "directory for Hoist's temporary data directory (default: the system's temp dir)")
+	fs.StringVar(&jsonPath, "json", "", "also write the results as JSON to this file")
+	if err := fs.Parse(args); err != nil {
+		return nil, "", err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, "", fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case c.Tickets < 1:
+		return nil, "", errors.New("-tickets must be positive")
+	case c.Clients < 1:
+		return nil, "", errors.New("-clients must be positive")
+	case c.RequestTimeout < time.Second || c.RequestTimeout > 43200*time.Second || c.RequestTimeout%time.Second != 0:
+		return nil, "", errors.New("-request-timeout: whole seconds from 1s to 12h")
+	case c.PollInterval < 0 || c.Timeout < 0:
+		return nil, "", errors.New("-poll-interval and -timeout cannot be negative")
+	case c.profile != "" && (c.Endpoint != "" || c.profileSeconds < 1):
+		return nil, "", errors.New("-profile needs a Hoist this tool starts (no -endpoint) and a positive -profile-seconds")
+	}
+	if c.Timeout == 0 {
+		c.Timeout = c.RequestTimeout + 2*time.Minute
+	}
+	if c.akid == "" {
+		c.akid = firstNonEmpty(os.Getenv("AWS_ACCESS_KEY_ID"), hoisttest.AccessKeyID)
+	}
+	if c.secret == "" {
+		c.secret = firstNonEmpty(os.Getenv("AWS_SECRET_ACCESS_KEY"), hoisttest.SecretAccessKey)
+	}
+	c.RequestTimeoutS, c.PollIntervalMS = c.RequestTimeout.Seconds(), float64(c.PollInterval)/1e6
+	return c, jsonPath, nil
+}
+
+// firstNonEmpty returns the first of its arguments that is not empty.
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// Report is a run's result.
+type Report struct {
+	Machine sysinfo.Machine `json:"machine"`
+	Config  *Config         `json:"config"`
+	// RuleSet says where the rule set came from.
+	RuleSet string `json:"rule_set"`
+
+	Submitted int `json:"submitted"`
+	// SubmitSeconds is from the first StartMatchmaking to the last answer.
+	SubmitSeconds float64 `json:"submit_s"`
+	SubmitRate    float64 `json:"submitted_per_s"`
+
+	Completed int `json:"completed"`
+	TimedOut  int `json:"timed_out"`
+	Cancelled int `json:"cancelled"`
+	Failed    int `json:"failed"`
+	// Unended tickets had not ended when the run gave up.
+	Unended    int     `json:"unended"`
+	MatchedPct float64 `json:"matched_pct"`
+	// MatchedSeconds is from the first StartMatchmaking to the last
+	// ticket's completion (its EndTime); MatchedRate is the completed
+	// tickets per second over it.
+	MatchedSeconds float64 `json:"all_matched_s"`
+	MatchedRate    float64 `json:"matched_per_s"`
+	// Wait is StartTime to EndTime of the completed tickets; ObservedWait
+	// StartTime to the moment a poll first saw COMPLETED.
+	Wait         loadreport.OpStats `json:"wait"`
+	ObservedWait loadreport.OpStats `json:"observed_wait"`
+	StartCall    loadreport.OpStats `json:"start_matchmaking"`
+	DescribeCall loadreport.OpStats `json:"describe_matchmaking"`
+
+	// Hoist's CPU in cores, and this program's, from the first
+	// StartMatchmaking to the last completion (not over the wait for the
+	// unmatched tickets to time out); Hoist's memory at the end and its
+	// peak. Hoist's are zero with -endpoint.
+	HoistCores      float64 `json:"hoist_cores"`
+	LoadCores       float64 `json:"load_program_cores"`
+	HoistRSSMiB     float64 `json:"hoist_rss_mib"`
+	HoistPeakRSSMiB float64 `json:"hoist_peak_rss_mib"`
+}
+
+// Print writes the report for people.
+func (r *Report) Print(w io.Writer) {
+	c := r.Config
+	fmt.Fprintf(w, "matchload: %d tickets from %d clients, STANDALONE, request timeout %v, rule set %s\n", c.Tickets, c.Clients, c.RequestTimeout, r.RuleSet)
+	fmt.Fprintf(w, "machine: %d CPUs (%s), %s GiB, %s\n", r.Machine.CPUs, r.Machine.CPUModel, r.Machine.MemoryGiB, r.Machine.Go)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "submitted\t%d in %.2f s (%.0f/s)\n", r.Submitted, r.SubmitSeconds, r.SubmitRate)
+	fmt.Fprintf(tw, "ended\t%d completed (%.1f%%), %d timed out, %d cancelled, %d failed, %d not ended\n", r.Completed, r.MatchedPct, r.TimedOut, r.Cancelled, r.Failed, r.Unended)
+	fmt.Fprintf(tw, "matched\t%.0f tickets/s: every completed ticket within %.2f s of the first submission\n", r.MatchedRate, r.MatchedSeconds)
+	fmt.Fprintf(tw, "wait (StartTime to EndTime)\tp50 %.0f ms  p90 %.0f ms  p99 %.0f ms  max %.0f ms\n", r.Wait.P50, r.Wait.P90, r.Wait.P99, r.Wait.Max)
+	fmt.Fprintf(tw, "wait as observed by polling\tp50 %.0f ms  p90 %.0f ms  p99 %.0f ms  max %.0f ms\n", r.ObservedWait.P50, r.ObservedWait.P90, r.ObservedWait.P99, r.ObservedWait.Max)
+	fmt.Fprintf(tw, "StartMatchmaking\t%d calls: p50 %.2f ms  p99 %.2f ms  max %.2f ms\n", r.StartCall.Count, r.StartCall.P50, r.StartCall.P99, r.StartCall.Max)
+	fmt.Fprintf(tw, "DescribeMatchmaking\t%d calls: p50 %.2f ms  p99 %.2f ms  max %.2f ms\n", r.DescribeCall.Count, r.DescribeCall.P50, r.DescribeCall.P99, r.DescribeCall.Max)
+	if c.Endpoint == "" {
+		fmt.Fprintf(tw, "hoist\t%.2f cores until the last match, %.0f MiB RSS at the end (peak %.0f MiB); this program %.2f cores\n", r.HoistCores, r.HoistRSSMiB, r.HoistPeakRSSMiB, r.LoadCores)
+	}
+	tw.Flush()
+}
+
+// ticketResult is what became of one ticket.
+type ticketResult struct {
+	status     types.MatchmakingConfigurationStatus
+	start, end time.Time // Hoist's StartTime and EndTime
+	seen       time.Time // when a poll first saw it ended
+}
+
+func scenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) {
+	rep := &Report{Config: cfg, Machine: sysinfo.DescribeMachine(cfg.dataParent)}
+	body, source, err := ruleSet(cfg.ruleSetPath)
+	if err != nil {
+		return nil, err
+	}
+	rep.RuleSet = source
+
+	url, pid, pprofAddr := cfg.Endpoint, 0, ""
+	if url == "" {
+		var extra []string
+		if cfg.profile != "" {
+			if pprofAddr, err = hoisttest.FreeLoopbackAddr(); err != nil {
+				return nil, err
+			}
+			extra = []string{"--pprof-addr", pprofAddr}
+		}
+		h, err := startHoist(cfg, extra)
+		if err != nil {
+			return nil, err
+		}
+		defer h.stop()
+		url, pid = h.URL, h.PID()
+	}
+	clients := make([]*gl.Client, cfg.Clients)
+	for i := range clients {
+		clients[i] = hoisttest.NewV2(url, cfg.akid, cfg.secret)
+	}
+	suffix := fmt.Sprintf("%d", time.Now().UnixNano()) // a run against -endpoint may follow another
+	ruleSetName, configName := "matchload-rules-"+suffix, "matchload-"+suffix
+	if _, err := clients[0].CreateMatchmakingRuleSet(ctx, &gl.CreateMatchmakingRuleSetInput{
+		Name: aws.String(ruleSetName), RuleSetBody: aws.String(string(body))}); err != nil {
+		return nil, fmt.Errorf("CreateMatchmakingRuleSet: %w", err)
+	}
+	if _, err := clients[0].CreateMatchmakingConfiguration(ctx, &gl.CreateMatchmakingConfigurationInput{
+		Name: aws.String(configName), RuleSetName: aws.String(ruleSetName), FlexMatchMode: types.FlexMatchModeStandalone,
+		AcceptanceRequired: aws.Bool(false), RequestTimeoutSeconds: aws.Int32(int32(cfg.RequestTimeout / time.Second))}); err != nil {
+		return nil, fmt.Errorf("CreateMatchmakingConfiguration: %w", err)
+	}
+	players := generatePlayers(cfg.Tickets, cfg.Seed)
+	fmt.Fprintf(log, "matchload: rule set %s, configuration %s; submitting %d tickets\n", source, configName, cfg.Tickets)
+	apis := make([]matchAPI, len(clients))
+	for i, c := range clients {
+		apis[i] = c
+	}
+	profiled := make(chan error, 1)
+	if pprofAddr != "" {
+		go func() {
+			profiled <- loadreport.FetchProfile(pprofAddr, "profile", fmt.Sprintf("seconds=%d", cfg.profileSeconds), time.Now(), cfg.profile)
+		}()
+	} else {
+		profiled <- nil
+	}
+	err = measure(ctx, rep, apis, configName, players, pid)
+	if perr := <-profiled; perr != nil {
+		err = errors.Join(err, fmt.Errorf("profile: %w", perr))
+	}
+	return rep, err
+}
+
+// matchAPI is the part of the GameLift client measure uses (tests use a
+// fake).
+type matchAPI interface {
+	StartMatchmaking(context.Context, *gl.StartMatchmakingInput, ...func(*gl.Options)) (*gl.StartMatchmakingOutput, error)
+	DescribeMatchmaking(context.Context, *gl.DescribeMatchmakingInput, ...func(*gl.Options)) (*gl.DescribeMatchmakingOutput, error)
+}
+
+// measure submits a ticket for each player, spread over the clients, polls
+// until every ticket has ended, and fills in rep. pid is Hoist's process
+// (0: unknown, no CPU or memory figures).
+func measure(ctx context.Context, rep *Report, clients []matchAPI, configName string, players []types.Player, pid int) error {
+	cfg := rep.Config
+	stopSampling := make(chan struct{})
+	samples := make(chan []cpuSample, 1)
+	go func() { samples <- sampleCPU(pid, stopSampling) }()
+	deadline := time.Now().Add(cfg.Timeout)
+	results := make([]ticketResult, len(players))
+	shards := make([]*shard, len(clients))
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for k := range shards {
+		s := &shard{}
+		shards[k] = s
+		wg.Go(func() { s.submit(ctx, clients[k], configName, players, k, len(clients)) })
+		wg.Go(func() { s.poll(ctx, clients[k], results, cfg.PollInterval, deadline) })
+	}
+	wg.Wait()
+	close(stopSampling)
+	cpu := <-samples
+
+	var submitEnd time.Time
+	var errs []error
+	for _, s := range shards {
+		rep.Submitted += s.submitted
+		rep.StartCall.Count += len(s.startLat)
+		if s.submitEnd.After(submitEnd) {
+			submitEnd = s.submitEnd
+		}
+		errs = append(errs, s.err)
+	}
+	rep.SubmitSeconds = submitEnd.Sub(t0).Seconds()
+	if rep.SubmitSeconds > 0 {
+		rep.SubmitRate = float64(rep.Submitted) / rep.SubmitSeconds
+	}
+	var startLat, descLat, waits, observed []time.Duration
+	for _, s := range shards {
+		startLat, descLat = append(startLat, s.startLat...), append(descLat, s.describeLat...)
+	}
+	rep.StartCall, rep.DescribeCall = loadreport.Stats(startLat), loadreport.Stats(descLat)
+	var lastEnd time.Time
+	for _, r := range results {
+		switch r.status {
+		case types.MatchmakingConfigurationStatusCompleted:
+			rep.Completed++
+			end := r.end
+			if end.IsZero() {
+				end = r.seen
+			}
+			waits, observed = append(waits, end.Sub(r.start)), append(observed, r.seen.Sub(r.start))
+			if end.After(lastEnd) {
+				lastEnd = end
+			}
+		case types.MatchmakingConfigurationStatusTimedOut:
+			rep.TimedOut++
+		case types.MatchmakingConfigurationStatusCancelled:
+			rep.Cancelled++
+		case types.MatchmakingConfigurationStatusFailed:
+			rep.Failed++
+		default:
+			rep.Unended++
+		}
+	}
+	rep.MatchedPct = 100 * float64(rep.Completed) / float64(len(players))
+	rep.Wait, rep.ObservedWait = loadreport.Stats(waits), loadreport.Stats(observed)
+	if !lastEnd.IsZero() {
+		rep.MatchedSeconds = lastEnd.Sub(t0).Seconds()
+		rep.MatchedRate = float64(rep.Completed) / rep.MatchedSeconds
+	}
+	// CPU over the matching window: from the first sample to the first
+	// one at or after the last completion (the wait for unmatched tickets
+	// to time out is idle), else to the last sample.
+	if len(cpu) > 1 {
+		a, b := cpu[0], cpu[len(cpu)-1]
+		if !lastEnd.IsZero() {
+			if k := slices.IndexFunc(cpu, func(c cpuSample) bool { return !c.at.Before(lastEnd) }); k > 0 {
+				b = cpu[k]
+			}
+		}
+		if sec := b.at.Sub(a.at).Seconds(); sec > 0 {
+			rep.HoistCores = float64(b.hoist-a.hoist) / sysinfo.TicksPerSecond / sec
+			rep.LoadCores = float64(b.self-a.self) / sysinfo.TicksPerSecond / sec
+		}
+	}
+	if pid != 0 {
+		rss, _ := sysinfo.Memory(pid)
+		rep.HoistRSSMiB, rep.HoistPeakRSSMiB = float64(rss)/1024, float64(sysinfo.PeakRSS(pid))/1024
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if rep.Unended > 0 {
+		return fmt.Errorf("%d tickets had not ended after %v", rep.Unended, cfg.Timeout)
+	}
+	return nil
+}
+
+// cpuSample is a reading of Hoist's and this program's CPU time.
+type cpuSample struct {
+	at          time.Time
+	hoist, self int64
+}
+
+// sampleCPU reads the CPU times now and every 100 ms until stop is
+// closed, and once more then.
+func sampleCPU(pid int, stop <-chan struct{}) []cpuSample {
+	read := func() cpuSample {
+		return cpuSample{at: time.Now(), hoist: cpuTicks(pid), self: cpuTicks(os.Getpid())}
+	}
+	out := []cpuSample{read()}
+	tick := time.NewTicker(100 * time.Millisecond) // a sampling schedule
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return append(out, read())
+		case <-tick.C:
+			out = append(out, read())
+		}
+	}
+}
+
+// cpuTicks is a process's CPU time in ticks (0 for pid 0).
+func cpuTicks(pid int) int64 {
+	if pid == 0 {
+		return 0
+	}
+	st, _ := sysinfo.ReadStat(pid)
+	return st.Ticks
+}
+
+// ruleSet returns the rule set body and where it came from.
+func ruleSet(path string) ([]byte, string, error) {
+	if path != "" {
+		b, err := os.ReadFile(path)
+		return b, path, err
+	}
+	if b, err := os.ReadFile(filepath.Join(hoisttest.RepoRoot(), benchRuleSet)); err == nil {
+		return b, benchRuleSet, nil
+	}
+	return embeddedRuleSet, "e2e/matchload/bench-5v5.json (the matcher benchmark's is not in the source tree)", nil
+}
+
+// Regions of the generated latencies (the matcher benchmark's).
+var regions = []string{"us-east-1", "us-west-2", "eu-west-1", "ap-northeast-1"}
+
+// generatePlayers returns n players, the same for a seed: skill uniform
+// over [0, 1000), latencies uniform over [20, 300) ms to every region but
+// one (the player's home), which is uniform over [20, 150).
+func generatePlayers(n int, seed uint64) []types.Player {
+	rng := rand.New(rand.NewPCG(seed, 0x6d61746368))
+	ps := make([]types.Player, n)
+	for i := range ps {
+		skill := rng.Float64() * 1000
+		home := rng.IntN(len(regions))
+		lat := make(map[string]int32, len(regions))
+		for k, r := range regions {
+			if k == home {
+				lat[r] = int32(20 + rng.IntN(130))
+			} else {
+				lat[r] = int32(20 + rng.IntN(280))
+			}
+		}
+		ps[i] = types.Player{PlayerId: aws.String(fmt.Sprintf("player-%06d", i)), LatencyInMs: lat,
+			PlayerAttributes: map[string]types.AttributeValue{"skill": {N: aws.Float64(skill)}}}
+	}
+	return ps
+}
+
+// ticketID is the ID of ticket i (one per player).
+func ticketID(i int) string { return fmt.Sprintf("matchload-%06d", i) }
+
+// ticketIndex is the inverse of ticketID (-1 for another ID).
+func ticketIndex(id string) int {
+	var i int
+	if n, err := fmt.Sscanf(id, "matchload-%06d", &i); n != 1 || err != nil || ticketID(i) != id {
+		return -1
+	}
+	return i
+}
+
+// shard is one client's share of the tickets: i % clients == k.
+type shard struct {
+	mu sync.Mutex
+	// pending are the submitted tickets not yet seen ended.
+	pending []int
+	done    bool // every ticket of the shard submitted (or submitting failed)
+
+	submitted   int
+	submitEnd   time.Time
+	startLat    []time.Duration
+	describeLat []time.Duration
+	err         error
+}
+
+// submit sends StartMatchmaking for the shard's tickets, one after the
+// other; polling starts with the first.
+func (s *shard) submit(ctx context.Context, c matchAPI, config string, players []types.Player, k, clients int) {
+	defer func() {
+		s.mu.Lock()
+		s.done, s.submitEnd = true, time.Now()
+		s.mu.Unlock()
+	}()
+	for i := k; i < len(players); i += clients {
+		t := time.Now()
+		_, err := c.StartMatchmaking(ctx, &gl.StartMatchmakingInput{ConfigurationName: aws.String(config),
+			TicketId: aws.String(ticketID(i)), Players: []types.Player{players[i]}})
+		s.startLat = append(s.startLat, time.Since(t))
+		if err != nil {
+			s.mu.Lock()
+			s.err = fmt.Errorf("StartMatchmaking %s: %w", ticketID(i), err)
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Lock()
+		s.pending = append(s.pending, i)
+		s.submitted++
+		s.mu.Unlock()
+	}
+}
+
+// poll describes the shard's pending tickets, 10 a call, sweep after
+// sweep, until every submitted ticket has ended, submitting is over and
+// failed, or the deadline passes.
+func (s *shard) poll(ctx context.Context, c matchAPI, results []ticketResult, interval time.Duration, deadline time.Time) {
+	for {
+		s.mu.Lock()
+		pending, done, failed := slices.Clone(s.pending), s.done, s.err != nil
+		s.mu.Unlock()
+		if done && (len(pending) == 0 || failed) || time.Now().After(deadline) {
+			return
+		}
+		ended := map[int]bool{}
+		for batch := range slices.Chunk(pending, 10) {
+			ids := make([]string, len(batch))
+			for j, i := range batch {
+				ids[j] = ticketID(i)
+			}
+			t := time.Now()
+			out, err := c.DescribeMatchmaking(ctx, &gl.DescribeMatchmakingInput{TicketIds: ids})
+			now := time.Now()
+			s.describeLat = append(s.describeLat, now.Sub(t))
+			if err != nil {
+				s.mu.Lock()
+				s.err = errors.Join(s.err, fmt.Errorf("DescribeMatchmaking: %w", err))
+				s.mu.Unlock()
+				return
+			}
+			for _, tk := range out.TicketList {
+				i := ticketIndex(aws.ToString(tk.TicketId))
+				if i < 0 || !isEnded(tk.Status) {
+					continue
+				}
+				ended[i] = true
+				results[i] = ticketResult{status: tk.Status, start: aws.ToTime(tk.StartTime), end: aws.ToTime(tk.EndTime), seen: now}
+			}
+		}
+		s.mu.Lock()
+		s.pending = slices.DeleteFunc(s.pending, func(i int) bool { return ended[i] })
+		s.mu.Unlock()
+		time.Sleep(interval) // the polling pace, not a wait for a condition
+	}
+}
+
+// isEnded reports whether a ticket status is final.
+func isEnded(st types.MatchmakingConfigurationStatus) bool {
+	switch st {
+	case types.MatchmakingConfigurationStatusCompleted, types.MatchmakingConfigurationStatusTimedOut,
+		types.MatchmakingConfigurationStatusCancelled, types.MatchmakingConfigurationStatusFailed:
+		return true
+	}
+	return false
+}
+
+// hoistProc is the Hoist this tool started.
+type hoistProc struct {
+	*hoisttest.Process
+	dir string
+}
+
+func startHoist(cfg *Config, extra []string) (*hoistProc, error) {
+	bin := cfg.hoistBin
+	if bin == "" {
+		var err error
+		if bin, err = hoisttest.BuildBinary(); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := os.MkdirTemp(cfg.dataParent, "hoist-matchload-")
+	if err != nil {
+		return nil, err
+	}
+	args := append(hoisttest.ServeArgs(filepath.Join(dir, "data"), false), extra...)
+	p, err := hoisttest.Launch("hoist", bin, args, hoisttest.CredentialsEnv(), dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &hoistProc{Process: p, dir: dir}, nil
+}
+
+// stop stops Hoist and removes its data.
+func (h *hoistProc) stop() {
+	if err := h.Stop(time.Minute); err != nil {
+		fmt.Fprintln(os.Stderr, "matchload: stopping hoist:", err, "\n", strings.TrimSpace(h.LogTail(20)))
+	}
+	_ = os.RemoveAll(h.dir)
+}

@@ -1,0 +1,227 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
+	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
+
+	"github.com/hoistgg/hoist/internal/flexmatch"
+)
+
+// TestSmallRun runs the tool with 200 tickets through a real Hoist, so
+// that it keeps working (the documented figures use the defaults). It
+// needs the tickets API (StartMatchmaking, DescribeMatchmaking): without
+// it the run fails, and so does the test. Its rule set
+// (testdata/smoke-5v5.json) keeps the latency rule but lets any skills
+// meet, so that 200 tickets are enough to form matches within the 5 s
+// request timeout whatever the matcher's search; the benchmark's rule set
+// needs a larger pool.
+func TestSmallRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts Hoist")
+	}
+	out := filepath.Join(t.TempDir(), "report.json")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"-tickets", "200", "-clients", "4", "-request-timeout", "5s", "-poll-interval", "20ms",
+		"-rule-set", filepath.Join("testdata", "smoke-5v5.json"), "-json", out}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Submitted != 200 || rep.Completed+rep.TimedOut+rep.Cancelled+rep.Failed != 200 || rep.Unended != 0 {
+		t.Errorf("report %+v", rep)
+	}
+	// Matches are 10 tickets: with 200 matchable tickets most are matched.
+	if rep.Completed < 100 || rep.Completed%10 != 0 || rep.Wait.Count != rep.Completed || rep.MatchedRate <= 0 {
+		t.Errorf("%d completed (%.0f/s), wait %+v", rep.Completed, rep.MatchedRate, rep.Wait)
+	}
+	if rep.HoistCores <= 0 || rep.HoistRSSMiB <= 0 || rep.StartCall.Count != 200 || rep.DescribeCall.Count == 0 {
+		t.Errorf("report %+v", rep)
+	}
+	if !strings.Contains(stdout.String(), "tickets/s") {
+		t.Errorf("printed report:\n%s", stdout.String())
+	}
+}
+
+func TestRuleSetParses(t *testing.T) {
+	if _, err := flexmatch.Parse(embeddedRuleSet); err != nil {
+		t.Fatalf("the embedded rule set: %v", err)
+	}
+	smoke, err := os.ReadFile(filepath.Join("testdata", "smoke-5v5.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := flexmatch.Parse(smoke); err != nil {
+		t.Fatalf("the smoke test's rule set: %v", err)
+	}
+	body, _, err := ruleSet("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := flexmatch.Parse(body); err != nil {
+		t.Fatalf("the rule set used: %v", err)
+	}
+}
+
+func TestGeneratePlayers(t *testing.T) {
+	a, b := generatePlayers(500, 3), generatePlayers(500, 3)
+	for i := range a {
+		if aws.ToString(a[i].PlayerId) != aws.ToString(b[i].PlayerId) || *a[i].PlayerAttributes["skill"].N != *b[i].PlayerAttributes["skill"].N {
+			t.Fatalf("player %d differs between two runs with the same seed", i)
+		}
+		s := *a[i].PlayerAttributes["skill"].N
+		good := 0
+		for _, r := range regions {
+			ms, ok := a[i].LatencyInMs[r]
+			if !ok || ms < 1 {
+				t.Errorf("player %d: latency to %s %d", i, r, ms)
+			}
+			if ms < 150 {
+				good++
+			}
+		}
+		if s < 0 || s >= 1000 || good == 0 {
+			t.Errorf("player %d: skill %v, %d regions under 150 ms", i, s, good)
+		}
+	}
+	for _, i := range []int{0, 7, 999999} {
+		if got := ticketIndex(ticketID(i)); got != i {
+			t.Errorf("ticketIndex(ticketID(%d)) = %d", i, got)
+		}
+	}
+	for _, id := range []string{"", "x", "matchload-", "matchload-1", "matchload-0000001x"} {
+		if got := ticketIndex(id); got != -1 {
+			t.Errorf("ticketIndex(%q) = %d, want -1", id, got)
+		}
+	}
+}
+
+func TestFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-tickets", "0"}, "-tickets must be positive"},
+		{[]string{"-clients", "0"}, "-clients must be positive"},
+		{[]string{"-request-timeout", "1500ms"}, "-request-timeout"},
+		{[]string{"-request-timeout", "13h"}, "-request-timeout"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(c.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: status %d, stderr %q; want 2 and %q", c.args, code, stderr.String(), c.want)
+		}
+	}
+	cfg, _, err := parseFlags([]string{"-request-timeout", "10s"}, &bytes.Buffer{})
+	if err != nil || cfg.Timeout != cfg.RequestTimeout+2*60e9 || cfg.Tickets != 10000 {
+		t.Errorf("defaults: %+v, %v", cfg, err)
+	}
+}
+
+// fakeAPI is an in-process stand-in for Hoist's tickets API: each
+// DescribeMatchmaking completes the queued tickets ten at a time, and
+// once every ticket is submitted the fewer than ten left time out.
+type fakeAPI struct {
+	mu      sync.Mutex
+	total   int
+	tickets map[string]*types.MatchmakingTicket
+	queue   []string
+	failAt  int // StartMatchmaking of this ticket fails (-1: none)
+	starts  int
+}
+
+func (f *fakeAPI) StartMatchmaking(_ context.Context, in *gl.StartMatchmakingInput, _ ...func(*gl.Options)) (*gl.StartMatchmakingOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := aws.ToString(in.TicketId)
+	if f.starts == f.failAt {
+		return nil, errors.New("injected failure")
+	}
+	f.starts++
+	if _, dup := f.tickets[id]; dup || len(in.Players) != 1 || aws.ToString(in.ConfigurationName) != "cfg" {
+		return nil, fmt.Errorf("bad StartMatchmaking %s: %d players, duplicate %v", id, len(in.Players), dup)
+	}
+	tk := &types.MatchmakingTicket{TicketId: in.TicketId, Status: types.MatchmakingConfigurationStatusQueued, StartTime: aws.Time(time.Now())}
+	f.tickets[id] = tk
+	f.queue = append(f.queue, id)
+	return &gl.StartMatchmakingOutput{MatchmakingTicket: tk}, nil
+}
+
+func (f *fakeAPI) DescribeMatchmaking(_ context.Context, in *gl.DescribeMatchmakingInput, _ ...func(*gl.Options)) (*gl.DescribeMatchmakingOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(in.TicketIds) > 10 {
+		return nil, fmt.Errorf("%d ticket IDs", len(in.TicketIds))
+	}
+	now := time.Now()
+	for len(f.queue) >= 10 {
+		for _, id := range f.queue[:10] {
+			f.tickets[id].Status, f.tickets[id].EndTime = types.MatchmakingConfigurationStatusCompleted, aws.Time(now)
+		}
+		f.queue = f.queue[10:]
+	}
+	if len(f.tickets) == f.total {
+		for _, id := range f.queue {
+			f.tickets[id].Status, f.tickets[id].EndTime = types.MatchmakingConfigurationStatusTimedOut, aws.Time(now)
+		}
+		f.queue = nil
+	}
+	out := &gl.DescribeMatchmakingOutput{}
+	for _, id := range in.TicketIds {
+		if tk, ok := f.tickets[id]; ok {
+			out.TicketList = append(out.TicketList, *tk)
+		}
+	}
+	return out, nil
+}
+
+func TestMeasureWithFake(t *testing.T) {
+	players := generatePlayers(95, 1)
+	f := &fakeAPI{total: 95, tickets: map[string]*types.MatchmakingTicket{}, failAt: -1}
+	rep := &Report{Config: &Config{Timeout: time.Minute}}
+	if err := measure(context.Background(), rep, []matchAPI{f, f, f}, "cfg", players, os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Submitted != 95 || rep.Completed != 90 || rep.TimedOut != 5 || rep.Unended != 0 || rep.MatchedPct != 100*90.0/95 {
+		t.Errorf("report %+v", rep)
+	}
+	if rep.Wait.Count != 90 || rep.ObservedWait.Count != 90 || rep.StartCall.Count != 95 || rep.DescribeCall.Count < 10 ||
+		rep.MatchedRate <= 0 || rep.MatchedSeconds <= 0 || rep.SubmitRate <= 0 || rep.ObservedWait.Max < rep.Wait.Max {
+		t.Errorf("report %+v", rep)
+	}
+	var buf bytes.Buffer
+	rep.Print(&buf)
+	if !strings.Contains(buf.String(), "90 completed (94.7%), 5 timed out") {
+		t.Errorf("printed:\n%s", buf.String())
+	}
+
+	// A failed StartMatchmaking fails the run (its client stops submitting
+	// and polling).
+	f = &fakeAPI{total: 40, tickets: map[string]*types.MatchmakingTicket{}, failAt: 20}
+	rep = &Report{Config: &Config{Timeout: time.Minute}}
+	err := measure(context.Background(), rep, []matchAPI{f}, "cfg", generatePlayers(40, 1), 0)
+	if err == nil || !strings.Contains(err.Error(), "StartMatchmaking matchload-000020: injected failure") || rep.Submitted != 20 {
+		t.Errorf("err %v, %d submitted", err, rep.Submitted)
+	}
+}
