@@ -10,38 +10,19 @@ import (
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/flexmatch"
+	"github.com/hoistgg/hoist/internal/placement"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
-// MatchRequest asks the placer to place a match as a game session. It has
-// the shape of internal/placement's MatchRequest (which replaces it once
-// placement has it).
-type MatchRequest struct {
-	// PlacementID is the match ID.
-	PlacementID, QueueName    string
-	GameProperties            []api.GameProperty
-	GameSessionData           string
-	MatchmakerData            string
-	MaximumPlayerSessionCount int32
-	Players                   []MatchPlayer
-}
-
-// MatchPlayer is a player of a match to place.
-type MatchPlayer struct {
-	PlayerID    string
-	LatencyInMs map[string]int32
-}
-
-// MatchOutcome is how a match's placement ended (placement calls
-// OnMatchPlacement with it inside the transaction that ends it).
-type MatchOutcome struct {
-	PlacementID string
-	// Status is FULFILLED, TIMED_OUT, CANCELLED or FAILED.
-	Status                             api.GameSessionPlacementState
-	GameSessionArn, IpAddress, DnsName string
-	Port                               int32
-	PlayerSessions                     []api.PlacedPlayerSession
-}
+// MatchRequest asks the placer to place a match as a game session;
+// MatchPlayer is one of its players; MatchOutcome is how the placement
+// ended (placement calls OnMatchPlacement with it inside the transaction
+// that ends it). They are internal/placement's types.
+type (
+	MatchRequest = placement.MatchRequest
+	MatchPlayer  = placement.MatchPlayer
+	MatchOutcome = placement.MatchOutcome
+)
 
 // Placer starts the placement of a match, in the matchmaker's transaction.
 // A Placer that also has a Kick method (placement.Service does) is kicked
