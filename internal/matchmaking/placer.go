@@ -64,14 +64,16 @@ type matchDataValue struct {
 }
 
 // buildMatchData writes the MatchmakerData of a match.
-func buildMatchData(c *api.MatchmakingConfiguration, m *matchRecord, ts []*ticketRecord) (string, error) {
+// autoTicket is the automatic backfill ticket of the game session ("" for
+// none).
+func buildMatchData(c *api.MatchmakingConfiguration, m *matchRecord, ts []*ticketRecord, autoTicket string) (string, error) {
 	players := map[string]api.Player{}
 	for _, t := range ts {
 		for _, p := range t.Ticket.Players {
 			players[api.ToString(p.PlayerId)] = p
 		}
 	}
-	d := matchData{MatchID: m.ID, ConfigurationArn: api.ToString(c.ConfigurationArn), Teams: []matchDataTeam{}}
+	d := matchData{MatchID: m.ID, ConfigurationArn: api.ToString(c.ConfigurationArn), Teams: []matchDataTeam{}, AutoBackfillID: autoTicket}
 	if c.BackfillMode == api.BackfillModeAutomatic {
 		d.AutoBackfillMode = "AUTOMATIC"
 	}
@@ -125,7 +127,15 @@ func (s *Service) placeTx(ctx context.Context, tx store.Tx, c *api.MatchmakingCo
 	if err != nil {
 		return fail(err.Error())
 	}
-	data, err := buildMatchData(c, m, ts)
+	if c.BackfillMode == api.BackfillModeAutomatic {
+		n := 0
+		for _, team := range m.Teams {
+			n += len(team.Players)
+		}
+		m.AutoMax = rs.MaxPlayers()
+		m.AutoTicket = s.autoTicketID(c, n, m.AutoMax)
+	}
+	data, err := buildMatchData(c, m, ts, m.AutoTicket)
 	if err != nil {
 		return err
 	}
@@ -202,6 +212,9 @@ func (s *Service) OnMatchPlacement(ctx context.Context, tx store.Tx, out MatchOu
 		return nil
 	}
 	connect(ts, out)
-	return s.succeedTx(ctx, tx, c, m, ts, now, &eventSession{GameSessionArn: out.GameSessionArn, IPAddress: out.IpAddress,
-		DNSName: out.DnsName, Port: out.Port})
+	if err := s.succeedTx(ctx, tx, c, m, ts, now, &eventSession{GameSessionArn: out.GameSessionArn, IPAddress: out.IpAddress,
+		DNSName: out.DnsName, Port: out.Port}); err != nil {
+		return err
+	}
+	return s.autoPlacedTx(ctx, tx, c, m, ts, out.GameSessionArn, now)
 }
