@@ -319,3 +319,81 @@ func (e *env) queueDests(t *testing.T, name string) []types.GameSessionQueueDest
 	}
 	return out.GameSessionQueues[0].Destinations
 }
+
+// TestMatchmakingAutomaticBackfill runs BackfillMode AUTOMATIC on a real
+// fleet: a 1v1 placed with two open slots gets the backfill ticket its
+// match data names, a new player joins through it, a player who leaves
+// opens a slot that the next player fills, and the ticket of a game
+// session that ends is cancelled.
+func TestMatchmakingAutomaticBackfill(t *testing.T) {
+	e := startHoist(t, "placement.interval=100ms")
+	e.dumpOnFailure(t)
+	queue := mmFleet(t, e, 1)
+	conf := e.mmConfig(t, "mm-auto", queue, types.BackfillModeAutomatic)
+
+	e.startTicket(t, "mm-auto", "t-alice", "alice")
+	e.startTicket(t, "mm-auto", "t-bob", "bob")
+	tk := e.waitTicket(t, "t-alice", types.MatchmakingConfigurationStatusCompleted)
+	gsArn := aws.ToString(tk.GameSessionConnectionInfo.GameSessionArn)
+	gs := e.waitGameSession(t, gsArn, types.GameSessionStatusActive)
+	alice := checkConnection(t, tk, gs, "alice")
+	d := parseMatchData(t, aws.ToString(gs.MatchmakerData))
+	if d.AutoBackfillMode != "AUTOMATIC" || d.AutoBackfillTicketID == "" || d.ConfigurationArn != conf {
+		t.Fatalf("MatchmakerData of an AUTOMATIC match with open slots: %+v", d)
+	}
+	first := d.AutoBackfillTicketID
+	e.waitTicket(t, first, types.MatchmakingConfigurationStatusSearching)
+	if bf := e.ticket(t, first); len(bf.Players) != 2 || aws.ToString(bf.Players[0].Team) == "" {
+		t.Fatalf("automatic backfill ticket: %+v", bf)
+	}
+	pl := dialPlayer(t, aws.ToString(gs.IpAddress), aws.ToInt32(gs.Port))
+	defer pl.close()
+	leaving := dialPlayer(t, aws.ToString(gs.IpAddress), aws.ToInt32(gs.Port))
+	leaving.must("ACCEPT " + alice["alice"])
+	e.waitPlayerSession(t, alice["alice"], types.PlayerSessionStatusActive)
+
+	// carol joins through the automatic ticket; the next one (3 of 4
+	// players) is named in the new match data.
+	e.startTicket(t, "mm-auto", "t-carol", "carol")
+	checkConnection(t, e.waitTicket(t, "t-carol", types.MatchmakingConfigurationStatusCompleted), gs, "carol")
+	e.waitTicket(t, first, types.MatchmakingConfigurationStatusCompleted)
+	var g gameMatchData
+	eventually(t, waitShort, "UpdateGameSession after the automatic backfill", func() (bool, string) {
+		g = pl.matchData(t)
+		return len(g.Updates) == 1, fmt.Sprintf("%+v", g)
+	})
+	d = parseMatchData(t, g.MatchmakerData)
+	if u := g.Updates[0]; u.UpdateReason != "MATCHMAKING_DATA_UPDATED" || u.BackfillTicketId != first || len(d.teamsOf()) != 3 ||
+		d.AutoBackfillTicketID == "" || d.AutoBackfillTicketID == first {
+		t.Fatalf("game server after the automatic backfill: %+v", g)
+	}
+	second := d.AutoBackfillTicketID
+	e.waitTicket(t, second, types.MatchmakingConfigurationStatusSearching)
+
+	// alice leaves: a ticket without her replaces the second one, and dave
+	// takes her slot.
+	leaving.close()
+	e.waitPlayerSession(t, alice["alice"], types.PlayerSessionStatusCompleted)
+	e.waitTicket(t, second, types.MatchmakingConfigurationStatusCancelled)
+	e.startTicket(t, "mm-auto", "t-dave", "dave")
+	checkConnection(t, e.waitTicket(t, "t-dave", types.MatchmakingConfigurationStatusCompleted), gs, "dave")
+	eventually(t, waitShort, "UpdateGameSession after alice left and dave joined", func() (bool, string) {
+		g = pl.matchData(t)
+		return len(g.Updates) == 2 && g.Updates[1].UpdateReason == "MATCHMAKING_DATA_UPDATED", fmt.Sprintf("%+v", g)
+	})
+	d = parseMatchData(t, g.MatchmakerData)
+	if got := d.teamsOf(); len(got) != 3 || slices.ContainsFunc(got, func(s string) bool { return strings.HasSuffix(s, ":alice") }) ||
+		!slices.ContainsFunc(got, func(s string) bool { return strings.HasSuffix(s, ":dave") }) || d.AutoBackfillTicketID == "" {
+		t.Fatalf("match data after alice left and dave joined: %+v", d)
+	}
+	third := d.AutoBackfillTicketID
+	e.waitTicket(t, third, types.MatchmakingConfigurationStatusSearching)
+	if gs = e.gameSession(t, gsArn); aws.ToString(gs.MatchmakerData) != g.MatchmakerData {
+		t.Fatalf("DescribeGameSessions MatchmakerData %s, game server's %s", aws.ToString(gs.MatchmakerData), g.MatchmakerData)
+	}
+
+	// The game ends: its automatic ticket is cancelled.
+	pl.must("END")
+	e.waitGameSession(t, gsArn, types.GameSessionStatusTerminated)
+	e.waitTicket(t, third, types.MatchmakingConfigurationStatusCancelled)
+}
