@@ -149,6 +149,10 @@ func (s *Service) PlayerLeftTx(ctx context.Context, tx store.Tx, gameSession, pl
 	if err := putAuto(ctx, tx, gameSession, a); err != nil {
 		return err
 	}
+	if len(a.Players) == 0 {
+		// Nobody is left to backfill for.
+		return s.cancelSessionTicketTx(ctx, tx, gameSession, "Every player left the game session.")
+	}
 	c, err := getConfig(ctx, tx, a.Config)
 	var nf *api.NotFoundException
 	if errors.As(err, &nf) {
@@ -171,6 +175,12 @@ func (s *Service) GameSessionEndedTx(ctx context.Context, tx store.Tx, gameSessi
 	if err := tx.Delete(ctx, KindAutoBackfill, gameSession); err != nil {
 		return err
 	}
+	return s.cancelSessionTicketTx(ctx, tx, gameSession, "The game session ended.")
+}
+
+// cancelSessionTicketTx cancels the latest backfill ticket of a game
+// session, if it has not ended.
+func (s *Service) cancelSessionTicketTx(ctx context.Context, tx store.Tx, gameSession, msg string) error {
 	rec, err := tx.Get(ctx, KindBackfill, gameSession)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -178,5 +188,5 @@ func (s *Service) GameSessionEndedTx(ctx context.Context, tx store.Tx, gameSessi
 	if err != nil {
 		return err
 	}
-	return s.cancelTx(ctx, tx, string(rec.Data), "The game session ended.")
+	return s.cancelTx(ctx, tx, string(rec.Data), msg)
 }

@@ -189,6 +189,16 @@ func TestAutoBackfillFullMatchAndManual(t *testing.T) {
 	if got := h.ticketPlayers(h.idAt(n + 1)); len(got) != 3 {
 		t.Fatalf("ticket after a left: %v", got)
 	}
+	// When everyone has left, the last ticket is cancelled and none follows.
+	for _, p := range []string{"b", "c", "d"} {
+		if err := h.st.Update(h.ctx, func(tx store.Tx) error { return h.svc.PlayerLeftTx(h.ctx, tx, gsArn, p) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.want(h.idAt(n+3), stCancelled)
+	if h.n != n+3 {
+		t.Fatalf("%d tickets after everyone left, want 3", h.n-n)
+	}
 
 	// MANUAL sessions are not recorded: nothing follows a player leaving.
 	h.config("manual", func(in *api.CreateMatchmakingConfigurationInput) { withQueue(in); in.RuleSetName = cfgStr("duo") })
