@@ -304,7 +304,8 @@ func TestMatchmakingWithQueue(t *testing.T) {
 	e.startTicket(t, "mm-fail", "t-erin", "erin")
 	e.startTicket(t, "mm-fail", "t-frank", "frank")
 	for _, id := range []string{"t-erin", "t-frank"} {
-		if tk := e.waitTicket(t, id, types.MatchmakingConfigurationStatusFailed); tk.GameSessionConnectionInfo != nil {
+		if tk := e.waitTicket(t, id, types.MatchmakingConfigurationStatusFailed); tk.GameSessionConnectionInfo != nil ||
+			aws.ToString(tk.StatusReason) != "FAILED" || !strings.Contains(aws.ToString(tk.StatusMessage), "TIMED_OUT") {
 			t.Fatalf("failed ticket %s: %+v", id, tk)
 		}
 	}
