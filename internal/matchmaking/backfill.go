@@ -167,47 +167,54 @@ func (s *Service) startBackfill(ctx context.Context, config, gameSession, id str
 		if gameSession == "" && c.FlexMatchMode != api.FlexMatchModeStandalone {
 			return api.NewInvalidRequestException("GameSessionArn is required with FlexMatchMode WITH_QUEUE")
 		}
-		rs, err := s.ruleSetOf(ctx, tx, c)
-		if err != nil {
-			return err
-		}
-		if err := rs.CheckTicket(flexmatch.Ticket{ID: id, Start: now, Players: toFlex(players), Backfill: true}); err != nil {
-			var fe *flexmatch.Error
-			if errors.As(err, &fe) {
-				return api.NewInvalidRequestException("%s", fe.Error())
-			}
-			return api.NewInvalidRequestException("Players: %v", err)
-		}
-		t = &ticketRecord{Ticket: api.MatchmakingTicket{TicketId: api.String(id), ConfigurationName: c.Name,
-			ConfigurationArn: c.ConfigurationArn, Status: stQueued, StartTime: api.Time(now), Players: slices.Clone(players)},
-			Deadline: now.Add(time.Duration(api.ToInt32(c.RequestTimeoutSeconds)) * time.Second),
-			Backfill: true, GameSessionArn: gameSession}
-		if err := putTicket(ctx, tx, t, t.Deadline.UnixMilli(), true); err != nil {
-			if errors.Is(err, store.ErrExists) {
-				return api.NewInvalidRequestException("TicketId %s was already used: ticket IDs cannot be reused", id)
-			}
-			return err
-		}
-		if gameSession == "" {
-			return nil
-		}
-		// One backfill per game session: a new request replaces the old.
-		rec, err := tx.Get(ctx, KindBackfill, gameSession)
-		switch {
-		case err == nil:
-			if err := s.cancelTx(ctx, tx, string(rec.Data), "Replaced by a newer backfill request of the game session."); err != nil {
-				return err
-			}
-		case !errors.Is(err, store.ErrNotFound):
-			return err
-		}
-		return tx.Put(ctx, store.Record{Kind: KindBackfill, ID: gameSession, Data: []byte(id)})
+		t, err = s.startBackfillTx(ctx, tx, c, gameSession, id, players, now)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.kickLoop()
 	return t, nil
+}
+
+// startBackfillTx stores a QUEUED backfill ticket of configuration c in
+// tx; with a game session, it cancels that session's previous backfill
+// ticket (one backfill per game session: a new request replaces the old).
+func (s *Service) startBackfillTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, gameSession, id string, players []api.Player, now time.Time) (*ticketRecord, error) {
+	rs, err := s.ruleSetOf(ctx, tx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := rs.CheckTicket(flexmatch.Ticket{ID: id, Start: now, Players: toFlex(players), Backfill: true}); err != nil {
+		var fe *flexmatch.Error
+		if errors.As(err, &fe) {
+			return nil, api.NewInvalidRequestException("%s", fe.Error())
+		}
+		return nil, api.NewInvalidRequestException("Players: %v", err)
+	}
+	t := &ticketRecord{Ticket: api.MatchmakingTicket{TicketId: api.String(id), ConfigurationName: c.Name,
+		ConfigurationArn: c.ConfigurationArn, Status: stQueued, StartTime: api.Time(now), Players: slices.Clone(players)},
+		Deadline: now.Add(time.Duration(api.ToInt32(c.RequestTimeoutSeconds)) * time.Second),
+		Backfill: true, GameSessionArn: gameSession}
+	if err := putTicket(ctx, tx, t, t.Deadline.UnixMilli(), true); err != nil {
+		if errors.Is(err, store.ErrExists) {
+			return nil, api.NewInvalidRequestException("TicketId %s was already used: ticket IDs cannot be reused", id)
+		}
+		return nil, err
+	}
+	if gameSession == "" {
+		return t, nil
+	}
+	rec, err := tx.Get(ctx, KindBackfill, gameSession)
+	switch {
+	case err == nil:
+		if err := s.cancelTx(ctx, tx, string(rec.Data), "Replaced by a newer backfill request of the game session."); err != nil {
+			return nil, err
+		}
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, err
+	}
+	return t, tx.Put(ctx, store.Record{Kind: KindBackfill, ID: gameSession, Data: []byte(id)})
 }
 
 // cancelTx cancels ticket id if it has not ended and is not PLACING (as
@@ -276,7 +283,20 @@ func (s *Service) backfillTx(ctx context.Context, tx store.Tx, c *api.Matchmakin
 	if s.cfg.Backfiller == nil {
 		return fail("this Hoist backfills no game sessions of WITH_QUEUE configurations")
 	}
-	data, err := buildMatchData(c, m, ts)
+	// An automatically backfilled session: its roster becomes the match's
+	// players, and the next ticket's ID goes in the match data while slots
+	// stay open.
+	auto, err := getAuto(ctx, tx, bf.GameSessionArn)
+	if err != nil {
+		return err
+	}
+	var players []api.Player
+	next := ""
+	if auto != nil {
+		players = roster(m, ts)
+		next = s.autoTicketID(c, len(players), auto.Max)
+	}
+	data, err := buildMatchData(c, m, ts, next)
 	if err != nil {
 		return err
 	}
@@ -301,8 +321,14 @@ func (s *Service) backfillTx(ctx context.Context, tx store.Tx, c *api.Matchmakin
 	}
 	connect(ts, MatchOutcome{GameSessionArn: got.GameSessionArn, IpAddress: got.IpAddress, DnsName: got.DnsName,
 		Port: got.Port, PlayerSessions: got.PlayerSessions})
-	return s.succeedTx(ctx, tx, c, m, ts, now, &eventSession{GameSessionArn: got.GameSessionArn, IPAddress: got.IpAddress,
-		DNSName: got.DnsName, Port: got.Port})
+	if err := s.succeedTx(ctx, tx, c, m, ts, now, &eventSession{GameSessionArn: got.GameSessionArn, IPAddress: got.IpAddress,
+		DNSName: got.DnsName, Port: got.Port}); err != nil {
+		return err
+	}
+	if auto == nil {
+		return nil
+	}
+	return s.autoBackfilledTx(ctx, tx, c, bf.GameSessionArn, auto, players, next, now)
 }
 
 // connect gives the tickets the game session's connection information,

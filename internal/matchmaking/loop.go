@@ -34,6 +34,11 @@ type matchRecord struct {
 	Metrics []flexmatch.RuleMetric `json:"metrics,omitempty"`
 	// AcceptDeadline is when acceptance times out.
 	AcceptDeadline time.Time `json:"acceptDeadline,omitzero"`
+	// AutoMax is the rule set's most players, for a match placed under
+	// BackfillMode AUTOMATIC; AutoTicket the ID of the automatic backfill
+	// ticket its game session gets ("" when the match is full).
+	AutoMax    int    `json:"autoMax,omitempty"`
+	AutoTicket string `json:"autoTicket,omitempty"`
 }
 
 func putMatch(ctx context.Context, tx store.Tx, m *matchRecord) error {

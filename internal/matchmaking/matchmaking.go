@@ -12,6 +12,8 @@
 //	                          request deadline (Unix ms) while QUEUED or SEARCHING, the
 //	                          acceptance deadline while REQUIRES_ACCEPTANCE, else the end time
 //	MatchmakingBackfill       ID game session ARN; Data the ID of its latest backfill ticket
+//	MatchmakingAutoBackfill   ID game session ARN; Parent configuration name; Data the roster
+//	                          of a game session of an AUTOMATIC configuration's match (auto.go)
 //	MatchmakingWait           ID configuration name; Data its recent wait (EstimatedWaitTime)
 //	MatchmakingMatch          ID match ID; Parent configuration name; Key matchAccepting or
 //	                          matchPlacing; Rank the acceptance deadline (Unix ms); removed

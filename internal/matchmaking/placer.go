@@ -10,38 +10,19 @@ import (
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/flexmatch"
+	"github.com/hoistgg/hoist/internal/placement"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
-// MatchRequest asks the placer to place a match as a game session. It has
-// the shape of internal/placement's MatchRequest (which replaces it once
-// placement has it).
-type MatchRequest struct {
-	// PlacementID is the match ID.
-	PlacementID, QueueName    string
-	GameProperties            []api.GameProperty
-	GameSessionData           string
-	MatchmakerData            string
-	MaximumPlayerSessionCount int32
-	Players                   []MatchPlayer
-}
-
-// MatchPlayer is a player of a match to place.
-type MatchPlayer struct {
-	PlayerID    string
-	LatencyInMs map[string]int32
-}
-
-// MatchOutcome is how a match's placement ended (placement calls
-// OnMatchPlacement with it inside the transaction that ends it).
-type MatchOutcome struct {
-	PlacementID string
-	// Status is FULFILLED, TIMED_OUT, CANCELLED or FAILED.
-	Status                             api.GameSessionPlacementState
-	GameSessionArn, IpAddress, DnsName string
-	Port                               int32
-	PlayerSessions                     []api.PlacedPlayerSession
-}
+// MatchRequest asks the placer to place a match as a game session;
+// MatchPlayer is one of its players; MatchOutcome is how the placement
+// ended (placement calls OnMatchPlacement with it inside the transaction
+// that ends it). They are internal/placement's types.
+type (
+	MatchRequest = placement.MatchRequest
+	MatchPlayer  = placement.MatchPlayer
+	MatchOutcome = placement.MatchOutcome
+)
 
 // Placer starts the placement of a match, in the matchmaker's transaction.
 // A Placer that also has a Kick method (placement.Service does) is kicked
@@ -83,14 +64,16 @@ type matchDataValue struct {
 }
 
 // buildMatchData writes the MatchmakerData of a match.
-func buildMatchData(c *api.MatchmakingConfiguration, m *matchRecord, ts []*ticketRecord) (string, error) {
+// autoTicket is the automatic backfill ticket of the game session ("" for
+// none).
+func buildMatchData(c *api.MatchmakingConfiguration, m *matchRecord, ts []*ticketRecord, autoTicket string) (string, error) {
 	players := map[string]api.Player{}
 	for _, t := range ts {
 		for _, p := range t.Ticket.Players {
 			players[api.ToString(p.PlayerId)] = p
 		}
 	}
-	d := matchData{MatchID: m.ID, ConfigurationArn: api.ToString(c.ConfigurationArn), Teams: []matchDataTeam{}}
+	d := matchData{MatchID: m.ID, ConfigurationArn: api.ToString(c.ConfigurationArn), Teams: []matchDataTeam{}, AutoBackfillID: autoTicket}
 	if c.BackfillMode == api.BackfillModeAutomatic {
 		d.AutoBackfillMode = "AUTOMATIC"
 	}
@@ -144,7 +127,15 @@ func (s *Service) placeTx(ctx context.Context, tx store.Tx, c *api.MatchmakingCo
 	if err != nil {
 		return fail(err.Error())
 	}
-	data, err := buildMatchData(c, m, ts)
+	if c.BackfillMode == api.BackfillModeAutomatic {
+		n := 0
+		for _, team := range m.Teams {
+			n += len(team.Players)
+		}
+		m.AutoMax = rs.MaxPlayers()
+		m.AutoTicket = s.autoTicketID(c, n, m.AutoMax)
+	}
+	data, err := buildMatchData(c, m, ts, m.AutoTicket)
 	if err != nil {
 		return err
 	}
@@ -221,6 +212,9 @@ func (s *Service) OnMatchPlacement(ctx context.Context, tx store.Tx, out MatchOu
 		return nil
 	}
 	connect(ts, out)
-	return s.succeedTx(ctx, tx, c, m, ts, now, &eventSession{GameSessionArn: out.GameSessionArn, IPAddress: out.IpAddress,
-		DNSName: out.DnsName, Port: out.Port})
+	if err := s.succeedTx(ctx, tx, c, m, ts, now, &eventSession{GameSessionArn: out.GameSessionArn, IPAddress: out.IpAddress,
+		DNSName: out.DnsName, Port: out.Port}); err != nil {
+		return err
+	}
+	return s.autoPlacedTx(ctx, tx, c, m, ts, out.GameSessionArn, now)
 }

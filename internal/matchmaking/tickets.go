@@ -342,7 +342,13 @@ func (s *Service) endTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConf
 	d := s.detail(typ, c, []*ticketRecord{t})
 	d.Reason, d.Message = eventReason(st), msg
 	d.RuleEvaluationMetrics = toMetrics(metrics)
-	return s.publish(ctx, tx, c, now, d)
+	if err := s.publish(ctx, tx, c, now, d); err != nil {
+		return err
+	}
+	if t.Backfill && t.GameSessionArn != "" && st == stTimedOut {
+		return s.autoTimedOutTx(ctx, tx, c, t.GameSessionArn, now)
+	}
+	return nil
 }
 
 // eventReason is the "reason" of a ticket's ending event.

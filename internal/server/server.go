@@ -306,13 +306,20 @@ func (s *Server) compose(opts Options) error {
 		ReplicaID: s.replica, Now: s.now, Logger: s.log.With("component", "placement"),
 	})
 
+	// FlexMatch places WITH_QUEUE matches through placement, which tells
+	// it how they ended; backfill matches go to sessions.
 	s.matchmaking = matchmaking.New(matchmaking.Config{Store: s.store, Region: cfg.Region, Account: cfg.Account,
 		Tags: s.tags, QueueExists: s.placement.Exists, Publisher: s.events, Now: s.now, ReplicaID: s.replica,
-		Logger: s.log.With("component", "matchmaking")})
+		Placer:     s.placement,
+		Backfiller: sessionBackfiller{s: s.sessions, log: s.log.With("component", "matchmaking")},
+		Logger:     s.log.With("component", "matchmaking")})
+	s.placement.SetOnMatchPlacement(s.matchmaking.OnMatchPlacement)
+	s.sessions.SetMatchHook(s.matchmaking)
 
 	s.sdk = sdkconn.New(sdkconn.Config{
 		API: s.sessions.ProcessAPI(), Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
-		Logger: s.log.With("component", "sdk"), Now: s.now, ReplicaID: s.replica,
+		Backfiller: sdkBackfiller{m: s.matchmaking},
+		Logger:     s.log.With("component", "sdk"), Now: s.now, ReplicaID: s.replica,
 	})
 	msgr.s = s.sdk
 	s.svc = &service{FleetIQ: s.fleetiq, Tags: s.tags, Builds: s.builds, Fleets: s.fleets, Sessions: s.sessions, Aliases: s.aliases,

@@ -127,6 +127,40 @@ func (s *Service) SendBackfillEnded(ctx context.Context, gameSessionID, ticketID
 	return s.send(ctx, gs.ProcessID, updateMessage(&gs.Session, reason, ticketID))
 }
 
+// MatchHook is told, inside the transaction that changes it, when a game
+// session that came from FlexMatch (one with MatchmakerData) loses a player
+// or ends: matchmaking keeps its automatic backfill from it.
+type MatchHook interface {
+	// PlayerLeftTx is called when a player session of the game session
+	// ends while the game session goes on.
+	PlayerLeftTx(ctx context.Context, tx store.Tx, gameSessionID, playerID string) error
+	// GameSessionEndedTx is called when the game session ends.
+	GameSessionEndedTx(ctx context.Context, tx store.Tx, gameSessionID string) error
+}
+
+// SetMatchHook sets the MatchHook. internal/server calls it once
+// matchmaking exists, before anything is served.
+func (s *Service) SetMatchHook(h MatchHook) { s.match.Store(&h) }
+
+// playerLeftTx tells the MatchHook that a player left a FlexMatch game
+// session.
+func (s *Service) playerLeftTx(ctx context.Context, tx store.Tx, gs *hosting.GameSession, playerID string) error {
+	h := s.match.Load()
+	if h == nil || *h == nil || gs.Session.MatchmakerData == nil {
+		return nil
+	}
+	return (*h).PlayerLeftTx(ctx, tx, api.ToString(gs.Session.GameSessionId), playerID)
+}
+
+// sessionEndedTx tells the MatchHook that a FlexMatch game session ended.
+func (s *Service) sessionEndedTx(ctx context.Context, tx store.Tx, gs *hosting.GameSession) error {
+	h := s.match.Load()
+	if h == nil || *h == nil || gs.Session.MatchmakerData == nil {
+		return nil
+	}
+	return (*h).GameSessionEndedTx(ctx, tx, api.ToString(gs.Session.GameSessionId))
+}
+
 // send delivers one message to a process through the Messenger.
 func (s *Service) send(ctx context.Context, processID string, msg hosting.Message) error {
 	if s.cfg.Messenger == nil {

@@ -1,6 +1,8 @@
 package sessions
 
 import (
+	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -175,4 +177,62 @@ func TestCheckGameSessionHost(t *testing.T) {
 	gs, err := h.create("fleet-1")
 	h.must(err)
 	wantSDK(t, h.sdk.CheckGameSessionHost(h.ctx, other, api.ToString(gs.GameSessionId)), 400)
+}
+
+// fakeMatchHook records what sessions tells matchmaking.
+type fakeMatchHook struct {
+	calls []string
+	err   error
+}
+
+func (f *fakeMatchHook) PlayerLeftTx(_ context.Context, _ store.Tx, gs, player string) error {
+	f.calls = append(f.calls, "left "+gs+" "+player)
+	return f.err
+}
+
+func (f *fakeMatchHook) GameSessionEndedTx(_ context.Context, _ store.Tx, gs string) error {
+	f.calls = append(f.calls, "ended "+gs)
+	return f.err
+}
+
+// TestMatchHook: a player leaving a FlexMatch game session and the
+// session ending are told to the MatchHook in their transactions (an error
+// of the hook aborts them); other game sessions are not.
+func TestMatchHook(t *testing.T) {
+	h := newHarness(t)
+	hook := &fakeMatchHook{}
+	h.svc.SetMatchHook(hook)
+	id, c := h.matchSession("proc-1", 3)
+	b, err := h.backfill(Backfill{GameSessionID: id, TicketID: "bf-1", MatchmakerData: matchData2,
+		Players: []api.DesiredPlayerSession{{PlayerId: api.String("carol")}}})
+	h.must(err)
+	carol := api.ToString(b.PlayerSessions[0].PlayerSessionId)
+	h.must(h.sdk.AcceptPlayerSession(h.ctx, c, id, carol))
+
+	hook.err = errors.New("store failed")
+	if err := h.sdk.RemovePlayerSession(h.ctx, c, id, carol); err == nil {
+		t.Fatal("RemovePlayerSession succeeded though the hook failed")
+	}
+	if st := h.playerSession(carol).Session.Status; st != api.PlayerSessionStatusActive {
+		t.Fatalf("carol after a failed removal: %s", st)
+	}
+	hook.err = nil
+	h.must(h.sdk.RemovePlayerSession(h.ctx, c, id, carol))
+	h.must(h.sdk.ProcessEnding(h.ctx, c))
+	want := []string{"left " + id + " carol", "left " + id + " carol", "ended " + id}
+	if !reflect.DeepEqual(hook.calls, want) {
+		t.Fatalf("hook calls %q, want %q", hook.calls, want)
+	}
+
+	// A game session without MatchmakerData is not FlexMatch's.
+	hook.calls = nil
+	h.addCompute("fleet-1", "i-2", "us-west-2")
+	c2 := h.readyProcess("fleet-1", "i-2", "us-west-2", "proc-2", 7778)
+	gs, err := h.create("fleet-1")
+	h.must(err)
+	h.must(h.sdk.ActivateGameSession(h.ctx, c2, api.ToString(gs.GameSessionId)))
+	h.must(h.sdk.ProcessEnding(h.ctx, c2))
+	if len(hook.calls) != 0 {
+		t.Fatalf("hook calls for a game session of no match: %q", hook.calls)
+	}
 }

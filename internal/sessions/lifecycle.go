@@ -188,7 +188,7 @@ func (s *Service) finishSessionTx(ctx context.Context, tx store.Tx, gs *hosting.
 			return err
 		}
 	}
-	return nil
+	return s.sessionEndedTx(ctx, tx, gs)
 }
 
 // endPlayerSessionsTx moves every player session of a game session in

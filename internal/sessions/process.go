@@ -298,7 +298,10 @@ func (s *Service) closePlayerSessionTx(ctx context.Context, tx store.Tx, ps *hos
 		return ignoreNotFound(err)
 	}
 	gs.Session.CurrentPlayerSessionCount = api.Int32(max(api.ToInt32(gs.Session.CurrentPlayerSessionCount)-1, 0))
-	return s.putGameSession(ctx, tx, gs)
+	if err := s.putGameSession(ctx, tx, gs); err != nil {
+		return err
+	}
+	return s.playerLeftTx(ctx, tx, gs, api.ToString(ps.Session.PlayerId))
 }
 
 func ownPlayerSession(ctx context.Context, tx store.Tx, c hosting.Conn, gameSessionID, playerSessionID string) (*hosting.PlayerSession, error) {

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/hosting"
@@ -127,6 +128,8 @@ type Service struct {
 	log *slog.Logger
 	// search indexes ACTIVE game sessions for SearchGameSessions.
 	search *searchIndex
+	// match is told about FlexMatch game sessions (backfill.go).
+	match atomic.Pointer[MatchHook]
 }
 
 var (
