@@ -174,27 +174,32 @@ func simulate(rs *RuleSet, ps []flexbench.Player, f feed) feedResult {
 	}
 }
 
-// BenchmarkMatchFeed100k feeds 100,000 tickets at 10,000 a second of
-// simulated time to passes every 200 ms (the matchmaking loop's interval)
-// and reports, in simulated time, the p50, p99 and longest wait of the
-// matchable tickets, s-to-all (from the first arrival to the last match)
-// and the share matched.
-func BenchmarkMatchFeed100k(b *testing.B) {
+// benchFeed feeds n tickets at 10,000 a second of simulated time to
+// passes every 200 ms (the matchmaking loop's interval) and reports, in
+// simulated time, the p50, p99 and longest wait of the matchable tickets,
+// the share of them that waited for the expansion, s-to-all (from the
+// first arrival to the last match) and the share matched.
+func benchFeed(b *testing.B, n int) {
 	rs := benchRuleSet(b)
-	ps := flexbench.Players(100_000, 1)
+	ps := flexbench.Players(n, 1)
 	var r feedResult
 	for b.Loop() {
 		r = simulate(rs, ps, feed{rate: 10_000, interval: 200 * time.Millisecond, timeout: 30 * time.Second})
 	}
 	slices.Sort(r.waits)
 	q := func(p float64) float64 { return r.waits[min(len(r.waits)-1, int(p*float64(len(r.waits))))].Seconds() }
+	late, _ := slices.BinarySearch(r.waits, flexbench.ExpansionAfter)
 	b.ReportMetric(q(0.5), "p50-wait-s")
 	b.ReportMetric(q(0.99), "p99-wait-s")
 	b.ReportMetric(r.waits[len(r.waits)-1].Seconds(), "max-wait-s")
+	b.ReportMetric(float64(len(r.waits)-late)/float64(len(r.waits)), "expanded-share")
 	b.ReportMetric(r.toAll.Seconds(), "s-to-all")
 	b.ReportMetric(float64(r.matched)/float64(len(ps)), "matched-share")
 	b.ReportMetric(float64(len(r.waits)-r.matched), "missed")
 }
+
+func BenchmarkMatchFeed10k(b *testing.B)  { benchFeed(b, 10_000) }
+func BenchmarkMatchFeed100k(b *testing.B) { benchFeed(b, 100_000) }
 
 // BenchmarkMatchLarge10k: one pass over the 10,000-ticket pool on a
 // large-match rule set (balanced strategy, two teams of 100, batchDistance
