@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -216,5 +217,27 @@ func BenchmarkMatchLarge10k(b *testing.B) {
 	sec := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(float64(matched)/sec, "matched/s")
 	b.ReportMetric(float64(len(pool))/sec, "tickets/s")
+	b.ReportMetric(float64(matched)/float64(len(pool)), "matched-share")
+}
+
+// BenchmarkMatchUnfair10k: one pass over the 10,000-ticket pool on the
+// benchmark's rule set with an extra team-fairness rule that almost never
+// holds (every team's average skill within 0.0001 of the match's), so
+// that nearly every anchor exhausts its bounded retries.
+func BenchmarkMatchUnfair10k(b *testing.B) {
+	body := strings.Replace(string(flexbench.RuleSet), `{"name": "FastConnection"`,
+		`{"name": "FairTeams", "type": "distance", "measurements": ["avg(teams[*].players.attributes[skill])"],
+		  "referenceValue": "avg(flatten(teams[*].players.attributes[skill]))", "maxDistance": 0.0001},
+		 {"name": "FastConnection"`, 1)
+	if body == string(flexbench.RuleSet) {
+		b.Fatal("the rule set has no FastConnection rule")
+	}
+	rs := mustParse(b, body)
+	_, pool := benchPool(10_000)
+	matched := 0
+	for b.Loop() {
+		matched = len(matchedIDs(rs.Match(pool, t0, 1)))
+	}
+	b.ReportMetric(float64(len(pool))/(b.Elapsed().Seconds()/float64(b.N)), "tickets/s")
 	b.ReportMetric(float64(matched)/float64(len(pool)), "matched-share")
 }
