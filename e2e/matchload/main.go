@@ -93,7 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (*Config, string, error) {
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 30*time.Second, "the configuration's RequestTimeoutSeconds (whole seconds): unmatched tickets end then")
 	fs.DurationVar(&c.Timeout, "timeout", 0, "give up when not every ticket has ended by then (default: the request timeout plus 2 minutes)")
 	fs.DurationVar(&c.PollInterval, "poll-interval", 100*time.Millisecond, "pause between two sweeps of a client's DescribeMatchmaking polls")
-	fs.StringVar(&c.ruleSetPath, "rule-set", "", "the rule set file (default: the matcher benchmark's, internal/flexmatch/flexbench/bench-5v5.json)")
+	fs.StringVar(&c.ruleSetPath, "rule-set", "", "the rule set file (default: the matcher benchmark's, internal/flexmatch/flexbench/bench-5v5.json; the matchable figures assume its bands)")
 	fs.StringVar(&c.Endpoint, "endpoint", "", "a running Hoist's URL (default: start one); CPU and memory are then not reported")
 	fs.StringVar(&c.akid, "access-key-id", "", "with -endpoint: the access key ($AWS_ACCESS_KEY_ID, else the e2e tests' key)")
 	fs.StringVar(&c.secret, "secret-access-key", "", "with -endpoint: the secret key ($AWS_SECRET_ACCESS_KEY, else the e2e tests' key)")
