@@ -136,7 +136,8 @@ type fakeAPI struct {
 	total   int
 	tickets map[string]*types.MatchmakingTicket
 	queue   []string
-	failAt  int // StartMatchmaking of this ticket fails (-1: none)
+	failAt  int  // StartMatchmaking of this ticket fails (-1: none)
+	noMatch bool // complete no ticket: every one times out
 	starts  int
 }
 
@@ -164,7 +165,7 @@ func (f *fakeAPI) DescribeMatchmaking(_ context.Context, in *gl.DescribeMatchmak
 		return nil, fmt.Errorf("%d ticket IDs", len(in.TicketIds))
 	}
 	now := time.Now()
-	for len(f.queue) >= 10 {
+	for len(f.queue) >= 10 && !f.noMatch {
 		for _, id := range f.queue[:10] {
 			f.tickets[id].Status, f.tickets[id].EndTime = types.MatchmakingConfigurationStatusCompleted, aws.Time(now)
 		}
@@ -204,6 +205,20 @@ func TestMeasureWithFake(t *testing.T) {
 	rep.Print(&buf)
 	if !strings.Contains(buf.String(), "90 completed (94.7%), 5 timed out") {
 		t.Errorf("printed:\n%s", buf.String())
+	}
+
+	// Tickets left unmatched that the brute-force check can place are
+	// matchable and count with the whole request timeout.
+	players = flexbench.Players(400, 1)
+	f = &fakeAPI{total: 400, tickets: map[string]*types.MatchmakingTicket{}, failAt: -1, noMatch: true}
+	rep = &Report{Config: &Config{Timeout: time.Minute, RequestTimeout: 30 * time.Second}}
+	if err := measure(context.Background(), rep, []matchAPI{f, f}, "cfg", players, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := len(flexbench.Placeable(players, flexbench.FinalDistance))
+	if want == 0 || rep.Completed != 0 || rep.TimedOut != 400 || rep.Missed != want || rep.Matchable != want ||
+		rep.MatchableWait.Count != want || rep.MatchableWait.P50 != 30_000 || rep.ExpandedPct != 100 || rep.Wait.Count != 0 {
+		t.Errorf("%d placeable; report %+v", want, rep)
 	}
 
 	// A failed StartMatchmaking fails the run (its client stops submitting
