@@ -14,7 +14,8 @@
 //	go run ./e2e/matchload [-tickets 10000] [-clients 32] [-request-timeout 30s] [-json out.json] [-profile cpu.pprof]
 //
 // It reports the matched tickets per second (from the first
-// StartMatchmaking to the last ticket's completion), the share matched,
+// StartMatchmaking to the last ticket's completion, and for the tickets
+// matched within the expansion's 10 s), the share matched,
 // the matchable tickets (the matched ones and those the brute-force check
 // flexbench.Placeable finds a valid match for among the unmatched, at the
 // expanded skill band) and their wait (StartTime to EndTime as Hoist
