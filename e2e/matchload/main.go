@@ -14,29 +14,27 @@
 //	go run ./e2e/matchload [-tickets 10000] [-clients 32] [-request-timeout 30s] [-json out.json] [-profile cpu.pprof]
 //
 // It reports the matched tickets per second (from the first
-// StartMatchmaking to the last ticket's completion), the share matched,
-// the wait of matched tickets (StartTime to EndTime as Hoist records them,
-// and StartTime to the moment a poll first saw COMPLETED), the calls'
-// latencies, and Hoist's CPU and memory.
+// StartMatchmaking to the last ticket's completion, and for the tickets
+// matched within the expansion's 10 s), the share matched,
+// the matchable tickets (the matched ones and those the brute-force check
+// flexbench.Placeable finds a valid match for among the unmatched, at the
+// expanded skill band) and their wait (StartTime to EndTime as Hoist
+// records them, a matchable ticket left unmatched counting with the whole
+// request timeout; and StartTime to the moment a poll first saw
+// COMPLETED), the calls' latencies, and Hoist's CPU and memory.
 //
-// The rule set is -rule-set when given, else the matcher benchmark's
-// (internal/flexmatch/testdata/bench-5v5.json: 5v5, a skill batchDistance
-// rule widened by one expansion, a latency rule) when the source tree has
-// it, else this tool's copy of it (bench-5v5.json, embedded). The players
-// are drawn as the matcher's benchmark draws them: a number attribute
-// "skill" uniform over 0-1000 and latencies uniform over 20-300 ms to four
-// regions, except that one region of each player (its home) is under
-// 150 ms, so that the latency rule leaves every ticket matchable.
+// The rule set (-rule-set, else the matcher benchmark's
+// flexbench.RuleSet: 5v5, a skill batchDistance rule widened by one
+// expansion, a latency rule) and the players (flexbench.Players, the same
+// for a given -seed) are those of the matcher's benchmarks.
 package main
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,16 +50,8 @@ import (
 	"github.com/hoistgg/hoist/e2e/hoisttest"
 	"github.com/hoistgg/hoist/e2e/loadreport"
 	"github.com/hoistgg/hoist/e2e/sysinfo"
+	"github.com/hoistgg/hoist/internal/flexmatch/flexbench"
 )
-
-// embeddedRuleSet is this tool's copy of the benchmark rule set, used when
-// the matcher's benchmark rule set is not in the source tree.
-//
-//go:embed bench-5v5.json
-var embeddedRuleSet []byte
-
-// benchRuleSet is where the matcher's benchmark keeps its rule set.
-const benchRuleSet = "internal/flexmatch/testdata/bench-5v5.json"
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -104,7 +94,7 @@ func parseFlags(args []string, stderr io.Writer) (*Config, string, error) {
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 30*time.Second, "the configuration's RequestTimeoutSeconds (whole seconds): unmatched tickets end then")
 	fs.DurationVar(&c.Timeout, "timeout", 0, "give up when not every ticket has ended by then (default: the request timeout plus 2 minutes)")
 	fs.DurationVar(&c.PollInterval, "poll-interval", 100*time.Millisecond, "pause between two sweeps of a client's DescribeMatchmaking polls")
-	fs.StringVar(&c.ruleSetPath, "rule-set", "", "the rule set file (default: "+benchRuleSet+" when present, else the tool's own copy)")
+	fs.StringVar(&c.ruleSetPath, "rule-set", "", "the rule set file (default: the matcher benchmark's, internal/flexmatch/flexbench/bench-5v5.json; the matchable figures assume its bands)")
 	fs.StringVar(&c.Endpoint, "endpoint", "", "a running Hoist's URL (default: start one); CPU and memory are then not reported")
 	fs.StringVar(&c.akid, "access-key-id", "", "with -endpoint: the access key ($AWS_ACCESS_KEY_ID, else the e2e tests' key)")
 	fs.StringVar(&c.secret, "secret-access-key", "", "with -endpoint: the secret key ($AWS_SECRET_ACCESS_KEY, else the e2e tests' key)")
@@ -172,17 +162,33 @@ type Report struct {
 	// Unended tickets had not ended when the run gave up.
 	Unended    int     `json:"unended"`
 	MatchedPct float64 `json:"matched_pct"`
+	// Matchable counts the completed tickets and the unmatched ones that
+	// flexbench.Placeable could place at the expanded band (Missed).
+	Matchable int `json:"matchable"`
+	Missed    int `json:"matchable_unmatched"`
 	// MatchedSeconds is from the first StartMatchmaking to the last
 	// ticket's completion (its EndTime); MatchedRate is the completed
 	// tickets per second over it.
 	MatchedSeconds float64 `json:"all_matched_s"`
 	MatchedRate    float64 `json:"matched_per_s"`
+	// Early counts the tickets completed within flexbench.ExpansionAfter
+	// of their StartTime (before the benchmark rule set's expansion could
+	// apply to them), EarlySeconds is from the first StartMatchmaking to
+	// the last of their completions and EarlyRate is Early over it;
+	// ExpandedPct is the share of the matchable tickets that waited
+	// longer.
+	Early        int     `json:"early"`
+	EarlySeconds float64 `json:"early_matched_s"`
+	EarlyRate    float64 `json:"early_matched_per_s"`
+	ExpandedPct  float64 `json:"expanded_pct"`
 	// Wait is StartTime to EndTime of the completed tickets; ObservedWait
-	// StartTime to the moment a poll first saw COMPLETED.
-	Wait         loadreport.OpStats `json:"wait"`
-	ObservedWait loadreport.OpStats `json:"observed_wait"`
-	StartCall    loadreport.OpStats `json:"start_matchmaking"`
-	DescribeCall loadreport.OpStats `json:"describe_matchmaking"`
+	// StartTime to the moment a poll first saw COMPLETED. MatchableWait is
+	// Wait with every missed ticket counted as waiting the request timeout.
+	Wait          loadreport.OpStats `json:"wait"`
+	MatchableWait loadreport.OpStats `json:"matchable_wait"`
+	ObservedWait  loadreport.OpStats `json:"observed_wait"`
+	StartCall     loadreport.OpStats `json:"start_matchmaking"`
+	DescribeCall  loadreport.OpStats `json:"describe_matchmaking"`
 
 	// Hoist's CPU in cores, and this program's, from the first
 	// StartMatchmaking to the last completion (not over the wait for the
@@ -202,8 +208,11 @@ func (r *Report) Print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "submitted\t%d in %.2f s (%.0f/s)\n", r.Submitted, r.SubmitSeconds, r.SubmitRate)
 	fmt.Fprintf(tw, "ended\t%d completed (%.1f%%), %d timed out, %d cancelled, %d failed, %d not ended\n", r.Completed, r.MatchedPct, r.TimedOut, r.Cancelled, r.Failed, r.Unended)
+	fmt.Fprintf(tw, "matchable\t%d (%d of them not matched); %.1f%% waited %v or more\n", r.Matchable, r.Missed, r.ExpandedPct, flexbench.ExpansionAfter)
+	fmt.Fprintf(tw, "matched within %v\t%d tickets, %.0f tickets/s: all within %.2f s of the first submission\n", flexbench.ExpansionAfter, r.Early, r.EarlyRate, r.EarlySeconds)
 	fmt.Fprintf(tw, "matched\t%.0f tickets/s: every completed ticket within %.2f s of the first submission\n", r.MatchedRate, r.MatchedSeconds)
 	fmt.Fprintf(tw, "wait (StartTime to EndTime)\tp50 %.0f ms  p90 %.0f ms  p99 %.0f ms  max %.0f ms\n", r.Wait.P50, r.Wait.P90, r.Wait.P99, r.Wait.Max)
+	fmt.Fprintf(tw, "wait of matchable tickets\tp50 %.0f ms  p90 %.0f ms  p99 %.0f ms  max %.0f ms\n", r.MatchableWait.P50, r.MatchableWait.P90, r.MatchableWait.P99, r.MatchableWait.Max)
 	fmt.Fprintf(tw, "wait as observed by polling\tp50 %.0f ms  p90 %.0f ms  p99 %.0f ms  max %.0f ms\n", r.ObservedWait.P50, r.ObservedWait.P90, r.ObservedWait.P99, r.ObservedWait.Max)
 	fmt.Fprintf(tw, "StartMatchmaking\t%d calls: p50 %.2f ms  p99 %.2f ms  max %.2f ms\n", r.StartCall.Count, r.StartCall.P50, r.StartCall.P99, r.StartCall.Max)
 	fmt.Fprintf(tw, "DescribeMatchmaking\t%d calls: p50 %.2f ms  p99 %.2f ms  max %.2f ms\n", r.DescribeCall.Count, r.DescribeCall.P50, r.DescribeCall.P99, r.DescribeCall.Max)
@@ -259,7 +268,7 @@ func scenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) 
 		AcceptanceRequired: aws.Bool(false), RequestTimeoutSeconds: aws.Int32(int32(cfg.RequestTimeout / time.Second))}); err != nil {
 		return nil, fmt.Errorf("CreateMatchmakingConfiguration: %w", err)
 	}
-	players := generatePlayers(cfg.Tickets, cfg.Seed)
+	players := flexbench.Players(cfg.Tickets, cfg.Seed)
 	fmt.Fprintf(log, "matchload: rule set %s, configuration %s; submitting %d tickets\n", source, configName, cfg.Tickets)
 	apis := make([]matchAPI, len(clients))
 	for i, c := range clients {
@@ -290,7 +299,7 @@ type matchAPI interface {
 // measure submits a ticket for each player, spread over the clients, polls
 // until every ticket has ended, and fills in rep. pid is Hoist's process
 // (0: unknown, no CPU or memory figures).
-func measure(ctx context.Context, rep *Report, clients []matchAPI, configName string, players []types.Player, pid int) error {
+func measure(ctx context.Context, rep *Report, clients []matchAPI, configName string, players []flexbench.Player, pid int) error {
 	cfg := rep.Config
 	stopSampling := make(chan struct{})
 	samples := make(chan []cpuSample, 1)
@@ -330,7 +339,11 @@ func measure(ctx context.Context, rep *Report, clients []matchAPI, configName st
 	}
 	rep.StartCall, rep.DescribeCall = loadreport.Stats(startLat), loadreport.Stats(descLat)
 	var lastEnd time.Time
-	for _, r := range results {
+	var unmatched []flexbench.Player
+	for i, r := range results {
+		if r.status != types.MatchmakingConfigurationStatusCompleted {
+			unmatched = append(unmatched, players[i])
+		}
 		switch r.status {
 		case types.MatchmakingConfigurationStatusCompleted:
 			rep.Completed++
@@ -339,6 +352,10 @@ func measure(ctx context.Context, rep *Report, clients []matchAPI, configName st
 				end = r.seen
 			}
 			waits, observed = append(waits, end.Sub(r.start)), append(observed, r.seen.Sub(r.start))
+			if end.Sub(r.start) < flexbench.ExpansionAfter {
+				rep.Early++
+				rep.EarlySeconds = max(rep.EarlySeconds, end.Sub(t0).Seconds())
+			}
 			if end.After(lastEnd) {
 				lastEnd = end
 			}
@@ -353,7 +370,19 @@ func measure(ctx context.Context, rep *Report, clients []matchAPI, configName st
 		}
 	}
 	rep.MatchedPct = 100 * float64(rep.Completed) / float64(len(players))
-	rep.Wait, rep.ObservedWait = loadreport.Stats(waits), loadreport.Stats(observed)
+	rep.Missed = len(flexbench.Placeable(unmatched, flexbench.FinalDistance))
+	rep.Matchable = rep.Completed + rep.Missed
+	matchable := slices.Clone(waits)
+	for range rep.Missed {
+		matchable = append(matchable, cfg.RequestTimeout)
+	}
+	if rep.Matchable > 0 {
+		rep.ExpandedPct = 100 * float64(rep.Matchable-rep.Early) / float64(rep.Matchable)
+	}
+	if rep.EarlySeconds > 0 {
+		rep.EarlyRate = float64(rep.Early) / rep.EarlySeconds
+	}
+	rep.Wait, rep.ObservedWait, rep.MatchableWait = loadreport.Stats(waits), loadreport.Stats(observed), loadreport.Stats(matchable)
 	if !lastEnd.IsZero() {
 		rep.MatchedSeconds = lastEnd.Sub(t0).Seconds()
 		rep.MatchedRate = float64(rep.Completed) / rep.MatchedSeconds
@@ -426,36 +455,17 @@ func ruleSet(path string) ([]byte, string, error) {
 		b, err := os.ReadFile(path)
 		return b, path, err
 	}
-	if b, err := os.ReadFile(filepath.Join(hoisttest.RepoRoot(), benchRuleSet)); err == nil {
-		return b, benchRuleSet, nil
-	}
-	return embeddedRuleSet, "e2e/matchload/bench-5v5.json (the matcher benchmark's is not in the source tree)", nil
+	return flexbench.RuleSet, "internal/flexmatch/flexbench/bench-5v5.json", nil
 }
 
-// Regions of the generated latencies (the matcher benchmark's).
-var regions = []string{"us-east-1", "us-west-2", "eu-west-1", "ap-northeast-1"}
-
-// generatePlayers returns n players, the same for a seed: skill uniform
-// over [0, 1000), latencies uniform over [20, 300) ms to every region but
-// one (the player's home), which is uniform over [20, 150).
-func generatePlayers(n int, seed uint64) []types.Player {
-	rng := rand.New(rand.NewPCG(seed, 0x6d61746368))
-	ps := make([]types.Player, n)
-	for i := range ps {
-		skill := rng.Float64() * 1000
-		home := rng.IntN(len(regions))
-		lat := make(map[string]int32, len(regions))
-		for k, r := range regions {
-			if k == home {
-				lat[r] = int32(20 + rng.IntN(130))
-			} else {
-				lat[r] = int32(20 + rng.IntN(280))
-			}
-		}
-		ps[i] = types.Player{PlayerId: aws.String(fmt.Sprintf("player-%06d", i)), LatencyInMs: lat,
-			PlayerAttributes: map[string]types.AttributeValue{"skill": {N: aws.Float64(skill)}}}
+// player is a generated player as StartMatchmaking takes it.
+func player(p flexbench.Player) types.Player {
+	lat := make(map[string]int32, len(p.Latencies))
+	for r, ms := range p.Latencies {
+		lat[r] = int32(ms)
 	}
-	return ps
+	return types.Player{PlayerId: aws.String(p.ID), LatencyInMs: lat,
+		PlayerAttributes: map[string]types.AttributeValue{"skill": {N: aws.Float64(p.Skill)}}}
 }
 
 // ticketID is the ID of ticket i (one per player).
@@ -486,7 +496,7 @@ type shard struct {
 
 // submit sends StartMatchmaking for the shard's tickets, one after the
 // other; polling starts with the first.
-func (s *shard) submit(ctx context.Context, c matchAPI, config string, players []types.Player, k, clients int) {
+func (s *shard) submit(ctx context.Context, c matchAPI, config string, players []flexbench.Player, k, clients int) {
 	defer func() {
 		s.mu.Lock()
 		s.done, s.submitEnd = true, time.Now()
@@ -495,7 +505,7 @@ func (s *shard) submit(ctx context.Context, c matchAPI, config string, players [
 	for i := k; i < len(players); i += clients {
 		t := time.Now()
 		_, err := c.StartMatchmaking(ctx, &gl.StartMatchmakingInput{ConfigurationName: aws.String(config),
-			TicketId: aws.String(ticketID(i)), Players: []types.Player{players[i]}})
+			TicketId: aws.String(ticketID(i)), Players: []types.Player{player(players[i])}})
 		s.startLat = append(s.startLat, time.Since(t))
 		if err != nil {
 			s.mu.Lock()

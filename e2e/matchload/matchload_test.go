@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
 
 	"github.com/hoistgg/hoist/internal/flexmatch"
+	"github.com/hoistgg/hoist/internal/flexmatch/flexbench"
 )
 
 // TestSmallRun runs the tool with 200 tickets through a real Hoist, so
@@ -65,9 +66,6 @@ func TestSmallRun(t *testing.T) {
 }
 
 func TestRuleSetParses(t *testing.T) {
-	if _, err := flexmatch.Parse(embeddedRuleSet); err != nil {
-		t.Fatalf("the embedded rule set: %v", err)
-	}
 	smoke, err := os.ReadFile(filepath.Join("testdata", "smoke-5v5.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -84,25 +82,16 @@ func TestRuleSetParses(t *testing.T) {
 	}
 }
 
-func TestGeneratePlayers(t *testing.T) {
-	a, b := generatePlayers(500, 3), generatePlayers(500, 3)
-	for i := range a {
-		if aws.ToString(a[i].PlayerId) != aws.ToString(b[i].PlayerId) || *a[i].PlayerAttributes["skill"].N != *b[i].PlayerAttributes["skill"].N {
-			t.Fatalf("player %d differs between two runs with the same seed", i)
+func TestPlayerAndTicketIDs(t *testing.T) {
+	for _, p := range flexbench.Players(50, 3) {
+		q := player(p)
+		if aws.ToString(q.PlayerId) != p.ID || *q.PlayerAttributes["skill"].N != p.Skill || len(q.LatencyInMs) != len(p.Latencies) {
+			t.Fatalf("player %+v from %+v", q, p)
 		}
-		s := *a[i].PlayerAttributes["skill"].N
-		good := 0
-		for _, r := range regions {
-			ms, ok := a[i].LatencyInMs[r]
-			if !ok || ms < 1 {
-				t.Errorf("player %d: latency to %s %d", i, r, ms)
+		for r, ms := range p.Latencies {
+			if q.LatencyInMs[r] != int32(ms) {
+				t.Fatalf("latency to %s: %d, want %d", r, q.LatencyInMs[r], ms)
 			}
-			if ms < 150 {
-				good++
-			}
-		}
-		if s < 0 || s >= 1000 || good == 0 {
-			t.Errorf("player %d: skill %v, %d regions under 150 ms", i, s, good)
 		}
 	}
 	for _, i := range []int{0, 7, 999999} {
@@ -147,7 +136,8 @@ type fakeAPI struct {
 	total   int
 	tickets map[string]*types.MatchmakingTicket
 	queue   []string
-	failAt  int // StartMatchmaking of this ticket fails (-1: none)
+	failAt  int  // StartMatchmaking of this ticket fails (-1: none)
+	noMatch bool // complete no ticket: every one times out
 	starts  int
 }
 
@@ -175,7 +165,7 @@ func (f *fakeAPI) DescribeMatchmaking(_ context.Context, in *gl.DescribeMatchmak
 		return nil, fmt.Errorf("%d ticket IDs", len(in.TicketIds))
 	}
 	now := time.Now()
-	for len(f.queue) >= 10 {
+	for len(f.queue) >= 10 && !f.noMatch {
 		for _, id := range f.queue[:10] {
 			f.tickets[id].Status, f.tickets[id].EndTime = types.MatchmakingConfigurationStatusCompleted, aws.Time(now)
 		}
@@ -197,13 +187,14 @@ func (f *fakeAPI) DescribeMatchmaking(_ context.Context, in *gl.DescribeMatchmak
 }
 
 func TestMeasureWithFake(t *testing.T) {
-	players := generatePlayers(95, 1)
+	players := flexbench.Players(95, 1)
 	f := &fakeAPI{total: 95, tickets: map[string]*types.MatchmakingTicket{}, failAt: -1}
 	rep := &Report{Config: &Config{Timeout: time.Minute}}
 	if err := measure(context.Background(), rep, []matchAPI{f, f, f}, "cfg", players, os.Getpid()); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Submitted != 95 || rep.Completed != 90 || rep.TimedOut != 5 || rep.Unended != 0 || rep.MatchedPct != 100*90.0/95 {
+	if rep.Submitted != 95 || rep.Completed != 90 || rep.TimedOut != 5 || rep.Unended != 0 || rep.MatchedPct != 100*90.0/95 ||
+		rep.Matchable != 90 || rep.Missed != 0 || rep.MatchableWait != rep.Wait || rep.Early != 90 || rep.ExpandedPct != 0 || rep.EarlyRate <= 0 {
 		t.Errorf("report %+v", rep)
 	}
 	if rep.Wait.Count != 90 || rep.ObservedWait.Count != 90 || rep.StartCall.Count != 95 || rep.DescribeCall.Count < 10 ||
@@ -216,11 +207,25 @@ func TestMeasureWithFake(t *testing.T) {
 		t.Errorf("printed:\n%s", buf.String())
 	}
 
+	// Tickets left unmatched that the brute-force check can place are
+	// matchable and count with the whole request timeout.
+	players = flexbench.Players(400, 1)
+	f = &fakeAPI{total: 400, tickets: map[string]*types.MatchmakingTicket{}, failAt: -1, noMatch: true}
+	rep = &Report{Config: &Config{Timeout: time.Minute, RequestTimeout: 30 * time.Second}}
+	if err := measure(context.Background(), rep, []matchAPI{f, f}, "cfg", players, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := len(flexbench.Placeable(players, flexbench.FinalDistance))
+	if want == 0 || rep.Completed != 0 || rep.TimedOut != 400 || rep.Missed != want || rep.Matchable != want ||
+		rep.MatchableWait.Count != want || rep.MatchableWait.P50 != 30_000 || rep.ExpandedPct != 100 || rep.Wait.Count != 0 {
+		t.Errorf("%d placeable; report %+v", want, rep)
+	}
+
 	// A failed StartMatchmaking fails the run (its client stops submitting
 	// and polling).
 	f = &fakeAPI{total: 40, tickets: map[string]*types.MatchmakingTicket{}, failAt: 20}
 	rep = &Report{Config: &Config{Timeout: time.Minute}}
-	err := measure(context.Background(), rep, []matchAPI{f}, "cfg", generatePlayers(40, 1), 0)
+	err := measure(context.Background(), rep, []matchAPI{f}, "cfg", flexbench.Players(40, 1), 0)
 	if err == nil || !strings.Contains(err.Error(), "StartMatchmaking matchload-000020: injected failure") || rep.Submitted != 20 {
 		t.Errorf("err %v, %d submitted", err, rep.Submitted)
 	}

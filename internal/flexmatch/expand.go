@@ -112,14 +112,8 @@ func (p *parser) target(s string) (expansionTarget, error) {
 		}
 		for _, n := range strings.Split(inner, ",") {
 			n = strings.TrimSpace(n)
-			found := false
-			for i, ts := range p.rs.teams {
-				if ts.name == n || ts.base == n {
-					t.teams = append(t.teams, i)
-					found = true
-				}
-			}
-			if !found {
+			k := len(t.teams)
+			if t.teams = p.rs.appendTeams(t.teams, n); len(t.teams) == k {
 				return t, fmt.Errorf("no team is named %q", n)
 			}
 		}

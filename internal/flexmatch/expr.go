@@ -22,10 +22,27 @@ type exprParser struct {
 	pos int
 }
 
-// exprError is a property expression error: where (a 1-based character
+// errorf is a property expression error: where (a 1-based character
 // position) and what was expected.
 func (p *exprParser) errorf(format string, args ...any) error {
-	return fmt.Errorf("at character %d of %q: %s", p.pos+1, p.s, fmt.Sprintf(format, args...))
+	return errorAt(p.pos, p.s, format, args...)
+}
+
+// errorAt is an error at byte pos of s (the parsers of expressions and
+// compound statements).
+func errorAt(pos int, s, format string, args ...any) error {
+	return fmt.Errorf("at character %d of %q: %s", pos+1, s, fmt.Sprintf(format, args...))
+}
+
+// appendTeams appends the indexes of the teams a name refers to (a team's
+// name, or a quantity team's base name: all of its teams).
+func (rs *RuleSet) appendTeams(to []int, name string) []int {
+	for i, t := range rs.teams {
+		if t.name == name || t.base == name {
+			to = append(to, i)
+		}
+	}
+	return to
 }
 
 // parseExpr parses a property expression over rs's teams and attributes.
@@ -179,14 +196,8 @@ func (p *exprParser) path() (*expr, error) {
 			if n == "" {
 				return nil, p.errorf("expected a team name or *")
 			}
-			found := false
-			for i, t := range p.rs.teams {
-				if t.name == n || t.base == n {
-					e.teams = append(e.teams, i)
-					found = true
-				}
-			}
-			if !found {
+			k := len(e.teams)
+			if e.teams = p.rs.appendTeams(e.teams, n); len(e.teams) == k {
 				p.pos = at
 				p.space()
 				return nil, p.errorf("no team is named %q", n)

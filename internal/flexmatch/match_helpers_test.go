@@ -3,7 +3,6 @@ package flexmatch
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -19,8 +18,6 @@ type poolSpec struct {
 	maxAge    time.Duration // ages uniform in [0, maxAge)
 	strAttr   []string      // values of a string attribute "mode" (none: not set)
 }
-
-var benchRegions = []string{"us-east-1", "us-west-2", "eu-west-1", "ap-northeast-1"}
 
 // genPool draws a pool of tickets from a seeded generator.
 func genPool(seed uint64, s poolSpec, now time.Time) []Ticket {
@@ -63,15 +60,6 @@ func genPool(seed uint64, s poolSpec, now time.Time) []Ticket {
 		}
 	}
 	return pool
-}
-
-func loadRuleSet(t testing.TB, file string) *RuleSet {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mustParse(t, string(b))
 }
 
 // checkResult checks the matcher's invariants on a result: every ticket

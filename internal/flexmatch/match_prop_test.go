@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hoistgg/hoist/internal/flexmatch/flexbench"
 )
 
 // propRuleSets are the rule sets the property tests draw pools for.
@@ -49,7 +51,7 @@ func TestMatchProperties(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rs := mustParse(t, body)
 			for seed := range uint64(8) {
-				pool := genPool(seed, poolSpec{n: 400, maxParty: 3, skill: 200, regions: benchRegions[:3],
+				pool := genPool(seed, poolSpec{n: 400, maxParty: 3, skill: 200, regions: flexbench.Regions[:3],
 					noLatency: 0.05, maxAge: 30 * time.Second, strAttr: []string{"ctf", "dm"}}, t0)
 				addBackfills(rs, pool, int(seed))
 				now := t0
@@ -147,36 +149,28 @@ func FuzzMatch(f *testing.F) {
 }
 
 // TestMatchLeavesNoMatch: after one pass over the benchmark's pool of
-// 10,000, no ten unmatched tickets in one region under 150 ms are within
-// the skill band (10, or 50 when all are at least 10 s old): the pass
-// formed every 5v5 the pool held.
+// 10,000, the brute-force check finds no ten unmatched tickets in one
+// region under 150 ms within the skill band (10, or 50 when all are at
+// least 10 s old): the pass formed every 5v5 the pool held.
 func TestMatchLeavesNoMatch(t *testing.T) {
-	rs := loadRuleSet(t, "testdata/bench-5v5.json")
-	pool := benchPool(10_000)
+	rs := benchRuleSet(t)
+	ps, pool := benchPool(10_000)
 	res := rs.Match(pool, t0, 1)
 	checkResult(t, rs, pool, t0, res)
 	rest := without(pool, res)
-	for _, reg := range benchRegions {
-		for _, old := range []bool{false, true} {
-			var ks []float64
-			for _, tk := range rest {
-				if old && t0.Sub(tk.Start) < 10*time.Second {
-					continue
-				}
-				if l, ok := tk.Players[0].Latencies[reg]; ok && l <= 150 {
-					ks = append(ks, *tk.Players[0].Attributes["skill"].N)
-				}
-			}
-			slices.Sort(ks)
-			band := 10.0
-			if old {
-				band = 50
-			}
-			for i := 0; i+9 < len(ks); i++ {
-				if ks[i+9]-ks[i] <= band {
-					t.Fatalf("region %s: ten unmatched tickets within %v of skill %v", reg, band, ks[i])
-				}
-			}
+	var old []Ticket
+	for _, tk := range rest {
+		if t0.Sub(tk.Start) >= flexbench.ExpansionAfter {
+			old = append(old, tk)
 		}
+	}
+	if n := len(flexbench.Placeable(leftovers(ps, rest), flexbench.FirstDistance)); n > 0 {
+		t.Errorf("%d of the %d tickets left could form matches within %v", n, len(rest), flexbench.FirstDistance)
+	}
+	if n := len(flexbench.Placeable(leftovers(ps, old), flexbench.FinalDistance)); n > 0 {
+		t.Errorf("%d of the %d tickets left past the expansion could form matches within %v", n, len(old), flexbench.FinalDistance)
+	}
+	if len(rest) > len(pool)/10 {
+		t.Errorf("%d of %d tickets left", len(rest), len(pool))
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hoistgg/hoist/internal/flexmatch/flexbench"
 )
 
 var t0 = time.Unix(1_700_000_000, 0)
@@ -247,8 +249,8 @@ func TestMatchBackfillPriority(t *testing.T) {
 // TestMatchDeterministic: the same pool, time and seed give the same
 // result, whatever the pool's order.
 func TestMatchDeterministic(t *testing.T) {
-	rs := loadRuleSet(t, "testdata/bench-5v5.json")
-	pool := genPool(9, poolSpec{n: 3000, maxParty: 3, skill: 500, regions: benchRegions, maxAge: 20 * time.Second, noLatency: 0.02}, t0)
+	rs := benchRuleSet(t)
+	pool := genPool(9, poolSpec{n: 3000, maxParty: 3, skill: 500, regions: flexbench.Regions, maxAge: 20 * time.Second, noLatency: 0.02}, t0)
 	a := rs.Match(pool, t0, 42)
 	b := rs.Match(pool, t0, 42)
 	if !reflect.DeepEqual(a, b) {
@@ -344,8 +346,8 @@ func TestMatchRetryExcludes(t *testing.T) {
 // TestMatchConcurrent: passes over one rule set may run at once (the
 // matchmaking loop serves several configurations); run with -race.
 func TestMatchConcurrent(t *testing.T) {
-	rs := loadRuleSet(t, "testdata/bench-5v5.json")
-	pool := genPool(3, poolSpec{n: 2000, skill: 300, regions: benchRegions, maxAge: 20 * time.Second}, t0)
+	rs := benchRuleSet(t)
+	pool := genPool(3, poolSpec{n: 2000, skill: 300, regions: flexbench.Regions, maxAge: 20 * time.Second}, t0)
 	want := rs.Match(pool, t0, 5)
 	done := make(chan Result)
 	for range 4 {

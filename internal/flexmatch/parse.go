@@ -944,7 +944,7 @@ type compoundParser struct {
 }
 
 func (c *compoundParser) errorf(format string, args ...any) error {
-	return fmt.Errorf("at character %d of %q: %s", c.pos+1, c.s, fmt.Sprintf(format, args...))
+	return errorAt(c.pos, c.s, format, args...)
 }
 
 func (c *compoundParser) space() {
