@@ -230,3 +230,18 @@ func TestMeasureWithFake(t *testing.T) {
 		t.Errorf("err %v, %d submitted", err, rep.Submitted)
 	}
 }
+
+// TestRate95: 95% of 20 tickets is 19; the 19th completion at 2 s gives 9.5/s.
+func TestRate95(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var ends []time.Time
+	for i := range 19 {
+		ends = append(ends, t0.Add(time.Duration(19-i)*2*time.Second/19))
+	}
+	if s, r := rate95(ends, 20, t0); s != 2 || r != 9.5 {
+		t.Fatalf("rate95 = %v s, %v/s; want 2 s, 9.5/s", s, r)
+	}
+	if s, r := rate95(ends[:18], 20, t0); s != 0 || r != 0 {
+		t.Fatalf("with 18 of 20 completed: %v s, %v/s; want zeros", s, r)
+	}
+}

@@ -12,7 +12,7 @@ import (
 )
 
 // benchRuleSet is the benchmark's rule set (flexbench.RuleSet: 5v5, skill
-// batchDistance 10 widened to 50 after 10 s, maxLatency 150).
+// batchDistance 50 widened to 100 after 10 s, maxLatency 150).
 func benchRuleSet(t testing.TB) *RuleSet { return mustParse(t, string(flexbench.RuleSet)) }
 
 // benchTickets turns the benchmark's players into single-player tickets:

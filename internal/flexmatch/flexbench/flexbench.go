@@ -16,8 +16,8 @@ import (
 )
 
 // RuleSet is the benchmark's rule set (bench-5v5.json): two teams of 5, a
-// batchDistance rule on the number attribute "skill" with maxDistance 10
-// widened to 50 after 10 seconds, and a latency rule with maxLatency 150.
+// batchDistance rule on the number attribute "skill" with maxDistance 50
+// widened to 100 after 10 seconds, and a latency rule with maxLatency 150.
 //
 //go:embed bench-5v5.json
 var RuleSet []byte
@@ -26,8 +26,8 @@ var RuleSet []byte
 // against RuleSet).
 const (
 	MatchSize      = 10               // players in a match (5v5)
-	FirstDistance  = 10.0             // the skill band before the expansion
-	FinalDistance  = 50.0             // the skill band after it
+	FirstDistance  = 50.0             // the skill band before the expansion
+	FinalDistance  = 100.0            // the skill band after it
 	ExpansionAfter = 10 * time.Second // when the expansion applies
 	MaxLatency     = 150              // ms, to one region for every player
 )
