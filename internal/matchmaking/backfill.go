@@ -228,16 +228,23 @@ func (s *Service) cancelTx(ctx context.Context, tx store.Tx, id, msg string) err
 	if err != nil {
 		return err
 	}
-	st := t.Ticket.Status
-	if !isActive(st) || st == stPlacing {
+	if st := t.Ticket.Status; !isActive(st) || st == stPlacing {
 		return nil
 	}
+	return s.stopTx(ctx, tx, t, msg)
+}
+
+// stopTx cancels an active ticket that is not PLACING (StopMatchmaking,
+// and a backfill replaced or stopped). With its match waiting for
+// acceptance, the match fails like a rejection by this ticket: the
+// match's other tickets go back to SEARCHING.
+func (s *Service) stopTx(ctx context.Context, tx store.Tx, t *ticketRecord, msg string) error {
 	c, err := getConfig(ctx, tx, t.config())
 	if err != nil {
 		return err
 	}
 	now := s.now()
-	if st == stAccept {
+	if t.Ticket.Status == stAccept {
 		m, err := getMatch(ctx, tx, t.MatchID)
 		if err != nil {
 			return err

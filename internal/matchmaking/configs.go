@@ -57,31 +57,39 @@ func ruleSetName(nameOrARN string) string {
 	return arn.NameOrARN(nameOrARN, arn.TypeMatchmakingRuleSet)
 }
 
-// getConfig reads a configuration; an unknown one is NotFoundException.
-func getConfig(ctx context.Context, tx store.Tx, nameOrARN string) (*api.MatchmakingConfiguration, error) {
-	name := configName(nameOrARN)
-	c := new(api.MatchmakingConfiguration)
-	if _, err := store.GetJSON(ctx, tx, KindConfiguration, name, c); err != nil {
+// getNamed reads the record of kind k named name into a new T; an unknown
+// one is NotFoundException naming what it is.
+func getNamed[T any](ctx context.Context, tx store.Tx, k store.Kind, name, what string) (*T, error) {
+	v := new(T)
+	if _, err := store.GetJSON(ctx, tx, k, name, v); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, api.NewNotFoundException("matchmaking configuration %s does not exist", name)
+			return nil, api.NewNotFoundException("%s %s does not exist", what, name)
 		}
 		return nil, err
 	}
-	return c, nil
+	return v, nil
+}
+
+// found turns a lookup's NotFoundException into false (for the tags'
+// existence checks).
+func found(err error) (bool, error) {
+	var nf *api.NotFoundException
+	if errors.As(err, &nf) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// getConfig reads a configuration; an unknown one is NotFoundException.
+func getConfig(ctx context.Context, tx store.Tx, nameOrARN string) (*api.MatchmakingConfiguration, error) {
+	return getNamed[api.MatchmakingConfiguration](ctx, tx, KindConfiguration, configName(nameOrARN), "matchmaking configuration")
 }
 
 // ConfigurationExists reports whether the configuration a name or ARN
 // names exists (for tags).
 func (s *Service) ConfigurationExists(ctx context.Context, tx store.Tx, nameOrARN string) (bool, error) {
 	_, err := getConfig(ctx, tx, nameOrARN)
-	if err == nil {
-		return true, nil
-	}
-	var nf *api.NotFoundException
-	if errors.As(err, &nf) {
-		return false, nil
-	}
-	return false, err
+	return found(err)
 }
 
 // CheckConfiguration applies every rule of a configuration's fields, alone

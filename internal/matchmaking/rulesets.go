@@ -42,29 +42,14 @@ func parseBody(body string) (*flexmatch.RuleSet, error) {
 
 // getRuleSet reads a rule set; an unknown one is NotFoundException.
 func getRuleSet(ctx context.Context, tx store.Tx, nameOrARN string) (*api.MatchmakingRuleSet, error) {
-	name := ruleSetName(nameOrARN)
-	r := new(api.MatchmakingRuleSet)
-	if _, err := store.GetJSON(ctx, tx, KindRuleSet, name, r); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, api.NewNotFoundException("matchmaking rule set %s does not exist", name)
-		}
-		return nil, err
-	}
-	return r, nil
+	return getNamed[api.MatchmakingRuleSet](ctx, tx, KindRuleSet, ruleSetName(nameOrARN), "matchmaking rule set")
 }
 
 // RuleSetExists reports whether the rule set a name or ARN names exists
 // (for tags).
 func (s *Service) RuleSetExists(ctx context.Context, tx store.Tx, nameOrARN string) (bool, error) {
 	_, err := getRuleSet(ctx, tx, nameOrARN)
-	if err == nil {
-		return true, nil
-	}
-	var nf *api.NotFoundException
-	if errors.As(err, &nf) {
-		return false, nil
-	}
-	return false, err
+	return found(err)
 }
 
 // ruleSetCache keeps parsed rule sets: a rule set record is never

@@ -306,19 +306,7 @@ func (s *Service) StopMatchmaking(ctx context.Context, in *api.StopMatchmakingIn
 		if st == stPlacing {
 			return api.NewInvalidRequestException("matchmaking ticket %s is PLACING: its match is being placed", t.id())
 		}
-		c, err := getConfig(ctx, tx, t.config())
-		if err != nil {
-			return err
-		}
-		now := s.now()
-		if st == stAccept {
-			m, err := getMatch(ctx, tx, t.MatchID)
-			if err != nil {
-				return err
-			}
-			return s.failAcceptanceTx(ctx, tx, c, m, now, acceptRejected, map[string]bool{t.id(): true})
-		}
-		return s.endTx(ctx, tx, c, t, stCancelled, "CANCELLED", "Cancelled by request.", now, nil)
+		return s.stopTx(ctx, tx, t, "Cancelled by request.")
 	})
 	if err != nil {
 		return nil, err
