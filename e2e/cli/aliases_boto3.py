@@ -12,29 +12,13 @@ first failed check.
 """
 
 import os
-import sys
 
 import boto3
+from scenario import check, expect_error
 
 ENDPOINT = os.environ.get("HOIST_ENDPOINT", "http://127.0.0.1:9080")
 LOCATION = "custom-boto3-aliases"
 RETIRED = "This version is retired: please update the game"
-
-
-def check(what, got, want):
-    if got != want:
-        sys.exit(f"FAIL: {what}: got {got!r}, want {want!r}")
-    print(f"ok: {what} = {want!r}")
-
-
-def expect_error(what, exc_type, fn, **kwargs):
-    try:
-        fn(**kwargs)
-    except exc_type as e:
-        err = e.response["Error"]
-        print(f"ok: {what}: {err['Code']}: {err['Message']}")
-        return err
-    sys.exit(f"FAIL: {what}: no {exc_type.__name__}")
 
 
 def main():

@@ -14,27 +14,12 @@ import time
 
 import boto3
 from botocore.config import Config
+from scenario import check, expect_error
 
 ENDPOINT = os.environ.get("HOIST_ENDPOINT", "http://127.0.0.1:9080")
 GROUP = "MegaFrogServers_NA"  # the seed's group name
 GAME_SERVER = "mega-frog-game-12345678"
 INSTANCE = "i-1234567890abcdef0"
-
-
-def check(what, got, want):
-    if got != want:
-        sys.exit(f"FAIL: {what}: got {got!r}, want {want!r}")
-    print(f"ok: {what} = {want!r}")
-
-
-def expect_error(what, exc_type, fn, **kwargs):
-    try:
-        fn(**kwargs)
-    except exc_type as e:
-        err = e.response["Error"]
-        print(f"ok: {what}: {err['Code']}: {err['Message']}")
-        return e
-    sys.exit(f"FAIL: {what}: no {exc_type.__name__}")
 
 
 def wait_for(what, want, fn, timeout=20.0):
@@ -99,9 +84,9 @@ def main():
     # Hoist validates what botocore would have refused (its client-side
     # validation off): the message names the member and the constraint.
     unchecked = boto3.client("gamelift", endpoint_url=ENDPOINT, config=Config(parameter_validation=False))
-    e = expect_error("Limit 0 (server-side validation)", unchecked.exceptions.InvalidRequestException, unchecked.list_game_servers,
+    err = expect_error("Limit 0 (server-side validation)", unchecked.exceptions.InvalidRequestException, unchecked.list_game_servers,
                      GameServerGroupName=GROUP, Limit=0)
-    msg = e.response["Error"]["Message"]
+    msg = err["Message"]
     check("validation message", "'Limit'" in msg and "greater than or equal to 1" in msg, True)
     listed = gl.list_game_servers(GameServerGroupName=GROUP, SortOrder="ASCENDING")["GameServers"]
     check("list game servers", [g["GameServerId"] for g in listed], [GAME_SERVER])

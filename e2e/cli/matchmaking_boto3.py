@@ -19,6 +19,7 @@ import sys
 import time
 
 import boto3
+from scenario import check, expect_error
 
 ENDPOINT = os.environ.get("HOIST_ENDPOINT", "http://127.0.0.1:9080")
 
@@ -27,22 +28,6 @@ DUEL = json.dumps({
     "playerAttributes": [{"name": "skill", "type": "number", "default": 10}],
     "teams": [{"name": "red", "minPlayers": 1, "maxPlayers": 1}, {"name": "blue", "minPlayers": 1, "maxPlayers": 1}],
 })
-
-
-def check(what, got, want):
-    if got != want:
-        sys.exit(f"FAIL: {what}: got {got!r}, want {want!r}")
-    print(f"ok: {what} = {want!r}")
-
-
-def expect_error(what, exc_type, fn, **kwargs):
-    try:
-        fn(**kwargs)
-    except exc_type as e:
-        err = e.response["Error"]
-        print(f"ok: {what}: {err['Code']}: {err['Message']}")
-        return err
-    sys.exit(f"FAIL: {what}: no {exc_type.__name__}")
 
 
 def wait_status(gl, ticket, status, timeout=30):
