@@ -231,7 +231,7 @@ func stopMatchBackfill(ctx context.Context, pc *procConn, a *args) (map[string]a
 // configured.
 func backfillUnsupported() error {
 	return &hosting.SDKError{Status: 400,
-		Message: "match backfill is not supported by this Hoist: FlexMatch is not implemented yet"}
+		Message: "match backfill is not available: no FlexMatch matchmaker is configured for this SDK endpoint"}
 }
 
 // ticketIDChars reports whether a ticket ID holds only the characters of
