@@ -1,6 +1,7 @@
 package matchmaking
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/events"
 	"github.com/hoistgg/hoist/internal/memtest"
+	"github.com/hoistgg/hoist/internal/store"
 )
 
 var memoryTickets = flag.Int("memory.tickets", 5000, "tickets TestMemoryTickets matches")
@@ -58,5 +60,50 @@ func TestMemoryTickets(t *testing.T) {
 	t.Logf("%d completed tickets retained: %.0f B of live heap each", n, per)
 	if per > 3500 {
 		t.Errorf("an ended ticket costs %.0f B of live heap, want at most 3,500", per)
+	}
+}
+
+// TestTicketRecordLeavesOutWhatTheRecordHolds: a ticket's data holds
+// neither its ID nor its configuration's name or ARN (the record's ID and
+// Parent give them), and DescribeMatchmaking answers all three, for a
+// ticket written so and for one an older Hoist wrote with them.
+func TestTicketRecordLeavesOutWhatTheRecordHolds(t *testing.T) {
+	h := newTicketHarness(t)
+	h.config("c1", nil)
+	h.start("c1", "t1", "p1")
+	h.start("c1", "t2", "p2")
+	h.process()
+	h.process()
+	const wantARN = "arn:aws:gamelift:us-west-2:123456789012:matchmakingconfiguration/c1"
+	err := h.st.Update(h.ctx, func(tx store.Tx) error {
+		for _, id := range []string{"t1", "t2"} {
+			rec, err := tx.Get(h.ctx, KindTicket, id)
+			if err != nil {
+				return err
+			}
+			for _, f := range []string{"TicketId", "ConfigurationName", "ConfigurationArn"} {
+				if bytes.Contains(rec.Data, []byte(f)) {
+					t.Errorf("ticket %s's data holds %s: %s", id, f, rec.Data)
+				}
+			}
+		}
+		// t2 as an older Hoist wrote it.
+		rec, err := tx.Get(h.ctx, KindTicket, "t2")
+		if err != nil {
+			return err
+		}
+		rec.Data = bytes.Replace(rec.Data, []byte(`{"ticket":{`),
+			[]byte(`{"ticket":{"ConfigurationArn":"`+wantARN+`","ConfigurationName":"c1","TicketId":"t2",`), 1)
+		return tx.Put(h.ctx, rec)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"t1", "t2"} {
+		tk := h.want(id, stCompleted)
+		if api.ToString(tk.TicketId) != id || api.ToString(tk.ConfigurationName) != "c1" || api.ToString(tk.ConfigurationArn) != wantARN {
+			t.Errorf("ticket %s described as ID %q, configuration %q, %q", id, api.ToString(tk.TicketId),
+				api.ToString(tk.ConfigurationName), api.ToString(tk.ConfigurationArn))
+		}
 	}
 }

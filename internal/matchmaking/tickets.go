@@ -84,9 +84,10 @@ func putTicket(ctx context.Context, tx store.Tx, t *ticketRecord, rank int64, in
 	}
 	if !isActive(t.Ticket.Status) {
 		// An ended ticket stays for TicketRetention: written anew rather
-		// than replaced, so that the journal store's indexes that a Put
-		// leaves alone (ID, Parent) do not keep its first version, and
-		// that version's data, alive as long.
+		// than replaced, so that the journal store's indexes a Put leaves
+		// alone when Parent is unchanged (creation order, Parent) do not
+		// keep its first (QUEUED) version, with its data, alive as long.
+		// Nothing lists tickets in creation order.
 		if err := tx.Delete(ctx, KindTicket, rec.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
