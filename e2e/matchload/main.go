@@ -691,7 +691,11 @@ func heapProfile(addr, file string, rep *Report) error {
 func heapAlloc(text []byte) (uint64, error) {
 	for line := range strings.SplitSeq(string(text), "\n") {
 		if v, ok := strings.CutPrefix(line, "# HeapAlloc = "); ok {
-			return strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("heap profile: HeapAlloc %q: %w", v, err)
+			}
+			return n, nil
 		}
 	}
 	return 0, errors.New("no HeapAlloc in the heap profile")
