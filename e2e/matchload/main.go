@@ -35,9 +35,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -77,6 +79,7 @@ type Config struct {
 	ruleSetPath    string
 	profile        string
 	profileSeconds int
+	heapProfile    string
 	hoistBin       string
 	dataParent     string
 	akid           string
@@ -100,6 +103,7 @@ func parseFlags(args []string, stderr io.Writer) (*Config, string, error) {
 	fs.StringVar(&c.secret, "secret-access-key", "", "with -endpoint: the secret key ($AWS_SECRET_ACCESS_KEY, else the e2e tests' key)")
 	fs.StringVar(&c.profile, "profile", "", "write a CPU profile of Hoist (via --pprof-addr) of the first -profile-seconds from the first StartMatchmaking to this file")
 	fs.IntVar(&c.profileSeconds, "profile-seconds", 5, "the length of the -profile")
+	fs.StringVar(&c.heapProfile, "heap-profile", "", "once every ticket has ended, write a heap profile of Hoist (via --pprof-addr, after a collection: the ended tickets Hoist retains) to this file and report Hoist's live heap")
 	fs.StringVar(&c.hoistBin, "hoist", "", "a Hoist binary to run (default: go build ./cmd/hoist)")
 	fs.StringVar(&c.dataParent, "data-parent", "", "directory for Hoist's temporary data directory (default: the system's temp dir)")
 	fs.StringVar(&jsonPath, "json", "", "also write the results as JSON to this file")
@@ -119,6 +123,8 @@ func parseFlags(args []string, stderr io.Writer) (*Config, string, error) {
 		return nil, "", errors.New("-poll-interval and -timeout cannot be negative")
 	case c.profile != "" && (c.Endpoint != "" || c.profileSeconds < 1):
 		return nil, "", errors.New("-profile needs a Hoist this tool starts (no -endpoint) and a positive -profile-seconds")
+	case c.heapProfile != "" && c.Endpoint != "":
+		return nil, "", errors.New("-heap-profile needs a Hoist this tool starts (no -endpoint)")
 	}
 	if c.Timeout == 0 {
 		c.Timeout = c.RequestTimeout + 2*time.Minute
@@ -204,6 +210,12 @@ type Report struct {
 	LoadCores       float64 `json:"load_program_cores"`
 	HoistRSSMiB     float64 `json:"hoist_rss_mib"`
 	HoistPeakRSSMiB float64 `json:"hoist_peak_rss_mib"`
+	// HoistLiveMiB is Hoist's live heap once every ticket has ended,
+	// after a collection (the runtime's HeapAlloc as the heap profile of
+	// -heap-profile reports it), and LiveBytesPerTicket it over the
+	// submitted tickets; zero without -heap-profile.
+	HoistLiveMiB       float64 `json:"hoist_live_heap_mib,omitempty"`
+	LiveBytesPerTicket float64 `json:"live_heap_bytes_per_ticket,omitempty"`
 }
 
 // Print writes the report for people.
@@ -230,6 +242,9 @@ func (r *Report) Print(w io.Writer) {
 	if c.Endpoint == "" {
 		fmt.Fprintf(tw, "hoist\t%.2f cores until the last match, %.0f MiB RSS at the end (peak %.0f MiB); this program %.2f cores\n", r.HoistCores, r.HoistRSSMiB, r.HoistPeakRSSMiB, r.LoadCores)
 	}
+	if r.HoistLiveMiB > 0 {
+		fmt.Fprintf(tw, "hoist live heap\t%.1f MiB once every ticket had ended, %.0f B per ticket\n", r.HoistLiveMiB, r.LiveBytesPerTicket)
+	}
 	tw.Flush()
 }
 
@@ -251,7 +266,7 @@ func scenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) 
 	url, pid, pprofAddr := cfg.Endpoint, 0, ""
 	if url == "" {
 		var extra []string
-		if cfg.profile != "" {
+		if cfg.profile != "" || cfg.heapProfile != "" {
 			if pprofAddr, err = hoisttest.FreeLoopbackAddr(); err != nil {
 				return nil, err
 			}
@@ -286,7 +301,7 @@ func scenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) 
 		apis[i] = c
 	}
 	profiled := make(chan error, 1)
-	if pprofAddr != "" {
+	if cfg.profile != "" {
 		go func() {
 			profiled <- loadreport.FetchProfile(pprofAddr, "profile", fmt.Sprintf("seconds=%d", cfg.profileSeconds), time.Now(), cfg.profile)
 		}()
@@ -296,6 +311,11 @@ func scenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) 
 	err = measure(ctx, rep, apis, configName, players, pid)
 	if perr := <-profiled; perr != nil {
 		err = errors.Join(err, fmt.Errorf("profile: %w", perr))
+	}
+	if err == nil && cfg.heapProfile != "" {
+		if herr := heapProfile(pprofAddr, cfg.heapProfile, rep); herr != nil {
+			err = fmt.Errorf("heap profile: %w", herr)
+		}
 	}
 	return rep, err
 }
@@ -637,4 +657,46 @@ func rate95(ends []time.Time, n int, t0 time.Time) (seconds, perSecond float64) 
 		return 0, 0
 	}
 	return seconds, float64(k) / seconds
+}
+
+// heapProfile writes Hoist's heap profile, taken after a collection, to
+// file, and fills in the live heap from the runtime's figures in the
+// profile's text form.
+func heapProfile(addr, file string, rep *Report) error {
+	if err := loadreport.FetchProfile(addr, "heap", "gc=1", time.Now(), file); err != nil {
+		return err
+	}
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/heap?gc=1&debug=1", addr))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	live, err := heapAlloc(body)
+	if err != nil {
+		return err
+	}
+	rep.HoistLiveMiB = float64(live) / (1 << 20)
+	if rep.Submitted > 0 {
+		rep.LiveBytesPerTicket = float64(live) / float64(rep.Submitted)
+	}
+	return nil
+}
+
+// heapAlloc finds the "# HeapAlloc = N" line of a heap profile's text
+// form.
+func heapAlloc(text []byte) (uint64, error) {
+	for line := range strings.SplitSeq(string(text), "\n") {
+		if v, ok := strings.CutPrefix(line, "# HeapAlloc = "); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("heap profile: HeapAlloc %q: %w", v, err)
+			}
+			return n, nil
+		}
+	}
+	return 0, errors.New("no HeapAlloc in the heap profile")
 }

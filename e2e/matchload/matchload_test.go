@@ -36,9 +36,10 @@ func TestSmallRun(t *testing.T) {
 		t.Skip("builds and starts Hoist")
 	}
 	out := filepath.Join(t.TempDir(), "report.json")
+	heap := filepath.Join(t.TempDir(), "heap.pprof")
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"-tickets", "200", "-clients", "4", "-request-timeout", "5s", "-poll-interval", "20ms",
-		"-rule-set", filepath.Join("testdata", "smoke-5v5.json"), "-json", out}, &stdout, &stderr)
+		"-rule-set", filepath.Join("testdata", "smoke-5v5.json"), "-json", out, "-heap-profile", heap}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
@@ -60,9 +61,43 @@ func TestSmallRun(t *testing.T) {
 	if rep.HoistCores <= 0 || rep.HoistRSSMiB <= 0 || rep.StartCall.Count != 200 || rep.DescribeCall.Count == 0 {
 		t.Errorf("report %+v", rep)
 	}
-	if !strings.Contains(stdout.String(), "tickets/s") {
+	if !strings.Contains(stdout.String(), "tickets/s") || !strings.Contains(stdout.String(), "hoist live heap") {
 		t.Errorf("printed report:\n%s", stdout.String())
 	}
+	if st, err := os.Stat(heap); err != nil || st.Size() == 0 || rep.HoistLiveMiB <= 0 || rep.LiveBytesPerTicket <= 0 {
+		t.Errorf("heap profile %v, %v; live heap %.1f MiB, %.0f B per ticket", st, err, rep.HoistLiveMiB, rep.LiveBytesPerTicket)
+	}
+}
+
+func TestHeapAlloc(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want uint64
+		ok   bool
+	}{
+		{"heap profile: 1: 2 [3: 4] @ heap/1048576\n\n# runtime.MemStats\n# Alloc = 12\n# HeapAlloc = 300123456\n# Sys = 9\n", 300123456, true},
+		{"# HeapAlloc = 7", 7, true},
+		{"# HeapAlloc = x\n", 0, false},
+		{"# HeapAlloc = 99999999999999999999999\n", 0, false},
+		{"# Alloc = 12\n", 0, false},
+		{"", 0, false},
+	} {
+		got, err := heapAlloc([]byte(c.text))
+		if got != c.want || (err == nil) != c.ok {
+			t.Errorf("heapAlloc(%q) = %d, %v; want %d (ok %v)", c.text, got, err, c.want, c.ok)
+		}
+	}
+}
+
+func FuzzHeapAlloc(f *testing.F) {
+	f.Add([]byte("# HeapAlloc = 300123456\n"))
+	f.Add([]byte("# HeapAlloc = -1\n# HeapAlloc = 2"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, text []byte) {
+		if n, err := heapAlloc(text); err != nil && n != 0 {
+			t.Errorf("heapAlloc(%q) = %d with error %v", text, n, err)
+		}
+	})
 }
 
 func TestRuleSetParses(t *testing.T) {
@@ -116,6 +151,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-request-timeout", "1500ms"}, "-request-timeout"},
 		{[]string{"-request-timeout", "13h"}, "-request-timeout"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"-heap-profile", "h.pprof", "-endpoint", "http://127.0.0.1:1"}, "-heap-profile needs a Hoist this tool starts"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(c.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {

@@ -178,8 +178,7 @@ func (s *Service) readHead(ctx context.Context, sid string) (*head, error) {
 		if err := store.Decode(h.del, &d); err != nil {
 			return err
 		}
-		var ev stored
-		_, err = store.GetJSON(ctx, tx, kindEvent, d.EventID, &ev)
+		ev, err := tx.Get(ctx, kindEvent, d.EventID)
 		if errors.Is(err, store.ErrNotFound) {
 			h.orphan = true // cannot happen (events outlive their deliveries); never block the stream on it
 			return nil
@@ -187,7 +186,9 @@ func (s *Service) readHead(ctx context.Context, sid string) (*head, error) {
 		if err != nil {
 			return fmt.Errorf("delivery %s: %w", h.del.ID, err)
 		}
-		h.body = ev.Body
+		if h.body, err = eventBody(ev.Data); err != nil {
+			return fmt.Errorf("event %s: %w", d.EventID, err)
+		}
 		return nil
 	})
 	return h, err

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -448,5 +449,48 @@ func TestOrphanDeliveryIsDropped(t *testing.T) {
 	h.deliver()
 	if got := rcv.received(); fmt.Sprint(got["r"]) != "[1]" {
 		t.Fatalf("got %v", got)
+	}
+}
+
+// An event record holds the envelope as delivered and nothing else (the
+// topic, order key and sequence are the record's columns and the
+// deliveries'); a record an older Hoist wrote, with them wrapped around
+// the envelope, is still streamed and delivered.
+func TestEventRecordIsTheEnvelope(t *testing.T) {
+	rcv := newReceiver(t)
+	h := newHarness(t, map[string][]string{topic: {rcv.srv.URL}})
+	h.publish("arn:aws:gamelift:us-west-2:123456789012:gamesessionqueue/q1", 1)
+	var recs []store.Record
+	_ = h.st.View(context.Background(), func(tx store.Tx) error {
+		var err error
+		recs, _, err = tx.List(context.Background(), store.Query{Kind: kindEvent})
+		return err
+	})
+	if len(recs) != 1 || !bytes.HasPrefix(recs[0].Data, []byte(`{"version":"0",`)) {
+		t.Fatalf("event records %+v, want one holding the envelope", recs)
+	}
+	// An older Hoist's record of event 2, with its delivery.
+	old := recs[0]
+	body := bytes.Replace(old.Data, []byte(`"n":1`), []byte(`"n":2`), 1)
+	body = bytes.Replace(body, []byte(old.ID), []byte("old-event"), 1)
+	wrapped, _ := json.Marshal(map[string]any{"Body": json.RawMessage(body), "Topic": topic, "OrderKey": old.Parent, "Seq": 1})
+	err := h.st.Update(context.Background(), func(tx store.Tx) error {
+		if err := tx.Insert(context.Background(), store.Record{Kind: kindEvent, ID: "old-event", Parent: old.Parent,
+			Key: keyPending, Rank: old.Rank, Data: wrapped}); err != nil {
+			return err
+		}
+		return h.svc.addDelivery(context.Background(), tx, rcv.srv.URL, old.Parent, "old-event", 1)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := h.svc.Read(context.Background(), 0, 10)
+	if err != nil || len(items) != 2 || !bytes.Equal(items[1].Body, body) || !bytes.Equal(items[0].Body, old.Data) {
+		t.Fatalf("Read = %v, %v; want the two envelopes", items, err)
+	}
+	h.deliver()
+	h.deliver()
+	if got := fmt.Sprint(rcv.received()[old.Parent]); got != "[1 2]" {
+		t.Errorf("delivered %s, want events 1 and 2 of q1", got)
 	}
 }

@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/hoistgg/hoist/internal/store"
@@ -66,15 +67,15 @@ func (s *Service) Read(ctx context.Context, after int64, limit int) ([]Item, err
 			return err
 		}
 		for _, r := range recs {
-			var ev stored
-			if err := store.Decode(r, &ev); err != nil {
-				return err
+			body, err := eventBody(r.Data)
+			if err != nil {
+				return fmt.Errorf("event %s: %w", r.ID, err)
 			}
 			var env struct {
 				Resources []string `json:"resources"`
 			}
-			_ = json.Unmarshal(ev.Body, &env)
-			out = append(out, Item{Position: r.Seq, ID: r.ID, Resources: env.Resources, Body: ev.Body})
+			_ = json.Unmarshal(body, &env)
+			out = append(out, Item{Position: r.Seq, ID: r.ID, Resources: env.Resources, Body: body})
 		}
 		return nil
 	})

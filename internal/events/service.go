@@ -1,6 +1,7 @@
 package events
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -160,12 +161,28 @@ type Envelope struct {
 	Detail     json.RawMessage `json:"detail"`
 }
 
-// stored is a kindEvent record's Data.
+// A kindEvent record's Data is the Envelope, exactly as delivered. Records
+// an older Hoist wrote hold a stored instead (with the topic, order key
+// and sequence the record's other columns and the deliveries hold too);
+// eventBody reads both.
 type stored struct {
-	Body     json.RawMessage // the Envelope, exactly as delivered
-	Topic    string          `json:",omitempty"`
-	OrderKey string
-	Seq      int64 // in OrderKey
+	Body json.RawMessage
+}
+
+// storedPrefix starts the Data of a stored, never an Envelope's (whose
+// first field is "version").
+var storedPrefix = []byte(`{"Body":`)
+
+// eventBody returns the envelope a kindEvent record's data holds.
+func eventBody(data []byte) (json.RawMessage, error) {
+	if !bytes.HasPrefix(data, storedPrefix) {
+		return data, nil
+	}
+	var ev stored
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return nil, err
+	}
+	return ev.Body, nil
 }
 
 // delivery is a kindDelivery record's Data.
@@ -216,13 +233,12 @@ func (s *Service) Publish(ctx context.Context, tx store.Tx, e Event) error {
 	if err != nil {
 		return err
 	}
-	data, _ := json.Marshal(stored{Body: body, Topic: e.Topic, OrderKey: e.OrderKey, Seq: seq})
 	key := keyReleased
 	if len(s.cfg.Webhooks[e.Topic]) > 0 {
 		key = keyPending
 	}
 	if err := tx.Insert(ctx, store.Record{Kind: kindEvent, ID: e.ID, Parent: e.OrderKey, Key: key,
-		Rank: e.Time.UnixNano(), Data: data}); err != nil {
+		Rank: e.Time.UnixNano(), Data: body}); err != nil {
 		return fmt.Errorf("event %s: %w", e.ID, err)
 	}
 	for _, u := range s.cfg.Webhooks[e.Topic] {

@@ -92,7 +92,7 @@ func listTickets(ctx context.Context, tx store.Tx, config string, st api.Matchma
 		}
 		for _, rec := range recs {
 			t := new(ticketRecord)
-			if err := store.Decode(rec, t); err != nil {
+			if err := decodeTicket(rec, t); err != nil {
 				return nil, err
 			}
 			out = append(out, t)
@@ -484,7 +484,7 @@ func (c *poolCache) searching(ctx context.Context, tx store.Tx, config string) (
 			e := old[rec.ID]
 			if e == nil || !bytes.Equal(e.data, rec.Data) {
 				t := new(ticketRecord)
-				if err := store.Decode(rec, t); err != nil {
+				if err := decodeTicket(rec, t); err != nil {
 					return nil, err
 				}
 				e = &pooled{data: bytes.Clone(rec.Data), t: t, flex: flexTicket(t)}

@@ -93,7 +93,7 @@ func checkInvariants(t *testing.T, h *ticketHarness, step int) {
 		inMatch := map[string]string{}
 		for _, rec := range recs {
 			tk := new(ticketRecord)
-			if err := store.Decode(rec, tk); err != nil {
+			if err := decodeTicket(rec, tk); err != nil {
 				return err
 			}
 			st := tk.Ticket.Status

@@ -67,26 +67,78 @@ func (t *ticketRecord) config() string { return api.ToString(t.Ticket.Configurat
 
 // putTicket stores t: Parent its configuration, Key its status, Rank its
 // deadline (Unix ms) while QUEUED or SEARCHING, its match's acceptance
-// deadline while REQUIRES_ACCEPTANCE, else its end time (or 0).
+// deadline while REQUIRES_ACCEPTANCE, else its end time (or 0). The data
+// leaves out what the record holds already or what follows from it (the
+// ticket ID, the configuration's name and ARN): decodeTicket puts them
+// back.
 func putTicket(ctx context.Context, tx store.Tx, t *ticketRecord, rank int64, insert bool) error {
-	data, err := json.Marshal(t)
+	c := *t
+	c.Ticket.TicketId, c.Ticket.ConfigurationName, c.Ticket.ConfigurationArn = nil, nil, nil
+	data, err := json.Marshal(&c)
 	if err != nil {
 		return err
 	}
-	rec := store.Record{Kind: KindTicket, ID: t.id(), Parent: t.config(), Key: string(t.Ticket.Status), Rank: rank, Data: data}
+	rec := store.Record{Kind: KindTicket, ID: t.id(), Parent: t.config(), Key: statusKey(t.Ticket.Status), Rank: rank, Data: data}
 	if insert {
+		return tx.Insert(ctx, rec)
+	}
+	if !isActive(t.Ticket.Status) {
+		// An ended ticket stays for TicketRetention: written anew rather
+		// than replaced, so that the journal store's indexes a Put leaves
+		// alone when Parent is unchanged (creation order, Parent) do not
+		// keep its first (QUEUED) version, with its data, alive as long.
+		// Nothing lists tickets in creation order.
+		if err := tx.Delete(ctx, KindTicket, rec.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
 		return tx.Insert(ctx, rec)
 	}
 	return tx.Put(ctx, rec)
 }
 
+// decodeTicket reads a ticket record into t, with the ticket ID and the
+// configuration's name from the record. The configuration's ARN is left
+// for the API answers to fill in (withARN).
+func decodeTicket(rec store.Record, t *ticketRecord) error {
+	if err := store.Decode(rec, t); err != nil {
+		return err
+	}
+	t.Ticket.TicketId, t.Ticket.ConfigurationName = api.String(rec.ID), api.String(rec.Parent)
+	return nil
+}
+
+// withARN returns t's ticket with its configuration's ARN, as the API
+// answers it.
+func (s *Service) withARN(t *ticketRecord) api.MatchmakingTicket {
+	out := t.Ticket
+	if out.ConfigurationArn == nil {
+		out.ConfigurationArn = api.String(s.configARN(t.config()))
+	}
+	return out
+}
+
+// statusKey returns st as one of the status constants, so that the
+// records' Keys share its bytes instead of each holding its own copy.
+func statusKey(st api.MatchmakingConfigurationStatus) string {
+	for _, c := range [...]api.MatchmakingConfigurationStatus{stQueued, stSearching, stAccept, stPlacing, stCompleted, stFailed, stCancelled, stTimedOut} {
+		if c == st {
+			return string(c)
+		}
+	}
+	return string(st)
+}
+
 // getTicket reads a ticket; an unknown one is NotFoundException.
 func getTicket(ctx context.Context, tx store.Tx, id string) (*ticketRecord, error) {
-	t := new(ticketRecord)
-	if _, err := store.GetJSON(ctx, tx, KindTicket, id, t); err != nil {
+	rec, err := tx.Get(ctx, KindTicket, id)
+	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, api.NewNotFoundException("matchmaking ticket %s does not exist", id)
 		}
+		return nil, err
+	}
+	t := new(ticketRecord)
+	if err := decodeTicket(rec, t); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -280,7 +332,7 @@ func (s *Service) DescribeMatchmaking(ctx context.Context, in *api.DescribeMatch
 				}
 				t.Ticket.EstimatedWaitTime = estimatedSeconds(est)
 			}
-			out.TicketList = append(out.TicketList, t.Ticket)
+			out.TicketList = append(out.TicketList, s.withARN(t))
 		}
 		return nil
 	})
