@@ -111,6 +111,7 @@ func TestParseInvalid(t *testing.T) {
 		{"rule dup", rules(skill, skill), "rules[1].name", "twice"},
 		{"rule no type", rules(`{"name":"x"}`), "rules[0].type", "required"},
 		{"rule bad type", rules(`{"name":"x","type":"range"}`), "rules[0].type", "batchDistance"},
+		{"eleven measurements", rules(`{"name":"x","type":"distance","measurements":[` + strings.TrimSuffix(strings.Repeat(`"avg(teams[*].players.attributes[skill])",`, 11), ",") + `],"maxDistance":3}`), "rules[0].measurements", "at most 10 per rule"},
 		{"rule unknown prop", rules(`{"name":"x","type":"distance","measurements":"flatten(teams[*].players.attributes[skill])","maxDistanse":3}`), "rules[0].maxDistanse", "unknown property"},
 		{"rule other type's prop", rules(`{"name":"x","type":"batchDistance","batchAttribute":"skill","maxDistance":3,"operation":"="}`), "rules[0].operation", "unknown property"},
 		{"batch no attr", rules(`{"name":"x","type":"batchDistance","maxDistance":3}`), "rules[0].batchAttribute", "required"},
