@@ -3,6 +3,7 @@ package flexmatch
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -245,6 +246,15 @@ func TestNumbersAsStrings(t *testing.T) {
 	}
 }
 
+// regions is n latencies of regions with names of size characters.
+func regions(n, size int) map[string]int {
+	m := map[string]int{}
+	for i := range n {
+		m[fmt.Sprintf("%0*d", size, i)] = 10
+	}
+	return m
+}
+
 func TestCheckTicket(t *testing.T) {
 	rs := mustParse(t, string(exampleRuleSets(t)["5v5-latency.json"]))
 	cases := []struct {
@@ -257,6 +267,9 @@ func TestCheckTicket(t *testing.T) {
 		{"list type", Ticket{Players: []Player{pl("a", "roles", str("tank"))}}, "Players[0].PlayerAttributes[roles]"},
 		{"backfill team", Ticket{Backfill: true, Players: []Player{{ID: "a", Team: "red"}, {ID: "b"}}}, ""},
 		{"backfill bad team", Ticket{Backfill: true, Players: []Player{{ID: "a", Team: "red"}, {ID: "b", Team: "green"}}}, "Players[1].Team"},
+		{"100 regions", Ticket{Players: []Player{pl("a"), {ID: "b", Latencies: regions(100, 9)}}}, ""},
+		{"101 regions", Ticket{Players: []Player{pl("a"), {ID: "b", Latencies: regions(101, 9)}}}, "Players[1].LatencyInMs"},
+		{"long region name", Ticket{Players: []Player{{ID: "a", Latencies: regions(1, 129)}}}, "Players[0].LatencyInMs"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
