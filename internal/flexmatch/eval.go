@@ -204,6 +204,12 @@ var ctxPool = sync.Pool{New: func() any { return new(evalCtx) }}
 // counted; a rule a compound rule reads is counted but decides only
 // through the compound rule.
 func (v *view) evaluate(c *candidate, metrics map[string]*RuleMetric) (failed []string) {
+	return v.evaluateCounted(c, metrics, nil)
+}
+
+// evaluateCounted is evaluate that, when work is not nil, adds the
+// values the evaluation visited to *work (the matcher's budget).
+func (v *view) evaluateCounted(c *candidate, metrics map[string]*RuleMetric, work *int) (failed []string) {
 	var buf [32]bool
 	results := buf[:0]
 	if len(v.rules) > len(buf) {
@@ -245,7 +251,9 @@ func (v *view) evaluate(c *candidate, metrics map[string]*RuleMetric) (failed []
 		}
 	}
 	if x != nil {
-		c.work += x.work
+		if work != nil {
+			*work += x.work
+		}
 		x.release()
 	}
 	return failed
@@ -254,7 +262,11 @@ func (v *view) evaluate(c *candidate, metrics map[string]*RuleMetric) (failed []
 // holds reports whether every rule of the view holds for the candidate
 // (evaluate returns no names), stopping at the first failure: the cheap
 // rules (batchDistance, and latency outside compound rules) go first.
-func (v *view) holds(c *candidate) bool {
+func (v *view) holds(c *candidate) bool { return v.holdsCounted(c, nil) }
+
+// holdsCounted is holds that, when work is not nil, adds the values the
+// evaluation visited to *work.
+func (v *view) holdsCounted(c *candidate, work *int) bool {
 	for i, r := range v.rules {
 		switch r.(type) {
 		case *batchDistanceRule, *latencyRule:
@@ -293,7 +305,9 @@ func (v *view) holds(c *candidate) bool {
 		}
 	}
 	if x != nil {
-		c.work += x.work
+		if work != nil {
+			*work += x.work
+		}
 		x.release()
 	}
 	return ok

@@ -888,8 +888,6 @@ func (m *matcher) try(countMetrics bool) []string {
 		players += len(ms)
 	}
 	m.work += players * (1 + len(v.rules))
-	c.work = 0
-	defer func() { m.work += c.work }()
 	for i, t := range v.teams {
 		if n := len(c.teams[i]); n < t.min || n > t.max {
 			return []string{"teams"}
@@ -898,11 +896,11 @@ func (m *matcher) try(countMetrics bool) []string {
 	if !countMetrics {
 		// A variation of a candidate already evaluated: the cheap test,
 		// then the counted evaluation only for a match.
-		if !v.holds(c) {
+		if !v.holdsCounted(c, &m.work) {
 			return notHeld
 		}
 	}
-	if failed := v.evaluate(c, m.metrics); len(failed) > 0 {
+	if failed := v.evaluateCounted(c, m.metrics, &m.work); len(failed) > 0 {
 		return failed
 	}
 	m.commit()

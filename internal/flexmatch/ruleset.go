@@ -161,9 +161,6 @@ type candidate struct {
 	// prep, when not nil, holds each ticket's prepared form (parallel to
 	// tickets; see prepare); evaluate then reads values from it.
 	prep []*prepared
-	// work counts the values evaluations of the candidate visited (see
-	// evalCtx.work); the matcher resets it.
-	work int
 }
 
 // view is the rule set as it stands for a candidate of one age: team sizes
