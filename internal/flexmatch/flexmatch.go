@@ -108,6 +108,9 @@ type Result struct {
 	// serving every ticket: the tickets it did not try are in Held with
 	// no rule, and the next pass tries them.
 	Exhausted bool
+	// Work is the units of work the pass spent (its budget is
+	// 5,000,000; docs/flexmatch-matcher.md says what a unit is).
+	Work int
 }
 
 // Error is a rule set (or ticket) that does not follow the rules: Path is

@@ -100,8 +100,8 @@ func TestPassWorkBudget(t *testing.T) {
 	}
 	// The same inputs give the same cut.
 	again := rs.Match(pool, t0, 1)
-	if len(again.Held) != len(res.Held) || again.Exhausted != res.Exhausted {
-		t.Errorf("a second pass differs: %d held, exhausted %v", len(again.Held), again.Exhausted)
+	if len(again.Held) != len(res.Held) || again.Exhausted != res.Exhausted || again.Work != m.work {
+		t.Errorf("a second pass differs: %d held, exhausted %v, work %d (first %d)", len(again.Held), again.Exhausted, again.Work, m.work)
 	}
 }
 

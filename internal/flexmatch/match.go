@@ -39,6 +39,7 @@ const (
 func (rs *RuleSet) Match(pool []Ticket, now time.Time, seed uint64) Result {
 	m := newMatcher(rs, pool, now, seed)
 	m.run()
+	m.res.Work = m.work
 	return m.res
 }
 
