@@ -204,6 +204,12 @@ var ctxPool = sync.Pool{New: func() any { return new(evalCtx) }}
 // counted; a rule a compound rule reads is counted but decides only
 // through the compound rule.
 func (v *view) evaluate(c *candidate, metrics map[string]*RuleMetric) (failed []string) {
+	return v.evaluateCounted(c, metrics, nil)
+}
+
+// evaluateCounted is evaluate that, when work is not nil, adds the
+// values the evaluation visited to *work (the matcher's budget).
+func (v *view) evaluateCounted(c *candidate, metrics map[string]*RuleMetric, work *int) (failed []string) {
 	var buf [32]bool
 	results := buf[:0]
 	if len(v.rules) > len(buf) {
@@ -221,6 +227,9 @@ func (v *view) evaluate(c *candidate, metrics map[string]*RuleMetric) (failed []
 				x = ctxPool.Get().(*evalCtx)
 				x.reset(v.rs, c)
 			}
+		}
+		if x != nil {
+			x.nextRule()
 		}
 		ok = v.holdsRule(i, c, x, results)
 		results = append(results, ok)
@@ -242,8 +251,10 @@ func (v *view) evaluate(c *candidate, metrics map[string]*RuleMetric) (failed []
 		}
 	}
 	if x != nil {
-		x.rs, x.c = nil, nil
-		ctxPool.Put(x)
+		if work != nil {
+			*work += x.work
+		}
+		x.release()
 	}
 	return failed
 }
@@ -251,7 +262,11 @@ func (v *view) evaluate(c *candidate, metrics map[string]*RuleMetric) (failed []
 // holds reports whether every rule of the view holds for the candidate
 // (evaluate returns no names), stopping at the first failure: the cheap
 // rules (batchDistance, and latency outside compound rules) go first.
-func (v *view) holds(c *candidate) bool {
+func (v *view) holds(c *candidate) bool { return v.holdsCounted(c, nil) }
+
+// holdsCounted is holds that, when work is not nil, adds the values the
+// evaluation visited to *work.
+func (v *view) holdsCounted(c *candidate, work *int) bool {
 	for i, r := range v.rules {
 		switch r.(type) {
 		case *batchDistanceRule, *latencyRule:
@@ -280,6 +295,7 @@ func (v *view) holds(c *candidate) bool {
 				x = ctxPool.Get().(*evalCtx)
 				x.reset(v.rs, c)
 			}
+			x.nextRule()
 			res = v.holdsRule(i, c, x, results)
 		}
 		results = append(results, res)
@@ -289,8 +305,10 @@ func (v *view) holds(c *candidate) bool {
 		}
 	}
 	if x != nil {
-		x.rs, x.c = nil, nil
-		ctxPool.Put(x)
+		if work != nil {
+			*work += x.work
+		}
+		x.release()
 	}
 	return ok
 }
@@ -462,11 +480,60 @@ func (x *evalCtx) comparison(r *comparisonRule) bool {
 		}
 		return true
 	}
+	x.work += len(ls)
+	if len(ls) > 8 && sameKind(ls) {
+		return x.allEqualOrDistinct(ls, r.op == opEq)
+	}
 	for i := range ls {
+		x.work += len(ls) - i
 		for j := i + 1; j < len(ls); j++ {
 			if !compareVals(ls[i], ls[j], r.op) {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// sameKind reports whether every value of ls has the first's kind.
+func sameKind(ls []val) bool {
+	for _, l := range ls {
+		if l.kind != ls[0].kind {
+			return false
+		}
+	}
+	return true
+}
+
+// allEqualOrDistinct is the comparison of every pair of ls (values of one
+// kind) with = (eq) or != in linear time, or n log n for distinct
+// numbers.
+func (x *evalCtx) allEqualOrDistinct(ls []val, eq bool) bool {
+	if eq {
+		for _, l := range ls[1:] {
+			if !compareVals(l, ls[0], opEq) {
+				return false
+			}
+		}
+		return true
+	}
+	if ls[0].kind == kStr {
+		x.newRound(true)
+		for _, l := range ls {
+			if fresh, _ := x.mark(l.s, true); !fresh {
+				return false
+			}
+		}
+		return true
+	}
+	x.nums = x.nums[:0]
+	for _, l := range ls {
+		x.nums = append(x.nums, l.n)
+	}
+	sort.Float64s(x.nums)
+	for i := 1; i < len(x.nums); i++ {
+		if x.nums[i] == x.nums[i-1] {
+			return false
 		}
 	}
 	return true
@@ -521,13 +588,21 @@ func (x *evalCtx) collection(r *collectionRule) bool {
 		f := float64(n)
 		return (!r.minCount.set || f >= r.minCount.v) && (!r.maxCount.set || f <= r.maxCount.v)
 	}
+	for _, c := range x.leaf {
+		x.work += len(c.l)
+	}
 	switch r.op {
 	case collIntersection:
+		// The distinct strings of the first collection that every other
+		// holds: one pass over each.
 		n := 0
-		if len(x.leaf) > 0 {
-			first := x.leaf[0].l
-			for i, s := range first {
-				if s.kind == kStr && !inVals(first[:i], s.s) && inAll(x.leaf[1:], s.s) {
+		for i, c := range x.leaf {
+			x.newRound(i == 0)
+			for _, s := range c.l {
+				if s.kind != kStr {
+					continue
+				}
+				if fresh, all := x.mark(s.s, i == 0); fresh && all && i == len(x.leaf)-1 {
 					n++
 				}
 			}
@@ -542,10 +617,22 @@ func (x *evalCtx) collection(r *collectionRule) bool {
 		}
 		return within(n)
 	}
+	// reference_intersection_count: the reference's strings are round 1;
+	// each collection's distinct strings among them are counted.
+	ref := r.reference.list
+	x.work += len(ref)
+	x.newRound(true)
+	for _, s := range ref {
+		x.mark(s, true)
+	}
 	for _, c := range x.leaf {
+		x.newRound(false)
 		n := 0
-		for i, s := range c.l {
-			if s.kind == kStr && !inVals(c.l[:i], s.s) && containsStr(r.reference.list, s.s) {
+		for _, s := range c.l {
+			if s.kind != kStr {
+				continue
+			}
+			if fresh, _ := x.mark(s.s, false); fresh {
 				n++
 			}
 		}

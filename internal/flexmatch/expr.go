@@ -289,6 +289,47 @@ type evalCtx struct {
 	// missing is set when a player lacks an attribute the expression reads
 	// (and it has no default): the rule cannot hold.
 	missing bool
+	// work counts the values the evaluation visited since reset: the
+	// matcher's work budget (match.go) is counted in it.
+	work int
+	// seen is scratch for the set operations on long string lists
+	// (stamps: see stamp).
+	seen  map[string]stamp
+	round int32
+}
+
+// stamp is seen's entry for a string: the last round (collection) that
+// held it, and in how many rounds it was.
+type stamp struct{ last, n int32 }
+
+// newRound starts a round of seen; the first round of a set operation
+// clears it.
+func (x *evalCtx) newRound(first bool) {
+	if first {
+		if x.seen == nil {
+			x.seen = map[string]stamp{}
+		}
+		clear(x.seen)
+		x.round = 0
+	}
+	x.round++
+}
+
+// mark records s in the current round: the first round adds it, later
+// rounds count it only when an earlier round held it (add false). It
+// reports whether s is new in this round and now in every round so far.
+func (x *evalCtx) mark(s string, add bool) (fresh, all bool) {
+	e, ok := x.seen[s]
+	if !ok && !add {
+		return false, false
+	}
+	if e.last == x.round {
+		return false, e.n == x.round
+	}
+	e.last = x.round
+	e.n++
+	x.seen[s] = e
+	return true, e.n == x.round
 }
 
 func (x *evalCtx) reset(rs *RuleSet, c *candidate) {
@@ -297,11 +338,37 @@ func (x *evalCtx) reset(rs *RuleSet, c *candidate) {
 	x.vals = x.vals[:0]
 	x.strs = x.strs[:0]
 	x.missing = false
+	x.work = 0
+}
+
+// nextRule starts a rule: the values of the previous rule's expressions
+// are dead (only its result is kept), so the arena is reused from its
+// start. The arena thus holds one rule's values at a time.
+func (x *evalCtx) nextRule() {
+	x.vals = x.vals[:0]
+	x.strs = x.strs[:0]
+}
+
+// maxPooledVals is the largest arena an evalCtx keeps when it goes back
+// to the pool; a larger one (a hostile rule set's) is left to the GC.
+const maxPooledVals = 1 << 16
+
+// release returns x to the pool.
+func (x *evalCtx) release() {
+	x.rs, x.c = nil, nil
+	if cap(x.vals) > maxPooledVals {
+		x.vals = nil
+	}
+	if len(x.seen) > maxPooledVals {
+		x.seen = nil
+	}
+	ctxPool.Put(x)
 }
 
 // alloc carves n values from the arena. Slices handed out earlier stay
 // valid when the arena grows (they keep the old array).
 func (x *evalCtx) alloc(n int) []val {
+	x.work += n
 	l := len(x.vals)
 	if l+n > cap(x.vals) {
 		x.vals = make([]val, 0, max(2*cap(x.vals), n, 64))
@@ -477,7 +544,8 @@ func (x *evalCtx) partyValue(ms []member, i int, a int, typ AttrType) val {
 		}
 		return val{kind: kNum, n: acc}
 	}
-	// string lists: union or intersection of the party's lists.
+	// string lists: union or intersection of the party's lists, in the
+	// order of first appearance, each string once.
 	start := len(x.strs)
 	first := true
 	for j := i; j < len(ms); j++ {
@@ -489,18 +557,24 @@ func (x *evalCtx) partyValue(ms []member, i int, a int, typ AttrType) val {
 			x.missing = true
 			continue
 		}
+		x.work += len(v.SL)
 		if first || x.agg == aggUnion {
+			x.newRound(first)
 			for _, s := range v.SL {
-				if !containsStr(x.strs[start:], s) {
+				if fresh, _ := x.mark(s, true); fresh && x.seen[s].n == 1 {
 					x.strs = append(x.strs, s)
 				}
 			}
 			first = false
 			continue
 		}
+		x.newRound(false)
+		for _, s := range v.SL {
+			x.mark(s, false)
+		}
 		k := start
 		for _, s := range x.strs[start:] {
-			if containsStr(v.SL, s) {
+			if x.seen[s].n == x.round {
 				x.strs[k] = s
 				k++
 			}
@@ -513,15 +587,6 @@ func (x *evalCtx) partyValue(ms []member, i int, a int, typ AttrType) val {
 		out[i] = val{kind: kStr, s: s}
 	}
 	return val{kind: kList, l: out}
-}
-
-func containsStr(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // flatten merges a list of lists into one list (per sublist when deeper:
@@ -559,30 +624,32 @@ func (x *evalCtx) setIntersection(a val, depth int) val {
 	if len(a.l) == 0 {
 		return val{kind: kList}
 	}
-	n := 0
-	for _, s := range a.l[0].l {
-		if s.kind == kStr && inAll(a.l[1:], s.s) {
-			n++
+	// The strings of the first list that every list holds, in the first
+	// list's order, each once: one pass over every list.
+	for i, l := range a.l {
+		x.newRound(i == 0)
+		x.work += len(l.l)
+		for _, s := range l.l {
+			if s.kind == kStr {
+				x.mark(s.s, i == 0)
+			}
 		}
 	}
-	out := x.alloc(n)
+	rounds := x.round
+	out := x.alloc(len(a.l[0].l))
 	k := 0
 	for _, s := range a.l[0].l {
-		if s.kind == kStr && inAll(a.l[1:], s.s) && !inVals(out[:k], s.s) {
+		if s.kind != kStr {
+			continue
+		}
+		if e := x.seen[s.s]; e.n == rounds {
+			e.n++ // taken once
+			x.seen[s.s] = e
 			out[k] = s
 			k++
 		}
 	}
 	return val{kind: kList, l: out[:k]}
-}
-
-func inAll(ls []val, s string) bool {
-	for _, l := range ls {
-		if !inVals(l.l, s) {
-			return false
-		}
-	}
-	return true
 }
 
 func inVals(l []val, s string) bool {

@@ -104,6 +104,13 @@ type Result struct {
 	// them out of the best candidate match the pass found for them (empty
 	// when only the lack of other tickets did).
 	Held map[string][]string
+	// Exhausted is set when the pass ran out of its work budget before
+	// serving every ticket: the tickets it did not try are in Held with
+	// no rule, and the next pass tries them.
+	Exhausted bool
+	// Work is the units of work the pass spent (its budget is
+	// 5,000,000; docs/flexmatch-matcher.md says what a unit is).
+	Work int
 }
 
 // Error is a rule set (or ticket) that does not follow the rules: Path is

@@ -115,3 +115,71 @@ func depthOf(v val) int {
 	}
 	return d
 }
+
+// FuzzMatchRuleSet: any rule set Parse accepts, over a pool of tickets
+// built from the fuzzer's bytes (parties of 1 to 4, every declared
+// attribute with a value of its type or missing, string lists with
+// repeats, latencies in two regions, some backfill tickets), gives a pass
+// that does not panic, keeps the matcher's invariants and stays within
+// its work budget (plus the one evaluation that crossed it).
+func FuzzMatchRuleSet(f *testing.F) {
+	for _, b := range exampleRuleSets(f) {
+		f.Add(b, []byte{3, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130, 140, 150, 160, 170, 180, 190, 200})
+	}
+	f.Add([]byte(`{"ruleLanguageVersion":"1.0","playerAttributes":[{"name":"s","type":"string_list"},{"name":"k","type":"number","default":1}],"teams":[{"name":"a","minPlayers":1,"maxPlayers":3,"quantity":2}],"rules":[{"name":"c","type":"collection","measurements":"flatten(teams[*].players.attributes[s])","operation":"intersection","minCount":1},{"name":"d","type":"comparison","measurements":"flatten(flatten(teams[*].players.attributes[s]))","operation":"!="}]}`),
+		[]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30})
+	f.Fuzz(func(t *testing.T, body, data []byte) {
+		rs, err := Parse(body)
+		if err != nil {
+			return
+		}
+		next := func() byte {
+			if len(data) == 0 {
+				return 0
+			}
+			b := data[0]
+			data = data[1:]
+			return b
+		}
+		var pool []Ticket
+		for i := 0; len(data) > 0 && i < 64; i++ {
+			b := next()
+			tkt := Ticket{ID: fmt.Sprintf("f%03d", i), Start: t0.Add(-time.Duration(next()) * time.Second)}
+			for k := range 1 + int(b%4) {
+				p := withLat(pl(fmt.Sprintf("f%03d-%d", i, k)), "r1", 1+int(next()), "r2", 1+int(next()))
+				for _, a := range rs.attrs {
+					v := next()
+					if v%9 == 0 {
+						continue // missing
+					}
+					switch a.typ {
+					case TypeNumber:
+						p.Attributes[a.name] = num(float64(v % 50))
+					case TypeString:
+						p.Attributes[a.name] = str(fmt.Sprintf("s%d", v%3))
+					case TypeStringList:
+						l := make([]string, int(v%16))
+						for j := range l {
+							l[j] = fmt.Sprintf("s%d", (int(v)+j*int(next()))%7)
+						}
+						p.Attributes[a.name] = list(l...)
+					case TypeStringNumberMap:
+						p.Attributes[a.name] = Value{SDM: map[string]float64{"x": float64(v), "y": float64(v / 2)}}
+					}
+				}
+				if b%11 == 5 {
+					p.Team = rs.teams[int(b/11)%len(rs.teams)].name
+				}
+				tkt.Players = append(tkt.Players, p)
+			}
+			tkt.Backfill = b%11 == 5
+			pool = append(pool, tkt)
+		}
+		m := newMatcher(rs, pool, t0, uint64(len(body)))
+		m.run()
+		checkResult(t, rs, pool, t0, m.res)
+		if m.work > 2*maxPassWork {
+			t.Fatalf("work %d, budget %d", m.work, maxPassWork)
+		}
+	})
+}

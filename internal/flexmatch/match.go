@@ -16,7 +16,16 @@ import (
 // its regions and levels, so that a rule set whose rules rarely hold costs
 // a bounded time per ticket; maxLevels bounds the expansion levels tried
 // per anchor and region (the anchor's, the ones below it, and level 0).
+//
+// maxPassWork bounds one whole pass, in units of work: a ticket a
+// gathering visits, a sort key computed, a player times the rules of a
+// candidate evaluated, a value an expression or rule visits. It is counted,
+// not timed, so a pass stays a function of its inputs. Anchors are served
+// oldest first and each pass serves at least one, so the oldest tickets
+// always progress; when the budget runs out the rest wait for the next
+// pass (Result.Exhausted).
 const (
+	maxPassWork    = 5_000_000
 	maxAttempts    = 4
 	maxShuffles    = 2
 	scanSlack      = 64
@@ -30,6 +39,7 @@ const (
 func (rs *RuleSet) Match(pool []Ticket, now time.Time, seed uint64) Result {
 	m := newMatcher(rs, pool, now, seed)
 	m.run()
+	m.res.Work = m.work
 	return m.res
 }
 
@@ -91,6 +101,7 @@ type matcher struct {
 	sum      []float64
 	excl     []int32
 	budget   int // evaluations left for the anchor
+	work     int // units of work of the pass so far (maxPassWork)
 	cand     candidate
 	metrics  map[string]*RuleMetric
 	regs     []bent
@@ -312,6 +323,15 @@ func (m *matcher) run() {
 		if m.tk[i].used {
 			continue
 		}
+		if m.work >= maxPassWork {
+			// Out of budget: the rest wait for the next pass.
+			m.res.Exhausted = true
+			if m.res.Held == nil {
+				m.res.Held = map[string][]string{}
+			}
+			m.res.Held[m.tk[i].t.ID] = []string{}
+			continue
+		}
 		if reasons, ok := m.anchor(i); !ok {
 			if m.res.Held == nil {
 				m.res.Held = map[string][]string{}
@@ -355,6 +375,9 @@ func (m *matcher) anchor(a int32) ([]string, bool) {
 	var cut []string
 	m.budget = maxEvaluations
 	for _, e := range m.regs {
+		if m.work >= maxPassWork {
+			break
+		}
 		lowest := 0
 		if m.alg.oldest {
 			lowest = int(ta.level)
@@ -369,7 +392,7 @@ func (m *matcher) anchor(a int32) ([]string, bool) {
 			}
 			m.excl = m.excl[:0]
 			shift := 0
-			for attempt := 0; attempt < maxAttempts && m.budget > 0; attempt++ {
+			for attempt := 0; attempt < maxAttempts && m.budget > 0 && m.work < maxPassWork; attempt++ {
 				ok, why := m.gather(a, e, lvl, minLevel, shift)
 				if !ok && shift < 2 && slices.Contains(why, m.hs[lvl].spreadRule) {
 					// The tickets nearest the anchor spread too far on
@@ -390,7 +413,7 @@ func (m *matcher) anchor(a int32) ([]string, bool) {
 					best = failed
 				}
 				if attempt == 0 && !m.cand.backfill() && len(m.rs.teams) > 1 && !m.alg.balanced && m.teamDependent(failed) {
-					for s := 0; s < maxShuffles && m.budget > 0; s++ {
+					for s := 0; s < maxShuffles && m.budget > 0 && m.work < maxPassWork; s++ {
 						if m.shuffle() && m.try(false) == nil {
 							return nil, true
 						}
@@ -602,6 +625,7 @@ func (m *matcher) gather(a int32, e bent, lvl int, minLevel int32, shift int) (o
 	}
 	l, r := bu.prev[e.pos], bu.next[e.pos]
 	skipped := 0
+	m.work++
 	var spreadCut, latCut bool
 	for total < capacity && (l >= 0 || r >= 0) && skipped <= scanSlack {
 		var p int32
@@ -621,6 +645,7 @@ func (m *matcher) gather(a int32, e bent, lvl int, minLevel int32, shift int) (o
 		} else {
 			p, r = r, bu.next[r]
 		}
+		m.work++
 		j := bu.ids[p]
 		tj := &m.tk[j]
 		k := bu.keys[p]
@@ -757,6 +782,7 @@ func (m *matcher) sortPool() {
 		ns = len(m.sk1)
 		m.tk[j].spos = int32(n)
 	}
+	m.work += len(rest) * (ns + 1)
 	slices.SortFunc(rest, func(x, y int32) int {
 		kx := m.skeys[int(m.tk[x].spos)*ns : int(m.tk[x].spos+1)*ns]
 		ky := m.skeys[int(m.tk[y].spos)*ns : int(m.tk[y].spos+1)*ns]
@@ -858,6 +884,11 @@ func (m *matcher) try(countMetrics bool) []string {
 	}
 	m.budget--
 	v := m.rs.viewAt(m.rs.age(c, m.now))
+	players := 0
+	for _, ms := range c.teams {
+		players += len(ms)
+	}
+	m.work += players * (1 + len(v.rules))
 	for i, t := range v.teams {
 		if n := len(c.teams[i]); n < t.min || n > t.max {
 			return []string{"teams"}
@@ -866,11 +897,11 @@ func (m *matcher) try(countMetrics bool) []string {
 	if !countMetrics {
 		// A variation of a candidate already evaluated: the cheap test,
 		// then the counted evaluation only for a match.
-		if !v.holds(c) {
+		if !v.holdsCounted(c, &m.work) {
 			return notHeld
 		}
 	}
-	if failed := v.evaluate(c, m.metrics); len(failed) > 0 {
+	if failed := v.evaluateCounted(c, m.metrics, &m.work); len(failed) > 0 {
 		return failed
 	}
 	m.commit()

@@ -643,6 +643,11 @@ func (p *parser) attrProp(o *jobj, key string, types ...AttrType) (int, error) {
 	return k, nil
 }
 
+// maxMeasurements bounds a rule's measurements (Hoist's own limit: the
+// values of one rule's expressions are held at once while it is
+// evaluated, up to a few thousand per expression in a 40-player match).
+const maxMeasurements = 10
+
 // measurements reads a rule's measurements: one expression or an array.
 func (p *parser) measurements(o *jobj) ([]*expr, error) {
 	raw, ok := o.get("measurements")
@@ -655,6 +660,9 @@ func (p *parser) measurements(o *jobj) ([]*expr, error) {
 		srcs = []string{one}
 	} else if !isKind(raw, '[') || json.Unmarshal(raw, &srcs) != nil || len(srcs) == 0 {
 		return nil, errf(o.at("measurements"), "must be a property expression or a non-empty array of them")
+	}
+	if len(srcs) > maxMeasurements {
+		return nil, errf(o.at("measurements"), "has %d expressions: Hoist takes at most %d per rule", len(srcs), maxMeasurements)
 	}
 	out := make([]*expr, len(srcs))
 	for i, s := range srcs {

@@ -3,6 +3,7 @@ package flexmatch
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -111,6 +112,7 @@ func TestParseInvalid(t *testing.T) {
 		{"rule dup", rules(skill, skill), "rules[1].name", "twice"},
 		{"rule no type", rules(`{"name":"x"}`), "rules[0].type", "required"},
 		{"rule bad type", rules(`{"name":"x","type":"range"}`), "rules[0].type", "batchDistance"},
+		{"eleven measurements", rules(`{"name":"x","type":"distance","measurements":[` + strings.TrimSuffix(strings.Repeat(`"avg(teams[*].players.attributes[skill])",`, 11), ",") + `],"maxDistance":3}`), "rules[0].measurements", "at most 10 per rule"},
 		{"rule unknown prop", rules(`{"name":"x","type":"distance","measurements":"flatten(teams[*].players.attributes[skill])","maxDistanse":3}`), "rules[0].maxDistanse", "unknown property"},
 		{"rule other type's prop", rules(`{"name":"x","type":"batchDistance","batchAttribute":"skill","maxDistance":3,"operation":"="}`), "rules[0].operation", "unknown property"},
 		{"batch no attr", rules(`{"name":"x","type":"batchDistance","maxDistance":3}`), "rules[0].batchAttribute", "required"},
@@ -244,6 +246,15 @@ func TestNumbersAsStrings(t *testing.T) {
 	}
 }
 
+// regions is n latencies of regions with names of size characters.
+func regions(n, size int) map[string]int {
+	m := map[string]int{}
+	for i := range n {
+		m[fmt.Sprintf("%0*d", size, i)] = 10
+	}
+	return m
+}
+
 func TestCheckTicket(t *testing.T) {
 	rs := mustParse(t, string(exampleRuleSets(t)["5v5-latency.json"]))
 	cases := []struct {
@@ -256,6 +267,9 @@ func TestCheckTicket(t *testing.T) {
 		{"list type", Ticket{Players: []Player{pl("a", "roles", str("tank"))}}, "Players[0].PlayerAttributes[roles]"},
 		{"backfill team", Ticket{Backfill: true, Players: []Player{{ID: "a", Team: "red"}, {ID: "b"}}}, ""},
 		{"backfill bad team", Ticket{Backfill: true, Players: []Player{{ID: "a", Team: "red"}, {ID: "b", Team: "green"}}}, "Players[1].Team"},
+		{"100 regions", Ticket{Players: []Player{pl("a"), {ID: "b", Latencies: regions(100, 9)}}}, ""},
+		{"101 regions", Ticket{Players: []Player{pl("a"), {ID: "b", Latencies: regions(101, 9)}}}, "Players[1].LatencyInMs"},
+		{"long region name", Ticket{Players: []Player{{ID: "a", Latencies: regions(1, 129)}}}, "Players[0].LatencyInMs"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -88,12 +88,31 @@ func (rs *RuleSet) MaxExpansionWait() time.Duration {
 	return time.Duration(rs.steps[len(rs.steps)-1] * float64(time.Second))
 }
 
+// MaxRegions bounds the regions of a player's latencies, and
+// maxRegionName a region's name (Hoist's own bounds: the model sets none,
+// and the matcher puts a ticket in a bucket per region on every pass).
+const (
+	MaxRegions    = 100
+	maxRegionName = 128
+)
+
 // CheckTicket checks a ticket against the rule set before it is queued:
-// attribute types as declared, teams of backfill players that exist. The
+// regions of latencies within MaxRegions, attribute types as declared,
+// teams of backfill players that exist. The
 // *Error's Path names the field as the API does, e.g.
 // "Players[0].PlayerAttributes[skill]".
 func (rs *RuleSet) CheckTicket(t Ticket) error {
 	for i, p := range t.Players {
+		if n := len(p.Latencies); n > MaxRegions {
+			return &Error{Path: fmt.Sprintf("Players[%d].LatencyInMs", i),
+				Msg: fmt.Sprintf("has %d regions: at most %d are allowed", n, MaxRegions)}
+		}
+		for r := range p.Latencies {
+			if len(r) > maxRegionName {
+				return &Error{Path: fmt.Sprintf("Players[%d].LatencyInMs", i),
+					Msg: fmt.Sprintf("a region name is %d characters: at most %d are allowed", len(r), maxRegionName)}
+			}
+		}
 		for _, a := range rs.attrs {
 			if v, ok := p.Attributes[a.name]; ok && v.Type() != a.typ {
 				return &Error{Path: fmt.Sprintf("Players[%d].PlayerAttributes[%s]", i, a.name),

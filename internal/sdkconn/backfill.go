@@ -186,6 +186,9 @@ func startMatchBackfill(ctx context.Context, pc *procConn, a *args) (map[string]
 	if pc.backfill == nil {
 		return nil, backfillUnsupported()
 	}
+	if err := pc.s.allowBackfill(pc.id.ProcessID, "StartMatchBackfill"); err != nil {
+		return nil, err
+	}
 	req := hosting.BackfillRequest{
 		TicketID:         a.str("TicketId"),
 		GameSessionArn:   a.need("GameSessionArn"),
@@ -213,6 +216,9 @@ func startMatchBackfill(ctx context.Context, pc *procConn, a *args) (map[string]
 func stopMatchBackfill(ctx context.Context, pc *procConn, a *args) (map[string]any, error) {
 	if pc.backfill == nil {
 		return nil, backfillUnsupported()
+	}
+	if err := pc.s.allowBackfill(pc.id.ProcessID, "StopMatchBackfill"); err != nil {
+		return nil, err
 	}
 	gs, conf, ticket := a.need("GameSessionArn"), a.need("MatchmakingConfigurationArn"), a.need("TicketId")
 	if a.err == nil {

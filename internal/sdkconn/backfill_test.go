@@ -6,9 +6,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hoistgg/hoist/e2e/sdkclient"
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/clocktest"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/sdkconn"
 	"github.com/hoistgg/hoist/internal/sdkconn/sdkconntest"
@@ -190,5 +192,51 @@ func TestMatchBackfill(t *testing.T) {
 				t.Errorf("the Backfiller was called without the host check: %+v", checked)
 			}
 		})
+	}
+}
+
+// TestBackfillThrottled: a process that sends backfill requests in a loop
+// gets 10 through at once, then one per second of its clock, and 429 for
+// the rest, which never reach the Backfiller; another process has its own
+// allowance. Before the bound every request reached the Backfiller (a store
+// write and events each).
+func TestBackfillThrottled(t *testing.T) {
+	clock := clocktest.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	fake := &sdkconntest.API{}
+	bf := &fakeBackfiller{}
+	e, _ := start(t, sdkconn.Config{API: fake, Backfiller: bf, Now: clock.Now})
+	c := dial(t, e, "proc-1", sdkclient.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	startReq := map[string]any{"GameSessionArn": gsID, "MatchmakingConfigurationArn": confARN,
+		"Players": []any{map[string]any{"PlayerId": "p1"}}}
+	stopReq := map[string]any{"GameSessionArn": gsID, "MatchmakingConfigurationArn": confARN, "TicketId": "t-1"}
+	call := func(c *sdkclient.Client, action string, wantStatus int) {
+		t.Helper()
+		fields := startReq
+		if action == "StopMatchBackfill" {
+			fields = stopReq
+		}
+		reply, err := c.Call(ctx, action, fields)
+		msg := ""
+		if wantStatus == 429 {
+			msg = "throttled"
+		}
+		checkReply(t, reply, err, action, wantStatus, msg)
+	}
+	for i := range 10 {
+		call(c, []string{"StartMatchBackfill", "StopMatchBackfill"}[i%2], 200)
+	}
+	call(c, "StartMatchBackfill", 429)
+	call(c, "StopMatchBackfill", 429)
+	clock.Advance(time.Second)
+	call(c, "StartMatchBackfill", 200)
+	call(c, "StartMatchBackfill", 429)
+	other := dial(t, e, "proc-2", sdkclient.Options{})
+	call(other, "StartMatchBackfill", 200)
+	bf.mu.Lock()
+	defer bf.mu.Unlock()
+	if n := len(bf.starts) + len(bf.stops); n != 12 {
+		t.Errorf("%d requests reached the Backfiller, want 12", n)
 	}
 }

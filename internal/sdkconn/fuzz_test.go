@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
@@ -110,7 +111,11 @@ func FuzzDecodeMessage(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	bf := &lastBackfill{}
-	pc := &procConn{api: okAPI{}, backfill: bf}
+	// The clock moves on an hour per read, so the backfill bound never
+	// refuses: every request gets to the parser.
+	var clock time.Time
+	srv := &Server{cfg: Config{Now: func() time.Time { clock = clock.Add(time.Hour); return clock }}, backfills: map[string]*bucket{}}
+	pc := &procConn{s: srv, api: okAPI{}, backfill: bf}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		bf.req = nil
 		defer func() {

@@ -92,10 +92,13 @@ type Server struct {
 	cfg Config
 	log *slog.Logger
 
-	mu     sync.Mutex
-	procs  map[string][]*procConn // process ID -> open sockets, newest last
-	closed bool
-	wg     sync.WaitGroup // live connections
+	mu    sync.Mutex
+	procs map[string][]*procConn // process ID -> open sockets, newest last
+	// backfills bounds each connected process's backfill requests
+	// (throttle.go); an entry goes with the process's last socket.
+	backfills map[string]*bucket
+	closed    bool
+	wg        sync.WaitGroup // live connections
 }
 
 var _ hosting.Messenger = (*Server)(nil)
@@ -129,7 +132,7 @@ func New(cfg Config) *Server {
 	if cfg.RefreshBefore <= 0 {
 		cfg.RefreshBefore = DefaultRefreshBefore
 	}
-	return &Server{cfg: cfg, log: cfg.Logger, procs: make(map[string][]*procConn)}
+	return &Server{cfg: cfg, log: cfg.Logger, procs: make(map[string][]*procConn), backfills: map[string]*bucket{}}
 }
 
 // ServeHTTP authenticates a connection and, if it is allowed, upgrades it
@@ -249,6 +252,7 @@ func (s *Server) forget(pc *procConn) {
 	}
 	if len(list) == 0 {
 		delete(s.procs, pc.id.ProcessID)
+		delete(s.backfills, pc.id.ProcessID)
 	} else {
 		s.procs[pc.id.ProcessID] = list
 	}
