@@ -108,10 +108,14 @@ type Result struct {
 	// serving every ticket: the tickets it did not try are in Held with
 	// no rule, and the next pass tries them.
 	Exhausted bool
-	// Work is the units of work the pass spent (its budget is
-	// 5,000,000; docs/flexmatch-matcher.md says what a unit is).
+	// Work is the units of work the pass spent (its budget is PassWork;
+	// docs/flexmatch-matcher.md says what a unit is).
 	Work int
 }
+
+// PassWork is the work budget of one Match pass, in the units of
+// Result.Work.
+const PassWork = maxPassWork
 
 // Error is a rule set (or ticket) that does not follow the rules: Path is
 // the offending field's JSON path, such as "rules[2].maxDistance" or

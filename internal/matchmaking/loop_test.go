@@ -51,3 +51,31 @@ func TestRunKickedAndTimed(t *testing.T) {
 		}
 	})
 }
+
+// TestPassWorkShared: a pass of the loop spends one work budget over all
+// configurations. With a budget of one unit, the first configuration's
+// matching spends it; the second only has its tickets moved to SEARCHING,
+// and the next pass matches it first.
+func TestPassWorkShared(t *testing.T) {
+	h := newTicketHarness(t)
+	h.svc.passWork = 1
+	h.config("a-duel", nil)
+	h.config("b-duel", nil)
+	h.start("a-duel", "a1", "p1")
+	h.start("a-duel", "a2", "p2")
+	h.start("b-duel", "b1", "p3")
+	h.start("b-duel", "b2", "p4")
+	h.process()
+	h.want("a1", stCompleted)
+	h.want("b1", stSearching)
+	h.want("b2", stSearching)
+	h.start("a-duel", "a3", "p5")
+	h.start("a-duel", "a4", "p6")
+	h.process()
+	h.want("b1", stCompleted)
+	h.want("b2", stCompleted)
+	h.want("a3", stSearching)
+	h.process()
+	h.want("a3", stCompleted)
+	h.want("a4", stCompleted)
+}

@@ -89,6 +89,12 @@ type Service struct {
 	sweeper       sweeper
 	kick          chan struct{}
 	log           *slog.Logger
+	// matchFrom names the configuration the loop's next pass matches
+	// first ("": the first by name); only the loop touches it.
+	matchFrom string
+	// passWork is the matcher's work budget of one loop pass (passWork;
+	// tests lower it).
+	passWork int
 }
 
 // New returns a Service.
@@ -111,7 +117,7 @@ func New(cfg Config) *Service {
 	if cfg.ReplicaID == "" {
 		cfg.ReplicaID = "local"
 	}
-	s := &Service{cfg: cfg, activeTickets: activeTickets, kick: make(chan struct{}, 1), log: cfg.Logger}
+	s := &Service{cfg: cfg, activeTickets: activeTickets, kick: make(chan struct{}, 1), log: cfg.Logger, passWork: passWork}
 	if cfg.Tags != nil {
 		cfg.Tags.RegisterResource(arn.TypeMatchmakingConfiguration, s.ConfigurationExists)
 		cfg.Tags.RegisterResource(arn.TypeMatchmakingRuleSet, s.RuleSetExists)
