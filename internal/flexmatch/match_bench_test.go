@@ -51,17 +51,21 @@ func benchPool(n int) ([]flexbench.Player, []Ticket) {
 
 // benchPass measures one pass of rs over the pool of n tickets and
 // reports matched/s (matched tickets per second of pass), tickets/s (pool
-// tickets per second of pass) and the share matched.
+// tickets per second of pass), the share matched, and the share of the
+// pass's work budget it spent (work-share, 1 or more when the pass stopped
+// at its budget).
 func benchPass(b *testing.B, rs *RuleSet, n int) {
 	_, pool := benchPool(n)
-	matched := 0
+	var res Result
 	for b.Loop() {
-		matched = len(matchedIDs(rs.Match(pool, t0, 1)))
+		res = rs.Match(pool, t0, 1)
 	}
+	matched := len(matchedIDs(res))
 	sec := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(float64(matched)/sec, "matched/s")
 	b.ReportMetric(float64(n)/sec, "tickets/s")
 	b.ReportMetric(float64(matched)/float64(n), "matched-share")
+	b.ReportMetric(float64(res.Work)/PassWork, "work-share")
 }
 
 func BenchmarkMatch10k(b *testing.B)  { benchPass(b, benchRuleSet(b), 10_000) }
