@@ -43,7 +43,8 @@ const (
 )
 
 // DefaultTimeout is a queue's TimeoutInSeconds when it is created without
-// one (GameLift's documented default).
+// one (GameLift's documents say only that a default applies; Hoist uses
+// the maximum).
 const DefaultTimeout = 600
 
 // leaseName is the store lease the placement loop runs under.

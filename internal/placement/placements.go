@@ -98,10 +98,18 @@ func (s *Service) StartGameSessionPlacement(ctx context.Context, in *api.StartGa
 	return &api.StartGameSessionPlacementOutput{GameSessionPlacement: &p.Placement}, nil
 }
 
+// MaxPlayerLatencies is the most PlayerLatencies a StartGameSessionPlacement
+// may give (Hoist's bound; GameLift documents none): 200 players, the most a
+// game session holds, with 5 locations each. A match's placement is bounded
+// by FlexMatch's own limits instead (players and regions per player).
+const MaxPlayerLatencies = 1000
+
 // checkStart applies the rules the model leaves open.
 func checkStart(in *api.StartGameSessionPlacementInput) error {
 	max := api.ToInt32(in.MaximumPlayerSessionCount)
 	switch {
+	case len(in.PlayerLatencies) > MaxPlayerLatencies:
+		return api.NewInvalidRequestException("PlayerLatencies has %d entries: at most %d", len(in.PlayerLatencies), MaxPlayerLatencies)
 	case in.MaximumPlayerSessionCount == nil:
 		return api.NewInvalidRequestException("MaximumPlayerSessionCount is required")
 	case max < 0 || max > sessions.MaxPlayers:
