@@ -351,6 +351,10 @@ type TokenIssuer interface {
 // TerminateProcess, then killed after grace, then replaced.
 type ProcessHost interface {
 	TerminateProcess(ctx context.Context, processID, reason string) error
+	// KillProcess ends a process at once, without the shutdown sequence
+	// (no TerminateProcess message, no grace), and replaces it
+	// (TerminateGameSession FORCE_TERMINATE).
+	KillProcess(ctx context.Context, processID, reason string) error
 }
 
 // ProcessReadyFunc is called by sessions inside the transaction that records

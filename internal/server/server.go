@@ -413,6 +413,10 @@ func (h *hostRef) TerminateProcess(ctx context.Context, processID, reason string
 	return h.f.TerminateProcess(ctx, processID, reason)
 }
 
+func (h *hostRef) KillProcess(ctx context.Context, processID, reason string) error {
+	return h.f.KillProcess(ctx, processID, reason)
+}
+
 func (h *hostRef) onProcessReady(ctx context.Context, tx store.Tx, fleetID, location string) error {
 	return h.f.OnProcessReady(ctx, tx, fleetID, location)
 }
