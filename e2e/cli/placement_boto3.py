@@ -82,8 +82,9 @@ def search_placed_sessions(gl):
             placed = wait_for(f"placement boto3-{name} fulfilled", lambda: (lambda p: p if p["Status"] != "PENDING" else None)(
                 gl.describe_game_session_placement(PlacementId="boto3-" + name)["GameSessionPlacement"]))
             check(f"placement boto3-{name}", placed["Status"], "FULFILLED")
-            wait_for(f"game session {name} active", lambda: gl.describe_game_sessions(
-                GameSessionId=placed["GameSessionArn"])["GameSessions"][0]["Status"] == "ACTIVE")
+            # A placement is FULFILLED once its game session is ACTIVE.
+            check(f"game session {name} at FULFILLED", gl.describe_game_sessions(
+                GameSessionId=placed["GameSessionArn"])["GameSessions"][0]["Status"], "ACTIVE")
 
         found = gl.search_game_sessions(FleetId=fid, Location=SEARCH_LOCATION,
                                         FilterExpression="gameSessionProperties.map = 'dust'",

@@ -202,6 +202,9 @@ type GameSession struct {
 	RequestHash string `json:"requestHash,omitempty"`
 	// TerminatingAt is when the session entered TERMINATING.
 	TerminatingAt time.Time `json:"terminatingAt,omitempty"`
+	// PlacementID is the queue placement this game session is an attempt
+	// of ("" for CreateGameSession): its activation fulfils the placement.
+	PlacementID string `json:"placementId,omitempty"`
 }
 
 // PlayerSession is a player session's stored state. Record: Kind

@@ -305,6 +305,9 @@ func (s *Server) compose(opts Options) error {
 		Costs: cfg.PlacementCosts, Publisher: s.events, Interval: t.PlacementInterval,
 		ReplicaID: s.replica, Now: s.now, Logger: s.log.With("component", "placement"),
 	})
+	// A placement is fulfilled in the transaction that activates its game
+	// session.
+	s.sessions.SetPlacementHook(s.placement)
 
 	// FlexMatch places WITH_QUEUE matches through placement, which tells
 	// it how they ended; backfill matches go to sessions.
