@@ -66,13 +66,15 @@ func activationRetried(t *testing.T, e *env, fleets map[string]string, queue fun
 	stream := openEventStream(t, e, "act-retry")
 	queue("act-retry", 60, "act-dud", "act-good")
 	e.place(t, "act-retry", "retry", nil, types.DesiredPlayerSession{PlayerId: aws.String("alice")})
+	// The first attempt's game session ARN ends in the placement ID.
+	firstArn := "arn:aws:gamelift:" + hoisttest.Region + "::gamesession/" + fleets["act-dud"] + "/retry"
 	var first types.GameSessionPlacement
 	eventually(t, waitShort, "the attempt on act-dud", func() (bool, string) {
 		first = e.placement(t, "retry")
-		return first.Status == types.GameSessionPlacementStatePending && strings.Contains(aws.ToString(first.GameSessionArn), "/"+fleets["act-dud"]+"/"),
+		return first.Status != types.GameSessionPlacementStatePending || aws.ToString(first.GameSessionArn) == firstArn,
 			fmt.Sprintf("%s %s", first.Status, aws.ToString(first.GameSessionArn))
 	})
-	if len(first.PlacedPlayerSessions) != 0 || aws.ToInt32(first.Port) == 0 {
+	if first.Status == types.GameSessionPlacementStatePending && (len(first.PlacedPlayerSessions) != 0 || aws.ToInt32(first.Port) == 0) {
 		t.Errorf("a PENDING placement's attempt: %+v", first)
 	}
 	got := e.waitPlacement(t, "retry", types.GameSessionPlacementStateFulfilled)
@@ -82,7 +84,7 @@ func activationRetried(t *testing.T, e *env, fleets map[string]string, queue fun
 	if gs := e.gameSession(t, aws.ToString(got.GameSessionId)); gs.Status != types.GameSessionStatusActive {
 		t.Fatalf("the game session of a FULFILLED placement is %s", gs.Status)
 	}
-	e.waitGameSession(t, aws.ToString(first.GameSessionArn), types.GameSessionStatusTerminated)
+	e.waitGameSession(t, firstArn, types.GameSessionStatusTerminated)
 	psID := aws.ToString(got.PlacedPlayerSessions[0].PlayerSessionId)
 	dialPlayer(t, aws.ToString(got.IpAddress), aws.ToInt32(got.Port)).must("ACCEPT " + psID)
 	e.waitPlayerSession(t, psID, types.PlayerSessionStatusActive)
@@ -169,13 +171,15 @@ func matchWaitsForActivation(t *testing.T, e *env, fleets map[string]string) {
 	e.startTicket(t, "act-mm", "t-dave", "dave")
 	eventually(t, waitShort, "the match's attempt on act-dud", func() (bool, string) {
 		tk := e.ticket(t, "t-carol")
-		if tk.Status != types.MatchmakingConfigurationStatusPlacing && tk.Status != types.MatchmakingConfigurationStatusSearching {
+		switch tk.Status {
+		case types.MatchmakingConfigurationStatusQueued, types.MatchmakingConfigurationStatusSearching, types.MatchmakingConfigurationStatusPlacing:
+		default:
 			t.Fatalf("ticket while its match is placed on act-dud: %s", tk.Status)
 		}
 		n := len(e.gameSessions(t, fleets["act-dud"]))
 		return n > dud, fmt.Sprintf("ticket %s, %d game sessions on act-dud", tk.Status, n)
 	})
-	if tk := e.ticket(t, "t-carol"); tk.Status != types.MatchmakingConfigurationStatusPlacing || tk.GameSessionConnectionInfo != nil {
+	if tk := e.ticket(t, "t-carol"); tk.Status == types.MatchmakingConfigurationStatusPlacing && tk.GameSessionConnectionInfo != nil {
 		t.Fatalf("ticket while its match's game session activates: %+v", tk)
 	}
 	tk := e.waitTicket(t, "t-carol", types.MatchmakingConfigurationStatusCompleted)

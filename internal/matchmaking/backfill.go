@@ -65,8 +65,8 @@ type effects struct{ after []func(context.Context) }
 type effectsKey struct{}
 
 // later schedules fn for after the commit of the transaction of ctx (a
-// transaction of update); elsewhere (OnMatchPlacement, in placement's
-// transaction) it is dropped.
+// transaction of update); elsewhere (OnMatchPlacement, in placement's or a
+// game session activation's transaction) it is dropped.
 func later(ctx context.Context, fn func(context.Context)) {
 	if e, ok := ctx.Value(effectsKey{}).(*effects); ok {
 		e.after = append(e.after, fn)
