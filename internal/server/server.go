@@ -282,11 +282,12 @@ func (s *Server) compose(opts Options) error {
 		SDKEndpoint: sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP),
 		InstanceIP:  cfg.InstanceIP, DataDir: cfg.DataDir, ProcessEnv: cfg.ProcessEnv,
 		CABundle: s.caBundle, CA: s.ca, DNSDomain: cfg.DNSSuffix,
-		SetupLogURL: s.setupLogURL,
+		SetupLogURL: s.setupLogURL, ProcessLogURL: s.processLogURL,
 		Timings: fleets.Timings{
 			ReconcileInterval: t.FleetsReconcile,
 			PolicyInterval:    t.FleetsPolicyInterval,
 			ActivationTimeout: t.FleetsActivationTimeout,
+			FirstReadyTimeout: t.FleetsFirstReadyTimeout,
 			LaunchBackoff:     t.FleetsLaunchBackoff,
 			TokenTTL:          t.FleetsTokenTTL,
 		},
