@@ -30,7 +30,7 @@ func BenchmarkProcessIdlePool(b *testing.B) {
 // BenchmarkLoopPass measures one matchmaker pass over 50 SEARCHING
 // tickets of 10 players that form no match, once the pool is decoded:
 // "small" tickets (a number attribute and one latency per player, about
-// 1.6 KB each) and "maximal" ones (every attribute and latency at its
+// 1 KB each) and "maximal" ones (every attribute and latency at its
 // limit: maximalPlayers, about 1.3 MB each, the most a configuration
 // takes within MaxTicketBytes). The two cost the same: a pass lists the
 // records without their data and decodes only those it has not seen.

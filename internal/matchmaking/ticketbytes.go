@@ -18,9 +18,10 @@ const KindTicketBytes store.Kind = "MatchmakingTicketBytes"
 // SEARCHING, REQUIRES_ACCEPTANCE, PLACING) may hold together, counted as
 // the size of each ticket's record when it started: 64 MiB. The store
 // keeps every active ticket, and the matchmaker keeps the SEARCHING ones
-// decoded, so this bounds what one configuration's pool costs in memory
-// (about fifty tickets of ten players with every attribute at GameLift's
-// limits, about 100,000 tickets of one player with a few attributes).
+// decoded, so this bounds what one configuration's pool costs in memory:
+// 52 tickets of ten players with every field at its limit (1.3 MB each),
+// about 260,000 of one player with a number attribute and two latencies
+// (250 B each).
 const MaxTicketBytes = 64 << 20
 
 // ticketBytes returns the bytes the configuration's active tickets hold
