@@ -251,3 +251,25 @@ func TestShellBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionNamesTheRevision: hoist --version of the binary built as the
+// README builds it (go build in a git clone) names the commit it was built
+// from. It skips where the go command stamps no revision: outside a git
+// clone (a git worktree, an unpacked archive) or with -buildvcs=false.
+func TestVersionNamesTheRevision(t *testing.T) {
+	root := hoisttest.RepoRoot()
+	if st, err := os.Stat(filepath.Join(root, ".git")); err != nil || !st.IsDir() {
+		t.Skip("the repository is not a git clone (no .git directory): the go command stamps no revision")
+	}
+	if flags, _ := exec.Command("go", "env", "GOFLAGS").Output(); strings.Contains(string(flags), "-buildvcs=false") {
+		t.Skipf("GOFLAGS has -buildvcs=false (%s): the go command stamps no revision", strings.TrimSpace(string(flags)))
+	}
+	head, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("git rev-parse HEAD: %v", err)
+	}
+	out, err := exec.Command(hoisttest.Binary(t), "--version").Output()
+	if err != nil || !strings.Contains(string(out), "git "+strings.TrimSpace(string(head))) {
+		t.Errorf("hoist --version: %q, %v; want the revision %s", out, err, strings.TrimSpace(string(head)))
+	}
+}
