@@ -25,7 +25,8 @@ import (
 //
 //	<!-- doc-test skip: why -->
 //
-// (output, a snippet for another system, a command that never ends).
+// (a command that never ends, one for another machine); output belongs in
+// a comment or in a block of another language.
 // A page that talks to Hoist takes its address from $HOIST_ENDPOINT
 // (E=${HOIST_ENDPOINT:-http://127.0.0.1:9080}); the test starts a Hoist of
 // its own for such a page, the way the README does, and sets the variable.
