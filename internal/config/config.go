@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -153,6 +155,13 @@ func (c *Config) check() error {
 	default:
 		return fmt.Errorf("--journal-writes %q: want %s or %s", c.JournalWrites, JournalDirect, JournalBuffered)
 	}
+	var level slog.Level
+	if level.UnmarshalText([]byte(c.LogLevel)) != nil {
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
+	}
 	if c.SessionRetention < time.Minute {
 		return fmt.Errorf("--session-retention %s: want at least 1m", c.SessionRetention)
 	}
@@ -181,6 +190,20 @@ func (c *Config) check() error {
 			}
 		}
 	}
+	return nil
+}
+
+// absoluteDataDir resolves the data directory against the working
+// directory, once, at start: every path Hoist derives from it and hands to
+// a server process (SSL_CERT_FILE, the instance directories, certificate
+// paths) or keeps in a record (log directories) then means the same file
+// wherever the process runs.
+func (c *Config) absoluteDataDir() error {
+	abs, err := filepath.Abs(c.DataDir)
+	if err != nil {
+		return fmt.Errorf("--data-dir %q: %w", c.DataDir, err)
+	}
+	c.DataDir = abs
 	return nil
 }
 

@@ -25,7 +25,7 @@ func TestParse(t *testing.T) {
 		wantErr string
 	}{
 		"defaults": {check: func(t *testing.T, c *Config) {
-			if c.Addr != DefaultAddr || c.DataDir != DefaultDataDir || c.Region != DefaultRegion || len(c.Credentials) != 0 || c.HealthExpiry != DefaultHealthExpiry {
+			if c.Addr != DefaultAddr || !filepath.IsAbs(c.DataDir) || filepath.Base(c.DataDir) != DefaultDataDir || c.Region != DefaultRegion || len(c.Credentials) != 0 || c.HealthExpiry != DefaultHealthExpiry {
 				t.Errorf("%+v", c)
 			}
 		}},

@@ -126,6 +126,12 @@ func New(opts Options) (_ *Server, err error) {
 	if cfg == nil {
 		return nil, errors.New("server: Options.Config is required")
 	}
+	if !filepath.IsAbs(cfg.DataDir) {
+		// Every path handed to a server process (SSL_CERT_FILE, its
+		// directories) or kept in a record is made from it, and processes
+		// run elsewhere: config.Parse makes it absolute.
+		return nil, fmt.Errorf("server: Config.DataDir %q is not an absolute path", cfg.DataDir)
+	}
 	s := &Server{cfg: cfg, log: opts.Logger, now: opts.Now, streamsDone: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
