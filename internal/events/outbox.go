@@ -85,8 +85,18 @@ func (s *Service) housekeep(ctx context.Context) error {
 // adoptStreams gives the streams an older Hoist wrote (no Parent) their
 // URL's key as Parent, where their URL's loop looks for them.
 func (s *Service) adoptStreams(ctx context.Context) error {
+	q := store.Query{Kind: kindStream, Parent: "", HasParent: true, Limit: retentionPage}
+	var n int
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		var err error
+		n, err = tx.Count(ctx, q)
+		return err
+	})
+	if err != nil || n == 0 {
+		return err // nothing to adopt (the usual case): no write
+	}
 	return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		old, _, err := tx.List(ctx, store.Query{Kind: kindStream, Parent: "", HasParent: true, Limit: retentionPage})
+		old, _, err := tx.List(ctx, q)
 		if err != nil {
 			return err
 		}
