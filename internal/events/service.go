@@ -95,8 +95,8 @@ type Config struct {
 	// two, its first topic's in sorted order counts.
 	Webhooks map[string][]Webhook
 	// MaxEvents bounds the events the outbox holds, delivered (kept for
-	// the live stream's replay) or not; past it the oldest are deleted
-	// (0: DefaultMaxEvents).
+	// the live stream's replay) or not; past it the delivered ones are
+	// deleted first, then the oldest undelivered (0: DefaultMaxEvents).
 	MaxEvents int
 	// Secret signs webhook requests (see Sign).
 	Secret []byte
@@ -118,8 +118,8 @@ type Service struct {
 	t   Timings
 	log *slog.Logger
 	// topics maps a topic ARN to its URLs (each once); webhooks holds
-	// every configured URL, in the order given, urls and keys the same by
-	// URL and by urlKey.
+	// every configured URL (in the sorted order of their first topic),
+	// urls and keys the same by URL and by urlKey.
 	topics   map[string][]string
 	webhooks []*webhook
 	urls     map[string]*webhook

@@ -253,7 +253,7 @@ type snsHTTPNotification struct {
 
 // A URL given with "sns+" gets SNS's HTTP(S) notification: SNS's headers,
 // its JSON fields and nothing else, the event's envelope as the Message
-// string, the event's id as MessageId (the same on a retry), the topic;
+// string, the event's id as MessageId, the topic;
 // Hoist's signature over the raw body in its headers. A plain URL of the
 // same topic still gets the event itself.
 func TestSNSEnvelope(t *testing.T) {
