@@ -72,7 +72,11 @@ type Config struct {
 	MaxUnpackedSize int64
 	// Webhooks maps an SNS topic ARN to the HTTP(S) URLs its events are
 	// POSTed to (docs/events.md).
-	Webhooks map[string][]string
+	Webhooks map[string][]Webhook
+	// EventOutbox bounds the events Hoist keeps, waiting for webhook
+	// delivery or for the live stream's replay; past it the oldest are
+	// deleted.
+	EventOutbox int
 	// Timings override timers of the background loops (zero keeps the
 	// domain's default); meant for development and tests.
 	Timings Timings
@@ -121,6 +125,9 @@ const (
 	DefaultHTTPIdleTimeout   = 2 * time.Minute
 	DefaultHTTPMaxBodies     = 32
 
+	// DefaultEventOutbox is the default of --event-outbox.
+	DefaultEventOutbox = 10000
+
 	DefaultDNSSuffix = "hoist.localhost"
 
 	// SDKSchemeAuto, SDKSchemeWS and SDKSchemeWSS are the values of
@@ -167,6 +174,9 @@ func (c *Config) check() error {
 	}
 	if c.HTTPHeaderTimeout < 0 || c.HTTPBodyTimeout < 0 || c.HTTPIdleTimeout < 0 || c.HTTPMaxBodies < 0 {
 		return errors.New("--http-header-timeout, --http-body-timeout, --http-idle-timeout and --http-max-bodies must not be negative")
+	}
+	if c.EventOutbox < 1 {
+		return fmt.Errorf("--event-outbox %d: want at least 1", c.EventOutbox)
 	}
 	switch c.SDKScheme {
 	case "", SDKSchemeAuto, SDKSchemeWS:

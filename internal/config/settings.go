@@ -101,8 +101,11 @@ var settings = []Setting{
 		Help:  "when Hoist runs as root, the unprivileged user managed server processes run as (NAME, then NAME-1, NAME-2, ... for each further instance running at once), created with useradd if missing; empty runs them as Hoist's own user",
 		value: str(func(c *Config) *string { return &c.ProcessUser })},
 	{Flag: "webhooks", Env: "HOIST_WEBHOOKS",
-		Help:  "TOPIC_ARN=URL,... : POST the events of the SNS topic a queue or matchmaking configuration notifies to these HTTP(S) URLs (see docs/events.md)",
+		Help:  "TOPIC_ARN=URL,... : POST the events of the SNS topic a queue or matchmaking configuration notifies to these HTTP(S) URLs, signed; sns+URL (sns+https://...) sends SNS's notification envelope (see docs/events.md)",
 		value: func(c *Config) flag.Value { return (*webhooksValue)(&c.Webhooks) }},
+	{Flag: "event-outbox", Env: "HOIST_EVENT_OUTBOX", Default: strconv.Itoa(DefaultEventOutbox),
+		Help:  "most events kept, waiting for webhook delivery or for the live stream's replay; past it the oldest are deleted (logged, counted)",
+		value: integer(func(c *Config) *int { return &c.EventOutbox })},
 	{Flag: "placement-costs", Env: "HOIST_PLACEMENT_COSTS",
 		Help:  "TYPE=price,... hourly instance prices by instance type (TYPE or TYPE/SPOT, TYPE/ON_DEMAND) for a queue's PriorityOrder COST; unlisted types cost 0",
 		value: func(c *Config) flag.Value { return (*costsValue)(&c.PlacementCosts) }},
@@ -461,12 +464,35 @@ func (v *processEnvValue) String() string {
 	return strings.Join(*v, ",")
 }
 
-// webhooksValue is --webhooks: "TOPIC_ARN=URL,TOPIC_ARN=URL2": a topic
-// may be given more than once, for several URLs.
-type webhooksValue map[string][]string
+// Webhook is one URL of --webhooks.
+type Webhook struct {
+	// URL is the http:// or https:// URL events are POSTed to.
+	URL string
+	// SNS: the URL was given as sns+URL, and gets SNS's notification
+	// envelope around each event.
+	SNS bool
+}
+
+// snsPrefix, before a webhook's URL, selects SNS's envelope.
+const snsPrefix = "sns+"
+
+// String writes w as --webhooks reads it.
+func (w Webhook) String() string {
+	if w.SNS {
+		return snsPrefix + w.URL
+	}
+	return w.URL
+}
+
+// webhooksValue is --webhooks: "TOPIC_ARN=URL,TOPIC_ARN=sns+URL2": a
+// topic may be given more than once, for several URLs; "sns+" before a
+// URL (any case) selects SNS's envelope for that URL, which must then be
+// given so wherever it appears.
+type webhooksValue map[string][]Webhook
 
 func (v *webhooksValue) Set(s string) error {
-	out := map[string][]string{}
+	out := map[string][]Webhook{}
+	sns := map[string]bool{} // the format each URL was given with
 	for _, kv := range strings.Split(s, ",") {
 		kv = strings.TrimSpace(kv)
 		if kv == "" {
@@ -477,14 +503,33 @@ func (v *webhooksValue) Set(s string) error {
 		if !ok || !strings.HasPrefix(topic, "arn:") {
 			return fmt.Errorf("%q is not TOPIC_ARN=URL", kv)
 		}
-		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-			return fmt.Errorf("%s: %q is not an http:// or https:// URL (without user information)", topic, raw)
+		w, err := parseWebhook(raw)
+		if err != nil {
+			return fmt.Errorf("%s: %w", topic, err)
 		}
-		out[topic] = append(out[topic], u.String())
+		if was, seen := sns[w.URL]; seen && was != w.SNS {
+			return fmt.Errorf("%s: %s is given both with and without %s; a URL has one format", topic, w.URL, snsPrefix)
+		}
+		sns[w.URL] = w.SNS
+		out[topic] = append(out[topic], w)
 	}
 	*v = out
 	return nil
+}
+
+// parseWebhook reads one URL of --webhooks: [sns+]http(s)://host/...,
+// without user information.
+func parseWebhook(raw string) (Webhook, error) {
+	var w Webhook
+	if len(raw) >= len(snsPrefix) && strings.EqualFold(raw[:len(snsPrefix)], snsPrefix) {
+		w.SNS, raw = true, raw[len(snsPrefix):]
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return Webhook{}, fmt.Errorf("%q is not an http:// or https:// URL without user information (optionally after %s)", raw, snsPrefix)
+	}
+	w.URL = u.String()
+	return w, nil
 }
 
 func (v *webhooksValue) String() string {
@@ -492,9 +537,9 @@ func (v *webhooksValue) String() string {
 		return ""
 	}
 	var parts []string
-	for topic, urls := range *v {
-		for _, u := range urls {
-			parts = append(parts, topic+"="+u)
+	for topic, hooks := range *v {
+		for _, w := range hooks {
+			parts = append(parts, topic+"="+w.String())
 		}
 	}
 	sort.Strings(parts)

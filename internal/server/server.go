@@ -210,8 +210,9 @@ func (s *Server) compose(opts Options) error {
 		return err
 	}
 	s.events = events.New(events.Config{
-		Store: s.store, Region: cfg.Region, Account: cfg.Account, Webhooks: cfg.Webhooks,
-		Secret: secret, Now: s.now, Logger: s.log.With("component", "events"), ReplicaID: s.replica,
+		Store: s.store, Region: cfg.Region, Account: cfg.Account, Webhooks: webhooks(cfg.Webhooks),
+		MaxEvents: cfg.EventOutbox,
+		Secret:    secret, Now: s.now, Logger: s.log.With("component", "events"), ReplicaID: s.replica,
 		Timings: events.Timings{Interval: t.EventsDeliver, Backoff: t.EventsBackoff, GiveUp: t.EventsGiveUp,
 			Retention: t.EventsRetention},
 	})
