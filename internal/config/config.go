@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -70,7 +72,11 @@ type Config struct {
 	MaxUnpackedSize int64
 	// Webhooks maps an SNS topic ARN to the HTTP(S) URLs its events are
 	// POSTed to (docs/events.md).
-	Webhooks map[string][]string
+	Webhooks map[string][]Webhook
+	// EventOutbox bounds the events Hoist keeps, waiting for webhook
+	// delivery or for the live stream's replay; past it the oldest are
+	// deleted.
+	EventOutbox int
 	// Timings override timers of the background loops (zero keeps the
 	// domain's default); meant for development and tests.
 	Timings Timings
@@ -119,6 +125,9 @@ const (
 	DefaultHTTPIdleTimeout   = 2 * time.Minute
 	DefaultHTTPMaxBodies     = 32
 
+	// DefaultEventOutbox is the default of --event-outbox.
+	DefaultEventOutbox = 10000
+
 	DefaultDNSSuffix = "hoist.localhost"
 
 	// SDKSchemeAuto, SDKSchemeWS and SDKSchemeWSS are the values of
@@ -153,11 +162,21 @@ func (c *Config) check() error {
 	default:
 		return fmt.Errorf("--journal-writes %q: want %s or %s", c.JournalWrites, JournalDirect, JournalBuffered)
 	}
+	var level slog.Level
+	if level.UnmarshalText([]byte(c.LogLevel)) != nil {
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
+	}
 	if c.SessionRetention < time.Minute {
 		return fmt.Errorf("--session-retention %s: want at least 1m", c.SessionRetention)
 	}
 	if c.HTTPHeaderTimeout < 0 || c.HTTPBodyTimeout < 0 || c.HTTPIdleTimeout < 0 || c.HTTPMaxBodies < 0 {
 		return errors.New("--http-header-timeout, --http-body-timeout, --http-idle-timeout and --http-max-bodies must not be negative")
+	}
+	if c.EventOutbox < 1 {
+		return fmt.Errorf("--event-outbox %d: want at least 1", c.EventOutbox)
 	}
 	switch c.SDKScheme {
 	case "", SDKSchemeAuto, SDKSchemeWS:
@@ -181,6 +200,20 @@ func (c *Config) check() error {
 			}
 		}
 	}
+	return nil
+}
+
+// absoluteDataDir resolves the data directory against the working
+// directory, once, at start: every path Hoist derives from it and hands to
+// a server process (SSL_CERT_FILE, the instance directories, certificate
+// paths) or keeps in a record (log directories) then means the same file
+// wherever the process runs.
+func (c *Config) absoluteDataDir() error {
+	abs, err := filepath.Abs(c.DataDir)
+	if err != nil {
+		return fmt.Errorf("--data-dir %q: %w", c.DataDir, err)
+	}
+	c.DataDir = abs
 	return nil
 }
 

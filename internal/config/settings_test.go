@@ -53,7 +53,8 @@ func TestEveryFlagHasItsVariable(t *testing.T) {
 		"HOIST_LOG_LEVEL": "debug", "HOIST_LOG_FORMAT": "json", "HOIST_PPROF_ADDR": "127.0.0.1:3",
 		"HOIST_SHUTDOWN_GRACE": "1s", "HOIST_PROCESS_USER": "game", "HOIST_SESSION_RETENTION": "48h", "HOIST_MEMORY_LIMIT": "2GiB", "HOIST_MAX_UNPACKED_SIZE": "3MiB", "HOIST_SDK_SCHEME": "ws", "HOIST_DNS_SUFFIX": "games.example",
 		"HOIST_HTTP_HEADER_TIMEOUT": "1s", "HOIST_HTTP_BODY_TIMEOUT": "2s", "HOIST_HTTP_IDLE_TIMEOUT": "3s", "HOIST_HTTP_MAX_BODIES": "4",
-		"HOIST_WEBHOOKS":        "arn:aws:sns:eu-west-1:1:t=http://127.0.0.1:4/hook",
+		"HOIST_WEBHOOKS":        "arn:aws:sns:eu-west-1:1:t=http://127.0.0.1:4/hook,arn:aws:sns:eu-west-1:1:u=sns+http://127.0.0.1:4/sns",
+		"HOIST_EVENT_OUTBOX":    "7",
 		"HOIST_PLACEMENT_COSTS": "c5.large=0.085,c5.large/SPOT=0.03",
 	}
 	for _, s := range settings {
