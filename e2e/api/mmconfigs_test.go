@@ -158,7 +158,6 @@ func TestMatchmakingConfigurationRefusals(t *testing.T) {
 		{"name pattern", func(in *glv2.CreateMatchmakingConfigurationInput) { in.Name = awsv2.String("no spaces") }, false, "Name"},
 		{"request timeout 0", func(in *glv2.CreateMatchmakingConfigurationInput) { in.RequestTimeoutSeconds = awsv2.Int32(0) }, false, "RequestTimeoutSeconds"},
 		{"request timeout 43201", func(in *glv2.CreateMatchmakingConfigurationInput) { in.RequestTimeoutSeconds = awsv2.Int32(43201) }, false, "RequestTimeoutSeconds"},
-		{"acceptance without timeout", func(in *glv2.CreateMatchmakingConfigurationInput) { in.AcceptanceRequired = awsv2.Bool(true) }, false, "AcceptanceTimeoutSeconds is required"},
 		{"acceptance timeout 601", func(in *glv2.CreateMatchmakingConfigurationInput) {
 			in.AcceptanceRequired, in.AcceptanceTimeoutSeconds = awsv2.Bool(true), awsv2.Int32(601)
 		}, false, "AcceptanceTimeoutSeconds"},
@@ -175,6 +174,12 @@ func TestMatchmakingConfigurationRefusals(t *testing.T) {
 		{"negative additional players", func(in *glv2.CreateMatchmakingConfigurationInput) { in.AdditionalPlayerCount = awsv2.Int32(-1) }, false, "AdditionalPlayerCount"},
 		{"notification not SNS", func(in *glv2.CreateMatchmakingConfigurationInput) {
 			in.NotificationTarget = awsv2.String("arn:aws:sqs:us-west-2:123456789012:q")
+		}, false, "NotificationTarget"},
+		{"notification without region or account", func(in *glv2.CreateMatchmakingConfigurationInput) {
+			in.NotificationTarget = awsv2.String("arn:aws:sns:::mm")
+		}, false, "NotificationTarget"},
+		{"notification to a subscription", func(in *glv2.CreateMatchmakingConfigurationInput) {
+			in.NotificationTarget = awsv2.String("arn:aws:sns:us-west-2:123456789012:mm/sub")
 		}, false, "NotificationTarget"},
 		{"custom event data 257", func(in *glv2.CreateMatchmakingConfigurationInput) {
 			in.CustomEventData = awsv2.String(strings.Repeat("x", 257))
@@ -225,8 +230,35 @@ func TestMatchmakingConfigurationRefusals(t *testing.T) {
 		RuleSetName: awsv2.String("missing")})
 	wantV2[*types.NotFoundException](t, "update to an unknown rule set", err)
 	_, err = v2.UpdateMatchmakingConfiguration(ctx, &glv2.UpdateMatchmakingConfigurationInput{Name: awsv2.String("c"),
+		NotificationTarget: awsv2.String("arn:aws:sns:us-west-2:1234:mm")})
+	wantV2[*types.InvalidRequestException](t, "update to a target with a short account", err)
+}
+
+// TestMatchmakingAcceptanceTimeoutDefault: AcceptanceTimeoutSeconds is
+// optional (the model requires only AcceptanceRequired); a configuration
+// that requires acceptance without one gets Hoist's default, 60 s, on
+// creation and on update.
+func TestMatchmakingAcceptanceTimeoutDefault(t *testing.T) {
+	h := startHoistWithRuleSets(t, "rules")
+	ctx := hoisttest.Context(t, 2*time.Minute)
+	v2 := newV2(h)
+	c, err := v2.CreateMatchmakingConfiguration(ctx, &glv2.CreateMatchmakingConfigurationInput{Name: awsv2.String("accept"),
+		RuleSetName: awsv2.String("rules"), RequestTimeoutSeconds: awsv2.Int32(60), AcceptanceRequired: awsv2.Bool(true),
+		FlexMatchMode: types.FlexMatchModeStandalone})
+	if err != nil || awsv2.ToInt32(c.Configuration.AcceptanceTimeoutSeconds) != 60 {
+		t.Fatalf("acceptance without a timeout: %+v, %v", c, err)
+	}
+	c, err = v2.CreateMatchmakingConfiguration(ctx, &glv2.CreateMatchmakingConfigurationInput{Name: awsv2.String("later"),
+		RuleSetName: awsv2.String("rules"), RequestTimeoutSeconds: awsv2.Int32(60), AcceptanceRequired: awsv2.Bool(false),
+		FlexMatchMode: types.FlexMatchModeStandalone})
+	if err != nil || c.Configuration.AcceptanceTimeoutSeconds != nil {
+		t.Fatalf("no acceptance: %+v, %v", c, err)
+	}
+	u, err := v2.UpdateMatchmakingConfiguration(ctx, &glv2.UpdateMatchmakingConfigurationInput{Name: awsv2.String("later"),
 		AcceptanceRequired: awsv2.Bool(true)})
-	wantV2[*types.InvalidRequestException](t, "update to acceptance without a timeout", err)
+	if err != nil || awsv2.ToInt32(u.Configuration.AcceptanceTimeoutSeconds) != 60 {
+		t.Fatalf("update to acceptance without a timeout: %+v, %v", u, err)
+	}
 }
 
 func TestMatchmakingConfigurationPages(t *testing.T) {

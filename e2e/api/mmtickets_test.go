@@ -250,10 +250,21 @@ func TestMatchmakingAcceptance(t *testing.T) {
 	if err := accept("a2", "alice", types.AcceptanceTypeAccept); err != nil {
 		t.Fatal(err)
 	}
+	// AcceptMatch says who answered, and only them.
+	if got := mmAnswers(mmWantEvents(t, next, "AcceptMatch")[0]); got != "alice=true bob=-" {
+		t.Fatalf("AcceptMatch after alice accepted: %s", got)
+	}
 	if err := accept("b2", "bob", types.AcceptanceTypeReject); err != nil {
 		t.Fatal(err)
 	}
-	mmWait(t, ctx, v2, types.MatchmakingConfigurationStatusSearching, "a2")
+	if got := mmAnswers(mmWantEvents(t, next, "AcceptMatch")[0]); got != "alice=true bob=false" {
+		t.Fatalf("AcceptMatch after bob rejected: %s", got)
+	}
+	// The ticket searching again says why.
+	if tk := mmWait(t, ctx, v2, types.MatchmakingConfigurationStatusSearching, "a2")[0]; awsv2.ToString(tk.StatusReason) != "ACCEPTANCE_REJECTED" ||
+		awsv2.ToString(tk.StatusMessage) == "" {
+		t.Fatalf("searching again: %q %q", awsv2.ToString(tk.StatusReason), awsv2.ToString(tk.StatusMessage))
+	}
 	mmWait(t, ctx, v2, types.MatchmakingConfigurationStatusCancelled, "b2")
 	if d := mmWantEvents(t, next, "AcceptMatchCompleted")[0]; d["acceptance"] != "Rejected" {
 		t.Fatalf("AcceptMatchCompleted %v", d)
@@ -275,6 +286,24 @@ func TestMatchmakingAcceptance(t *testing.T) {
 	if d := mmWantEvents(t, next, "AcceptMatchCompleted")[0]; d["acceptance"] != "TimedOut" {
 		t.Fatalf("AcceptMatchCompleted %v", d)
 	}
+}
+
+// mmAnswers is "player=accepted ..." of an AcceptMatch event's tickets in
+// player order ("-" when the event has no accepted for the player).
+func mmAnswers(d map[string]any) string {
+	var out []string
+	for _, tk := range d["tickets"].([]any) {
+		for _, p := range tk.(map[string]any)["players"].([]any) {
+			pm := p.(map[string]any)
+			a := "-"
+			if v, ok := pm["accepted"]; ok {
+				a = fmt.Sprint(v)
+			}
+			out = append(out, fmt.Sprint(pm["playerId"])+"="+a)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, " ")
 }
 
 func TestMatchmakingTimeoutAndStop(t *testing.T) {

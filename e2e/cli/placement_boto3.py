@@ -4,7 +4,7 @@
 Creates an Anywhere fleet (in a custom location, with no compute, so no
 placement can be fulfilled) and queues on it: create with tags and
 latency policies, describe by name and ARN and with the paginator,
-update, and placements that end CANCELLED (stop), TIMED_OUT (a 1 s
+update, and placements that end CANCELLED (stop), TIMED_OUT (a 10 s
 queue) and FAILED (the queue is deleted); the errors are caught as
 client.exceptions.*. Fulfilment with real game servers is tested in Go
 (e2e/hosting TestPlacement); here a second Anywhere fleet with a
@@ -82,8 +82,9 @@ def search_placed_sessions(gl):
             placed = wait_for(f"placement boto3-{name} fulfilled", lambda: (lambda p: p if p["Status"] != "PENDING" else None)(
                 gl.describe_game_session_placement(PlacementId="boto3-" + name)["GameSessionPlacement"]))
             check(f"placement boto3-{name}", placed["Status"], "FULFILLED")
-            wait_for(f"game session {name} active", lambda: gl.describe_game_sessions(
-                GameSessionId=placed["GameSessionArn"])["GameSessions"][0]["Status"] == "ACTIVE")
+            # A placement is FULFILLED once its game session is ACTIVE.
+            check(f"game session {name} at FULFILLED", gl.describe_game_sessions(
+                GameSessionId=placed["GameSessionArn"])["GameSessions"][0]["Status"], "ACTIVE")
 
         found = gl.search_game_sessions(FleetId=fid, Location=SEARCH_LOCATION,
                                         FilterExpression="gameSessionProperties.map = 'dust'",
@@ -126,7 +127,7 @@ def main():
     expect_error("a queue name twice", ex.InvalidRequestException, gl.create_game_session_queue, Name="boto3-queue")
     expect_error("a build as a destination", ex.InvalidRequestException, gl.create_game_session_queue, Name="bad",
                  Destinations=[{"DestinationArn": "arn:aws:gamelift:us-west-2:123456789012:build/build-1"}])
-    gl.create_game_session_queue(Name="boto3-short", TimeoutInSeconds=1,
+    gl.create_game_session_queue(Name="boto3-short", TimeoutInSeconds=10,
                                  Destinations=[{"DestinationArn": fleet["FleetArn"]}])
 
     def names(**kwargs):
@@ -168,7 +169,7 @@ def main():
         if status != "PENDING" or time.time() > deadline:
             break
         time.sleep(0.1)  # polling the status
-    check("no capacity within 1 s", status, "TIMED_OUT")
+    check("no capacity within 10 s", status, "TIMED_OUT")
 
     gl.start_game_session_placement(PlacementId="boto3-doomed", GameSessionQueueName="boto3-queue",
                                     MaximumPlayerSessionCount=2)

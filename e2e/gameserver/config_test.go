@@ -50,9 +50,9 @@ func TestLoadConfig(t *testing.T) {
 					t.Errorf("%+v", c)
 				}
 			}},
-		"knobs by flag": {args: []string{"-port", "7777", "-crash-after-activate", "-end-after", "2s"},
+		"knobs by flag": {args: []string{"-port", "7777", "-crash-after-activate", "-crash-on-start", "-end-after", "2s"},
 			check: func(t *testing.T, c *config) {
-				if c.port != 7777 || !c.crashAfterActivate || c.endAfter != 2*time.Second {
+				if c.port != 7777 || !c.crashAfterActivate || !c.crashOnStart || c.endAfter != 2*time.Second {
 					t.Errorf("%+v", c)
 				}
 			}},

@@ -26,7 +26,7 @@ import (
 const (
 	exitOK    = 0 // ended on TerminateProcess, END or a signal, ProcessEnding accepted
 	exitError = 1 // could not start, or ProcessEnding failed
-	exitCrash = 3 // -crash-after-activate
+	exitCrash = 3 // -crash-after-activate, -crash-on-start
 )
 
 // processReadyTimeout is how long the Go SDK waits for the reply to
@@ -226,6 +226,10 @@ func (g *game) onStartGameSession(f *sdkclient.Frame) {
 	g.log.Info("game session started", "gameSession", m.GameSessionID, "name", m.GameSessionName,
 		"maxPlayers", m.MaximumPlayerSessionCount, "ip", m.IPAddress, "dns", m.DNSName, "port", m.Port,
 		"properties", m.GameProperties, "matchmakerData", m.MatchmakerData)
+	if g.cfg.crashOnStart {
+		g.log.Warn("crashing (crash-on-start)")
+		os.Exit(exitCrash)
+	}
 	if g.cfg.noActivate {
 		g.log.Warn("not activating the game session (no-activate)")
 		return

@@ -42,6 +42,7 @@ type config struct {
 	forceTLS                                                 bool
 	actOnSession, actOnPlayerSession                         string
 	endAfter                                                 time.Duration
+	crashOnStart                                             bool
 }
 
 // SDK validation patterns (the SDK refuses other values before connecting).
@@ -91,6 +92,7 @@ func loadConfig(args []string, getenv func(string) string) (*config, []string, e
 	fs.StringVar(&c.host, "host", "127.0.0.1", "address the player port listens on")
 	fs.IntVar(&c.port, "port", 0, "player port (0: any free port)")
 	fs.BoolVar(&c.crashAfterActivate, "crash-after-activate", env("HOIST_TEST_CRASH_AFTER_ACTIVATE"), "exit with code 3 right after activating a game session")
+	fs.BoolVar(&c.crashOnStart, "crash-on-start", env("HOIST_TEST_CRASH_ON_START"), "exit with code 3 on CreateGameSession, before activating it")
 	fs.BoolVar(&c.unhealthy, "unhealthy", env("HOIST_TEST_UNHEALTHY"), "report HealthStatus false")
 	fs.BoolVar(&c.noActivate, "no-activate", env("HOIST_TEST_NO_ACTIVATE"), "never call ActivateGameSession")
 	fs.BoolVar(&c.acceptPlayers, "accept-players", env("HOIST_TEST_ACCEPT_PLAYERS"), "serve player commands on the player port")

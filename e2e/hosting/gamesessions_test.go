@@ -7,6 +7,8 @@ package hosting
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -207,6 +209,12 @@ func rulesForceTerminate(t *testing.T, e *env, fleetID, gs2 string, create func(
 	eventually(t, waitShort, "SERVER_PROCESS_FORCE_TERMINATED event", func() (bool, string) {
 		return e.hasEvent(t, fleetID, types.EventCodeServerProcessForceTerminated, ""), e.eventText(t, fleetID)
 	})
+	// The process was ended without the shutdown sequence: it was sent no
+	// TerminateProcess, so it never began to end on its own.
+	out := processOutput(t, e, fleetID, gs2)
+	if strings.Contains(out, "asked to terminate") || strings.Contains(out, `msg=ending`) {
+		t.Errorf("a force-terminated process was asked to end:\n%s", out)
+	}
 	_, err = e.gl.TerminateGameSession(e.ctx, &gl.TerminateGameSessionInput{GameSessionId: aws.String(gs2),
 		TerminationMode: types.TerminationModeForceTerminate})
 	wantErr[*types.InvalidGameSessionStatusException](t, "TerminateGameSession of a TERMINATED game session", err)
@@ -215,6 +223,21 @@ func rulesForceTerminate(t *testing.T, e *env, fleetID, gs2 string, create func(
 	if _, err := create(gl.CreateGameSessionInput{MaximumPlayerSessionCount: aws.Int32(2), CreatorId: aws.String("bob")}); err != nil {
 		t.Fatalf("CreateGameSession on the replacement process: %v", err)
 	}
+}
+
+// processOutput returns the captured output of the fleet's server process
+// that was sent game session gsID (logs/<process ID>.log of its instance).
+func processOutput(t *testing.T, e *env, fleetID, gsID string) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(e.h.DataDir, "instances", fleetID, "*", "logs", "*.log"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err == nil && strings.Contains(string(b), "gameSession="+gsID) {
+			return string(b)
+		}
+	}
+	t.Fatalf("no process output shows game session %s (%d files)", gsID, len(files))
+	return ""
 }
 
 // waitReplaced waits until n of the PIDs in before are gone and as many new

@@ -296,9 +296,9 @@ func TestMatchmakingWithQueue(t *testing.T) {
 		t.Fatalf("STOPBACKFILL of a ticket that is no backfill of the session: %s", a)
 	}
 
-	// The fleet's one process is busy: a queue that gives up after 2 s
-	// cannot place a match, whose tickets FAIL.
-	short := e.createQueue(t, &gl.CreateGameSessionQueueInput{Name: aws.String("mm-short"), TimeoutInSeconds: aws.Int32(2),
+	// The fleet's one process is busy: a queue that gives up after 10 s
+	// (its shortest timeout) cannot place a match, whose tickets FAIL.
+	short := e.createQueue(t, &gl.CreateGameSessionQueueInput{Name: aws.String("mm-short"), TimeoutInSeconds: aws.Int32(10),
 		Destinations: e.queueDests(t, "mm")})
 	e.mmConfig(t, "mm-fail", aws.ToString(short.GameSessionQueueArn), types.BackfillModeManual)
 	e.startTicket(t, "mm-fail", "t-erin", "erin")

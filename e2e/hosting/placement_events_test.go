@@ -82,7 +82,7 @@ func TestPlacementEvents(t *testing.T) {
 	// PlacementCancelled, one that waits longer than the queue's (updated)
 	// timeout is PlacementTimedOut; neither says where a game is.
 	if _, err := e.gl.UpdateGameSessionQueue(e.ctx, &gl.UpdateGameSessionQueueInput{Name: aws.String("ev-queue"),
-		TimeoutInSeconds: aws.Int32(2)}); err != nil {
+		TimeoutInSeconds: aws.Int32(10)}); err != nil {
 		t.Fatalf("UpdateGameSessionQueue: %v", err)
 	}
 	e.place(t, "ev-queue", "ev-stopped", nil)

@@ -85,7 +85,7 @@ func TestPlacement(t *testing.T) {
 
 	// Fleet A is busy now: a short queue times out, a stopped placement is
 	// CANCELLED, deleting the queue fails a pending one.
-	e.createQueue(t, &gl.CreateGameSessionQueueInput{Name: aws.String("pl-short"), TimeoutInSeconds: aws.Int32(2),
+	e.createQueue(t, &gl.CreateGameSessionQueueInput{Name: aws.String("pl-short"), TimeoutInSeconds: aws.Int32(10),
 		Destinations: dests(fleetARNOf(t, e, a))})
 	timedOut := e.place(t, "pl-short", "short", nil)
 	stopped := e.place(t, "pl-short", "stopped", nil)

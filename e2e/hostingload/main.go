@@ -32,9 +32,11 @@
 //
 // Scenario placement: an Anywhere compute with -placements ready simulated
 // processes and a game session queue on its fleet; -clients concurrent
-// clients start as many placements at once. The latency is from the start
-// of StartGameSessionPlacement to the chosen process receiving
-// CreateGameSession (sent after the placement's FULFILLED committed).
+// clients start as many placements at once; each process activates the
+// game session it is sent at once, as a game server does. The latency is
+// from the start of StartGameSessionPlacement to the chosen process's
+// reply to ActivateGameSession (sent after the activation, which makes the
+// placement FULFILLED, committed).
 package main
 
 import (

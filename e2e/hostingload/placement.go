@@ -30,15 +30,16 @@ type PlacementPhase struct {
 	Clients    int `json:"clients"`
 	Placements int `json:"placements"`
 	// Seconds runs from the first StartGameSessionPlacement call to the
-	// last CreateGameSession a process received.
+	// last placement fulfilled.
 	Seconds float64 `json:"seconds"`
-	// Fulfilled counts placements whose process got its game session.
+	// Fulfilled counts placements whose game session was activated.
 	Fulfilled int     `json:"fulfilled"`
 	PerSec    float64 `json:"fulfilled_per_s"`
 	// StartToFulfilled is from the start of the StartGameSessionPlacement
-	// call to the moment the chosen process receives CreateGameSession
-	// (after the placement's FULFILLED has committed); StartCall is the
-	// call alone.
+	// call to the moment the chosen process, which activates the game
+	// session CreateGameSession gave it at once, has the reply to
+	// ActivateGameSession (after the activation and the placement's
+	// FULFILLED have committed); StartCall is the call alone.
 	StartToFulfilled loadreport.OpStats `json:"start_to_fulfilled"`
 	StartCall        loadreport.OpStats `json:"start_call"`
 	// NotFulfilled counts placements DescribeGameSessionPlacement did not
@@ -109,20 +110,23 @@ func (e *env) placementRun(ctx context.Context, run int) ([]*PlacementPhase, err
 	return phases, nil
 }
 
-// received notes when each placement's process got its game session.
+// received notes when each placement was fulfilled: its process, sent
+// the game session, activates it as a game server does, and the reply to
+// ActivateGameSession comes once the activation, which fulfils the
+// placement in its transaction, has committed.
 type received struct {
+	ctx  context.Context
 	mu   sync.Mutex
-	at   map[string]time.Time // placement ID -> CreateGameSession received
+	at   map[string]time.Time // placement ID -> ActivateGameSession answered
 	n    atomic.Int64
 	done chan struct{}
 	want int64
 }
 
-func (r *received) note(f *sdkclient.Frame) {
+func (r *received) note(c *sdkclient.Client, f *sdkclient.Frame) {
 	if f.Action != "CreateGameSession" {
 		return
 	}
-	now := time.Now()
 	var m struct {
 		GameSessionID string `json:"GameSessionId"`
 	}
@@ -130,18 +134,25 @@ func (r *received) note(f *sdkclient.Frame) {
 		return
 	}
 	id := m.GameSessionID[strings.LastIndexByte(m.GameSessionID, '/')+1:] // the ARN ends in the placement ID
-	r.mu.Lock()
-	r.at[id] = now
-	r.mu.Unlock()
-	if r.n.Add(1) == r.want {
-		close(r.done)
-	}
+	// Not on the reader's goroutine, which delivers the reply.
+	go func() {
+		if _, err := c.Call(r.ctx, "ActivateGameSession", map[string]any{"GameSessionId": m.GameSessionID}); err != nil {
+			return
+		}
+		now := time.Now()
+		r.mu.Lock()
+		r.at[id] = now
+		r.mu.Unlock()
+		if r.n.Add(1) == r.want {
+			close(r.done)
+		}
+	}()
 }
 
 func (e *env) placementPhase(ctx context.Context, h *hoist, endpoint, token, fleetID, tag string, clients int, pprofAddr, profName string) (*PlacementPhase, error) {
 	cfg := e.cfg
 	n := cfg.Placements
-	rec := &received{at: make(map[string]time.Time, n), done: make(chan struct{}), want: int64(n)}
+	rec := &received{ctx: ctx, at: make(map[string]time.Time, n), done: make(chan struct{}), want: int64(n)}
 	procs := make([]*sdkclient.Client, n)
 	cerrs := make([]error, n)
 	var wg sync.WaitGroup
@@ -247,12 +258,12 @@ func (e *env) placementPhase(ctx context.Context, h *hoist, endpoint, token, fle
 }
 
 // dialPlacementProcess connects a simulated process and calls ProcessReady;
-// its game sessions are noted in rec.
+// it activates its game sessions, noted in rec.
 func dialPlacementProcess(ctx context.Context, endpoint, processID, compute, fleetID, token string, port int, rec *received) (*sdkclient.Client, error) {
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	c, err := sdkclient.Dial(dctx, endpoint, sdkclient.Query(processID, compute, fleetID, token),
-		sdkclient.Options{OnMessage: func(_ *sdkclient.Client, f *sdkclient.Frame) { rec.note(f) }})
+		sdkclient.Options{OnMessage: rec.note})
 	if err != nil {
 		return nil, fmt.Errorf("connecting %s: %w", processID, err)
 	}

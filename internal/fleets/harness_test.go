@@ -141,6 +141,10 @@ func (p *fakeProvider) StopProcess(id, reason string) error {
 	return ErrUnknownProcess
 }
 
+func (p *fakeProvider) KillProcess(id, reason string) error {
+	return p.StopProcess(id, "kill:"+reason)
+}
+
 func (p *fakeProvider) Instances() []InstanceRef {
 	p.mu.Lock()
 	defer p.mu.Unlock()

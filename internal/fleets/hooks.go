@@ -305,6 +305,24 @@ func (s *Service) TerminateProcess(ctx context.Context, processID, reason string
 	if s.cfg.Provider != nil {
 		err = s.cfg.Provider.StopProcess(processID, reason)
 	}
+	return s.processStopped(ctx, processID, reason, err)
+}
+
+// KillProcess ends a server process of a managed fleet at once, without
+// the shutdown sequence, and it is replaced (hosting.ProcessHost). A
+// process this replica should run but does not is reported gone at once.
+func (s *Service) KillProcess(ctx context.Context, processID, reason string) error {
+	var err error = ErrUnknownProcess
+	if s.cfg.Provider != nil {
+		err = s.cfg.Provider.KillProcess(processID, reason)
+	}
+	return s.processStopped(ctx, processID, reason, err)
+}
+
+// processStopped completes TerminateProcess and KillProcess: err is the
+// provider's answer; a process it does not run is reported gone when this
+// replica hosts (or should host) it.
+func (s *Service) processStopped(ctx context.Context, processID, reason string, err error) error {
 	if !errors.Is(err, ErrUnknownProcess) {
 		return err
 	}

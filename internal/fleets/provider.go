@@ -42,6 +42,11 @@ type ComputeProvider interface {
 	// process is already ending kills it at once. It returns
 	// ErrUnknownProcess when the provider runs no such process.
 	StopProcess(processID, reason string) error
+	// KillProcess ends one server process at once, without asking it
+	// (no TerminateProcess, no grace); a replacement is launched unless its
+	// instance is stopping. It returns ErrUnknownProcess when the provider
+	// runs no such process.
+	KillProcess(processID, reason string) error
 	// Instances lists the instances the provider runs (set up, running or
 	// stopping).
 	Instances() []InstanceRef

@@ -202,6 +202,9 @@ type GameSession struct {
 	RequestHash string `json:"requestHash,omitempty"`
 	// TerminatingAt is when the session entered TERMINATING.
 	TerminatingAt time.Time `json:"terminatingAt,omitempty"`
+	// PlacementID is the queue placement this game session is an attempt
+	// of ("" for CreateGameSession): its activation fulfils the placement.
+	PlacementID string `json:"placementId,omitempty"`
 }
 
 // PlayerSession is a player session's stored state. Record: Kind
@@ -354,6 +357,10 @@ type TokenIssuer interface {
 // TerminateProcess, then killed after grace, then replaced.
 type ProcessHost interface {
 	TerminateProcess(ctx context.Context, processID, reason string) error
+	// KillProcess ends a process at once, without the shutdown sequence
+	// (no TerminateProcess message, no grace), and replaces it
+	// (TerminateGameSession FORCE_TERMINATE).
+	KillProcess(ctx context.Context, processID, reason string) error
 }
 
 // ProcessReadyFunc is called by sessions inside the transaction that records

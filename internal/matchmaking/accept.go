@@ -48,6 +48,7 @@ func (s *Service) AcceptMatch(ctx context.Context, in *api.AcceptMatchInput) (*a
 			}
 			d := s.detail(evAcceptMatch, c, ts)
 			d.MatchID = m.ID
+			markAnswers(d, ts, in.PlayerIds)
 			if err := s.publish(ctx, tx, c, now, d); err != nil {
 				return err
 			}
@@ -67,6 +68,7 @@ func (s *Service) AcceptMatch(ctx context.Context, in *api.AcceptMatchInput) (*a
 		}
 		d := s.detail(evAcceptMatch, c, ts)
 		d.MatchID = m.ID
+		markAnswers(d, ts, nil)
 		if err := s.publish(ctx, tx, c, now, d); err != nil {
 			return err
 		}
@@ -114,7 +116,8 @@ func allAccepted(t *ticketRecord) bool {
 // failAcceptanceTx ends a match waiting for acceptance that will not be
 // played: with acceptance Rejected, the tickets in losers are CANCELLED and
 // the others go back to SEARCHING; with TimedOut, the tickets whose every
-// player accepted go back to SEARCHING and the others are CANCELLED.
+// player accepted go back to SEARCHING and the others are CANCELLED. A
+// ticket back in SEARCHING says why in StatusReason and StatusMessage.
 // AcceptMatchCompleted is published first, then each ticket's own event.
 func (s *Service) failAcceptanceTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, m *matchRecord, now time.Time, acceptance string, losers map[string]bool) error {
 	ts, err := matchTickets(ctx, tx, m, stAccept)
@@ -145,6 +148,7 @@ func (s *Service) failAcceptanceTx(ctx context.Context, tx store.Tx, c *api.Matc
 			continue
 		}
 		t.Ticket.Status, t.MatchID, t.Accepted = stSearching, "", nil
+		t.Ticket.StatusReason, t.Ticket.StatusMessage = searchAgainReason(acceptance)
 		if !t.Backfill {
 			for i := range t.Ticket.Players {
 				t.Ticket.Players[i].Team = nil
@@ -164,4 +168,22 @@ func (s *Service) failAcceptanceTx(ctx context.Context, tx store.Tx, c *api.Matc
 		}
 	}
 	return nil
+}
+
+// The StatusReason of a ticket back in SEARCHING after its match failed to
+// be accepted (GameLift documents the case, "a status reason may indicate
+// when a ticket has returned to SEARCHING status after a proposed match
+// fails to receive player acceptances", but no code; these are Hoist's).
+const (
+	reasonAcceptanceRejected = "ACCEPTANCE_REJECTED"
+	reasonAcceptanceTimedOut = "ACCEPTANCE_TIMED_OUT"
+)
+
+// searchAgainReason is the StatusReason and StatusMessage of a ticket back
+// in SEARCHING after a match's acceptance ended so.
+func searchAgainReason(acceptance string) (*string, *string) {
+	if acceptance == acceptTimedOut {
+		return api.String(reasonAcceptanceTimedOut), api.String("The proposed match was not accepted by every player in time; searching again.")
+	}
+	return api.String(reasonAcceptanceRejected), api.String("A player of another ticket rejected the proposed match; searching again.")
 }

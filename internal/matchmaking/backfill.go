@@ -65,8 +65,8 @@ type effects struct{ after []func(context.Context) }
 type effectsKey struct{}
 
 // later schedules fn for after the commit of the transaction of ctx (a
-// transaction of update); elsewhere (OnMatchPlacement, in placement's
-// transaction) it is dropped.
+// transaction of update); elsewhere (OnMatchPlacement, in placement's or a
+// game session activation's transaction) it is dropped.
 func later(ctx context.Context, fn func(context.Context)) {
 	if e, ok := ctx.Value(effectsKey{}).(*effects); ok {
 		e.after = append(e.after, fn)
@@ -283,16 +283,16 @@ func (s *Service) backfillTx(ctx context.Context, tx store.Tx, c *api.Matchmakin
 	if c.FlexMatchMode == api.FlexMatchModeStandalone {
 		return s.succeedTx(ctx, tx, c, m, ts, now, nil)
 	}
-	fail := func(msg string) error {
+	fail := func(code, msg string) error {
 		for _, t := range ts {
-			if err := s.endTx(ctx, tx, c, t, stFailed, "FAILED", msg, now, m.Metrics); err != nil {
+			if err := s.failTx(ctx, tx, c, t, code, msg, now, m.Metrics); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	if s.cfg.Backfiller == nil {
-		return fail("this Hoist backfills no game sessions of WITH_QUEUE configurations")
+		return fail(failUnexpected, "this Hoist backfills no game sessions of WITH_QUEUE configurations")
 	}
 	// An automatically backfilled session: its roster becomes the match's
 	// players, and the next ticket's ID goes in the match data while slots
@@ -323,7 +323,7 @@ func (s *Service) backfillTx(ctx context.Context, tx store.Tx, c *api.Matchmakin
 	if err != nil {
 		var ae api.Error
 		if errors.As(err, &ae) {
-			return fail("the game session could not take the match's players: " + err.Error())
+			return fail(failBackfillRefused, "the game session could not take the match's players: "+err.Error())
 		}
 		return err
 	}

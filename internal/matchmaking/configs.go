@@ -25,15 +25,17 @@ const (
 	MaxConfigurationName = 128
 )
 
+// DefaultAcceptanceTimeout is AcceptanceTimeoutSeconds when a configuration
+// requires acceptance without one (the model makes the field optional and
+// GameLift's documents give no default; this is Hoist's).
+const DefaultAcceptanceTimeout = 60
+
 // MaxConfigLimit is DescribeMatchmakingConfigurations' page size: without
 // a Limit, and the cap of a larger one (GameLift documents the parameter
 // as "limited to 10").
 const MaxConfigLimit = 10
 
-var (
-	configNamePattern = regexp.MustCompile(`^[a-zA-Z0-9.-]*$`)
-	snsTargetPattern  = regexp.MustCompile(`^[a-zA-Z0-9:_/-]*(.fifo)?$`)
-)
+var configNamePattern = regexp.MustCompile(`^[a-zA-Z0-9.-]*$`)
 
 func (s *Service) arns() arn.Builder {
 	return arn.Builder{Region: s.cfg.Region, Account: s.cfg.Account}
@@ -94,7 +96,9 @@ func (s *Service) ConfigurationExists(ctx context.Context, tx store.Tx, nameOrAR
 
 // CheckConfiguration applies every rule of a configuration's fields, alone
 // and together, and fills the defaults (FlexMatchMode WITH_QUEUE,
-// BackfillMode MANUAL, AdditionalPlayerCount 0, AcceptanceRequired false).
+// BackfillMode MANUAL, AdditionalPlayerCount 0, AcceptanceRequired false,
+// AcceptanceTimeoutSeconds DefaultAcceptanceTimeout when acceptance is
+// required).
 // It checks neither the rule set nor the queues exist (that needs the
 // store). It changes nothing else of c.
 func CheckConfiguration(c *api.MatchmakingConfiguration) error {
@@ -116,7 +120,7 @@ func CheckConfiguration(c *api.MatchmakingConfiguration) error {
 			return api.NewInvalidRequestException("AcceptanceTimeoutSeconds %d is out of range: 1 to %d", t, MaxAcceptanceTimeout)
 		}
 	} else if *c.AcceptanceRequired {
-		return api.NewInvalidRequestException("AcceptanceTimeoutSeconds is required when AcceptanceRequired is true")
+		c.AcceptanceTimeoutSeconds = api.Int32(DefaultAcceptanceTimeout)
 	}
 	if api.ToString(c.RuleSetName) == "" {
 		return api.NewInvalidRequestException("RuleSetName is required")
@@ -156,8 +160,8 @@ func CheckConfiguration(c *api.MatchmakingConfiguration) error {
 		return api.NewInvalidRequestException("AdditionalPlayerCount %d must not be negative", *c.AdditionalPlayerCount)
 	}
 	if t := api.ToString(c.NotificationTarget); t != "" {
-		if len(t) > 300 || !snsTargetPattern.MatchString(t) || !isSNSTopicARN(t) {
-			return api.NewInvalidRequestException("NotificationTarget %q is not an SNS topic ARN (arn:<partition>:sns:<region>:<account>:<topic>)", t)
+		if err := arn.CheckSNSTopic(t); err != nil {
+			return api.NewInvalidRequestException("NotificationTarget %q is not an SNS topic ARN (arn:<partition>:sns:<region>:<account>:<topic>): %v", t, err)
 		}
 	}
 	if n := len(api.ToString(c.CustomEventData)); n > MaxCustomEventData {
@@ -177,12 +181,6 @@ func CheckConfiguration(c *api.MatchmakingConfiguration) error {
 		}
 	}
 	return nil
-}
-
-// isSNSTopicARN reports whether s is arn:<partition>:sns:<region>:<account>:<topic>.
-func isSNSTopicARN(s string) bool {
-	parts := strings.Split(s, ":")
-	return len(parts) == 6 && parts[0] == "arn" && parts[1] != "" && parts[2] == "sns" && parts[5] != ""
 }
 
 // queueName returns the queue name of a GameSessionQueueArns entry: a game

@@ -94,7 +94,7 @@ func TestCheckConfigurationRules(t *testing.T) {
 		{"request timeout 0", func(c *api.MatchmakingConfiguration) { c.RequestTimeoutSeconds = cfgI32(0) }, "RequestTimeoutSeconds 0"},
 		{"request timeout 43200", func(c *api.MatchmakingConfiguration) { c.RequestTimeoutSeconds = cfgI32(43200) }, ""},
 		{"request timeout 43201", func(c *api.MatchmakingConfiguration) { c.RequestTimeoutSeconds = cfgI32(43201) }, "RequestTimeoutSeconds 43201"},
-		{"acceptance without timeout", func(c *api.MatchmakingConfiguration) { c.AcceptanceRequired = cfgYes() }, "AcceptanceTimeoutSeconds is required"},
+		{"acceptance without timeout (the default)", func(c *api.MatchmakingConfiguration) { c.AcceptanceRequired = cfgYes() }, ""},
 		{"acceptance with timeout", func(c *api.MatchmakingConfiguration) {
 			c.AcceptanceRequired, c.AcceptanceTimeoutSeconds = cfgYes(), cfgI32(600)
 		}, ""},
@@ -128,6 +128,9 @@ func TestCheckConfigurationRules(t *testing.T) {
 			c.NotificationTarget = cfgStr("arn:aws:sqs:us-west-2:123456789012:q")
 		}, "NotificationTarget"},
 		{"notification junk", func(c *api.MatchmakingConfiguration) { c.NotificationTarget = cfgStr("http://x") }, "NotificationTarget"},
+		{"notification without account", func(c *api.MatchmakingConfiguration) {
+			c.NotificationTarget = cfgStr("arn:aws:sns:us-west-2::mm-events")
+		}, "NotificationTarget"},
 		{"custom event data 256", func(c *api.MatchmakingConfiguration) { c.CustomEventData = long(256) }, ""},
 		{"custom event data 257", func(c *api.MatchmakingConfiguration) { c.CustomEventData = long(257) }, "CustomEventData"},
 		{"game properties 16", func(c *api.MatchmakingConfiguration) { c.GameProperties = make([]api.GameProperty, 16) }, ""},
@@ -159,8 +162,13 @@ func TestCheckConfigurationDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.FlexMatchMode != api.FlexMatchModeWithQueue || c.BackfillMode != api.BackfillModeManual ||
-		api.ToInt32(c.AdditionalPlayerCount) != 0 || c.AcceptanceRequired == nil || *c.AcceptanceRequired {
+		api.ToInt32(c.AdditionalPlayerCount) != 0 || c.AcceptanceRequired == nil || *c.AcceptanceRequired ||
+		c.AcceptanceTimeoutSeconds != nil {
 		t.Errorf("defaults: %+v", c)
+	}
+	c.AcceptanceRequired = cfgYes()
+	if err := CheckConfiguration(c); err != nil || api.ToInt32(c.AcceptanceTimeoutSeconds) != DefaultAcceptanceTimeout {
+		t.Errorf("acceptance without a timeout: %v, %v", c.AcceptanceTimeoutSeconds, err)
 	}
 }
 

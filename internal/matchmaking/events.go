@@ -23,6 +23,31 @@ const (
 	evFailed          = "MatchmakingFailed"
 )
 
+// The "reason" codes of MatchmakingFailed. GameLift's documents show
+// UNEXPECTED_ERROR (a failure "due to the game session queue not
+// accessible or to an internal error"); the others are Hoist's and say how
+// the match's game session placement or backfill ended.
+const (
+	failUnexpected         = "UNEXPECTED_ERROR"
+	failQueueNotAccessible = "QUEUE_NOT_ACCESSIBLE"
+	failPlacementTimedOut  = "PLACEMENT_TIMED_OUT"
+	failPlacementCancelled = "PLACEMENT_CANCELLED"
+	failPlacementFailed    = "PLACEMENT_FAILED"
+	failBackfillRefused    = "BACKFILL_REFUSED"
+)
+
+// placementFailure is the MatchmakingFailed reason of a match whose
+// placement ended in status st (not FULFILLED).
+func placementFailure(st api.GameSessionPlacementState) string {
+	switch st {
+	case api.GameSessionPlacementStateTimedOut:
+		return failPlacementTimedOut
+	case api.GameSessionPlacementStateCancelled:
+		return failPlacementCancelled
+	}
+	return failPlacementFailed
+}
+
 // Values of AcceptMatchCompleted's "acceptance".
 const (
 	acceptAccepted = "Accepted"
@@ -86,8 +111,8 @@ func toMetrics(ms []flexmatch.RuleMetric) []eventMetric {
 const eventTimeFormat = "2006-01-02T15:04:05.000Z"
 
 // detail builds the detail of an event about tickets: each ticket with its
-// players (team, player session, acceptance as they stand), and every
-// player in gameSessionInfo.
+// players (team and player session as they stand), and every player in
+// gameSessionInfo. Only AcceptMatch says who accepted (markAnswers).
 func (s *Service) detail(typ string, c *api.MatchmakingConfiguration, ts []*ticketRecord) *eventDetail {
 	d := &eventDetail{Type: typ, Tickets: make([]eventTicket, 0, len(ts)), CustomEventData: api.ToString(c.CustomEventData)}
 	d.GameSessionInfo.Players = []eventPlayer{}
@@ -105,16 +130,40 @@ func (s *Service) detail(typ string, c *api.MatchmakingConfiguration, ts []*tick
 		}
 		for _, p := range t.Ticket.Players {
 			ep := eventPlayer{PlayerID: api.ToString(p.PlayerId), Team: api.ToString(p.Team), PlayerSessionID: sessions[api.ToString(p.PlayerId)]}
-			if t.Ticket.Status == stAccept {
-				acc := containsStr(t.Accepted, ep.PlayerID)
-				ep.Accepted = &acc
-			}
 			et.Players = append(et.Players, ep)
 			d.GameSessionInfo.Players = append(d.GameSessionInfo.Players, ep)
 		}
 		d.Tickets = append(d.Tickets, et)
 	}
 	return d
+}
+
+// markAnswers sets, in the detail of an AcceptMatch event about ts, the
+// "accepted" of each player who has answered: true for those who accepted
+// (the tickets' Accepted), false for those in rejected. A player who has
+// not answered has none (GameLift: "Missing data means that AcceptMatch
+// hasn't been called for that player").
+func markAnswers(d *eventDetail, ts []*ticketRecord, rejected []string) {
+	answer := map[string]bool{}
+	for _, t := range ts {
+		for _, id := range t.Accepted {
+			answer[id] = true
+		}
+	}
+	for _, id := range rejected {
+		answer[id] = false
+	}
+	mark := func(ps []eventPlayer) {
+		for i := range ps {
+			if a, ok := answer[ps[i].PlayerID]; ok {
+				ps[i].Accepted = &a
+			}
+		}
+	}
+	for i := range d.Tickets {
+		mark(d.Tickets[i].Players)
+	}
+	mark(d.GameSessionInfo.Players)
 }
 
 func containsStr(list []string, s string) bool {

@@ -133,6 +133,7 @@ func (s *Service) Process(ctx context.Context) error {
 		return err
 	}
 	s.pool.keep(cfgs)
+	s.tally.keep(cfgs)
 	var errs []error
 	if now := s.now(); s.sweeper.due(now) {
 		if err := s.sweep(ctx, now); err != nil {
@@ -263,6 +264,7 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 	}
 	// The matcher over the SEARCHING pool.
 	res := rs.Match(pool, now, uint64(now.UnixNano()))
+	s.tally.pass(name, rs.Rules(), pool, res.Held)
 	*budget -= res.Work
 	if res.Exhausted {
 		s.log.Warn("the matcher ran out of its work budget: the tickets it did not try wait for the next pass",
@@ -475,6 +477,7 @@ func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingCo
 		}
 		for _, t := range ts {
 			t.Ticket.Status, t.Accepted = stAccept, nil
+			t.Ticket.StatusReason, t.Ticket.StatusMessage = nil, nil
 			if t.Backfill {
 				// Only new players accept.
 				for _, p := range t.Ticket.Players {

@@ -88,6 +88,7 @@ type Service struct {
 	activeTickets func(ctx context.Context, tx store.Tx, config string) (int, error)
 	ruleSets      ruleSetCache
 	pool          poolCache
+	tally         ruleTally
 	sweeper       sweeper
 	kick          chan struct{}
 	log           *slog.Logger

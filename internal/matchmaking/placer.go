@@ -109,23 +109,23 @@ func buildMatchData(c *api.MatchmakingConfiguration, m *matchRecord, ts []*ticke
 // placeTx starts the placement of a match of a WITH_QUEUE configuration:
 // its tickets go PLACING, or FAILED when it cannot be placed.
 func (s *Service) placeTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, rs *flexmatch.RuleSet, m *matchRecord, ts []*ticketRecord, now time.Time) error {
-	fail := func(msg string) error {
+	fail := func(code, msg string) error {
 		for _, t := range ts {
-			if err := s.endTx(ctx, tx, c, t, stFailed, "FAILED", msg, now, m.Metrics); err != nil {
+			if err := s.failTx(ctx, tx, c, t, code, msg, now, m.Metrics); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	if s.cfg.Placer == nil {
-		return fail("this Hoist places no matches of WITH_QUEUE configurations")
+		return fail(failUnexpected, "this Hoist places no matches of WITH_QUEUE configurations")
 	}
 	if len(c.GameSessionQueueArns) == 0 {
-		return fail("the configuration has no game session queue")
+		return fail(failQueueNotAccessible, "the configuration has no game session queue")
 	}
 	queue, err := queueName(c.GameSessionQueueArns[0])
 	if err != nil {
-		return fail(err.Error())
+		return fail(failQueueNotAccessible, err.Error())
 	}
 	if c.BackfillMode == api.BackfillModeAutomatic {
 		n := 0
@@ -158,7 +158,7 @@ func (s *Service) placeTx(ctx context.Context, tx store.Tx, c *api.MatchmakingCo
 	if err := s.cfg.Placer.StartMatchPlacementTx(ctx, tx, req); err != nil {
 		var ae api.Error
 		if errors.As(err, &ae) {
-			return fail("the match could not be placed: " + err.Error())
+			return fail(failQueueNotAccessible, "the match could not be placed: "+err.Error())
 		}
 		return err
 	}
@@ -168,6 +168,7 @@ func (s *Service) placeTx(ctx context.Context, tx store.Tx, c *api.MatchmakingCo
 	}
 	for _, t := range ts {
 		t.Ticket.Status = stPlacing
+		t.Ticket.StatusReason, t.Ticket.StatusMessage = nil, nil
 		t.Accepted = nil
 		if err := putTicket(ctx, tx, t, 0, false); err != nil {
 			return err
@@ -205,7 +206,7 @@ func (s *Service) OnMatchPlacement(ctx context.Context, tx store.Tx, out MatchOu
 	}
 	if out.Status != api.GameSessionPlacementStateFulfilled {
 		for _, t := range ts {
-			if err := s.endTx(ctx, tx, c, t, stFailed, "FAILED", "the game session placement of the match ended "+string(out.Status), now, m.Metrics); err != nil {
+			if err := s.failTx(ctx, tx, c, t, placementFailure(out.Status), "the game session placement of the match ended "+string(out.Status), now, m.Metrics); err != nil {
 				return err
 			}
 		}

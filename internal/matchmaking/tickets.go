@@ -393,6 +393,19 @@ func (s *Service) StopMatchmaking(ctx context.Context, in *api.StopMatchmakingIn
 
 // endTx ends t with a terminal status and publishes its event.
 func (s *Service) endTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, t *ticketRecord, st api.MatchmakingConfigurationStatus, reason, msg string, now time.Time, metrics []flexmatch.RuleMetric) error {
+	return s.endWithTx(ctx, tx, c, t, st, reason, msg, eventReason(st), now, metrics)
+}
+
+// failTx ends t FAILED; its MatchmakingFailed event's reason is code.
+func (s *Service) failTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, t *ticketRecord, code, msg string, now time.Time, metrics []flexmatch.RuleMetric) error {
+	return s.endWithTx(ctx, tx, c, t, stFailed, "FAILED", msg, code, now, metrics)
+}
+
+// endWithTx ends t with status st (StatusReason reason, StatusMessage msg)
+// and publishes its event with evReason: the match it was in (matchId),
+// and its ruleEvaluationMetrics, the match's or, without a match, what the
+// matcher's passes found for the ticket (ruleTally).
+func (s *Service) endWithTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, t *ticketRecord, st api.MatchmakingConfigurationStatus, reason, msg, evReason string, now time.Time, metrics []flexmatch.RuleMetric) error {
 	t.Ticket.Status, t.Ticket.EndTime = st, api.Time(now)
 	t.Ticket.StatusReason, t.Ticket.StatusMessage = api.String(reason), api.String(msg)
 	t.Accepted = nil
@@ -405,7 +418,10 @@ func (s *Service) endTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConf
 	}
 	typ := map[api.MatchmakingConfigurationStatus]string{stCancelled: evCancelled, stTimedOut: evTimedOut, stFailed: evFailed}[st]
 	d := s.detail(typ, c, []*ticketRecord{t})
-	d.Reason, d.Message = eventReason(st), msg
+	d.Reason, d.Message, d.MatchID = evReason, msg, t.MatchID
+	if metrics == nil {
+		metrics = s.tally.metrics(t.config(), t.id())
+	}
 	d.RuleEvaluationMetrics = toMetrics(metrics)
 	if err := s.publish(ctx, tx, c, now, d); err != nil {
 		return err
@@ -416,7 +432,8 @@ func (s *Service) endTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConf
 	return nil
 }
 
-// eventReason is the "reason" of a ticket's ending event.
+// eventReason is the "reason" of a ticket's ending event, as GameLift's
+// documented events give it (failTx gives a FAILED ticket's its own code).
 func eventReason(st api.MatchmakingConfigurationStatus) string {
 	switch st {
 	case stCancelled:
@@ -424,5 +441,5 @@ func eventReason(st api.MatchmakingConfigurationStatus) string {
 	case stTimedOut:
 		return "TimedOut"
 	}
-	return "Failed"
+	return failUnexpected
 }

@@ -38,6 +38,10 @@ type Request struct {
 	// PlacementFallbackStrategy is DEFAULT_AFTER_SINGLE_PASS, so the queue's
 	// own configuration applies now.
 	Fallback bool
+	// Failed are the fleet locations ("<fleet ID>/<location>") where an
+	// earlier attempt's game session failed to activate: they are tried
+	// after every other candidate.
+	Failed []string
 	// Started is when the placement started; Now the current time (the
 	// latency policy in force depends on the time between them).
 	Started, Now time.Time
@@ -65,7 +69,9 @@ var defaultOrder = []api.PriorityType{api.PriorityTypeLatency, api.PriorityTypeC
 // policy in force. The rest are sorted by the queue's PriorityOrder (the
 // missing criteria appended in the default order LATENCY, COST,
 // DESTINATION, LOCATION); without latency data and without a PriorityOrder
-// it is destination order, then location order.
+// it is destination order, then location order. Locations where an attempt
+// of the placement failed (Request.Failed) come after the others, in the
+// same order among themselves.
 func Choose(req Request, snap []Destination) []Candidate {
 	q := req.Queue
 	var allowed map[string]bool
@@ -120,7 +126,25 @@ func Choose(req Request, snap []Destination) []Candidate {
 	}
 	order := priorityOrder(q, len(lat) > 0)
 	sort.SliceStable(out, func(i, j int) bool { return less(order, &out[i], &out[j]) })
-	return out
+	return demoteFailed(out, req.Failed)
+}
+
+// demoteFailed moves the candidates named in failed after the others,
+// keeping the order within each group.
+func demoteFailed(cands []Candidate, failed []string) []Candidate {
+	if len(failed) == 0 || len(cands) == 0 {
+		return cands
+	}
+	out := make([]Candidate, 0, len(cands))
+	var last []Candidate
+	for _, c := range cands {
+		if slices.Contains(failed, c.FleetID+"/"+c.Location) {
+			last = append(last, c)
+		} else {
+			out = append(out, c)
+		}
+	}
+	return append(out, last...)
 }
 
 // priorityOrder is the order of criteria: the queue's, completed with the

@@ -43,6 +43,7 @@ func TestChoose(t *testing.T) {
 		lats     []api.PlayerLatency
 		override *api.PriorityConfigurationOverride
 		fallback bool
+		failed   []string
 		elapsed  time.Duration
 		snap     []Destination
 		want     []string
@@ -97,6 +98,13 @@ func TestChoose(t *testing.T) {
 				PlacementFallbackStrategy: api.PlacementFallbackStrategyDefaultAfterSinglePass},
 			fallback: true,
 			want:     []string{"fleet-a/us-west-2", "fleet-a/us-east-1", "fleet-b/eu-west-1", "fleet-b/us-east-1"}},
+		{name: "locations where an attempt failed come last, in their order",
+			failed: []string{"fleet-a/us-west-2", "fleet-b/eu-west-1"},
+			want:   []string{"fleet-a/us-east-1", "fleet-b/us-east-1", "fleet-a/us-west-2", "fleet-b/eu-west-1"}},
+		{name: "failed locations after latency order",
+			lats:   []api.PlayerLatency{lat("p1", "us-west-2", 10), lat("p1", "us-east-1", 20), lat("p1", "eu-west-1", 30)},
+			failed: []string{"fleet-a/us-west-2"},
+			want:   []string{"fleet-b/us-east-1", "fleet-a/us-east-1", "fleet-b/eu-west-1", "fleet-a/us-west-2"}},
 		{name: "empty snapshot", snap: []Destination{}, want: nil},
 	}
 	for _, tt := range tests {
@@ -107,7 +115,7 @@ func TestChoose(t *testing.T) {
 			}
 			q := tt.queue
 			got := Choose(Request{Queue: &q, Latencies: tt.lats, Override: tt.override, Fallback: tt.fallback,
-				Started: t0, Now: t0.Add(tt.elapsed)}, s)
+				Failed: tt.failed, Started: t0, Now: t0.Add(tt.elapsed)}, s)
 			var names []string
 			for _, c := range got {
 				names = append(names, c.FleetID+"/"+c.Location)

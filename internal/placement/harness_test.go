@@ -47,19 +47,26 @@ func (r *recorder) details(t testing.TB) []map[string]any {
 	return out
 }
 
-// messenger records the CreateGameSession messages processes get.
+// messenger records the CreateGameSession messages processes get and, as
+// a game server does, activates the game session at once through onCreate
+// (when set).
 type messenger struct {
-	mu   sync.Mutex
-	msgs map[string][]hosting.Message
+	mu       sync.Mutex
+	msgs     map[string][]hosting.Message
+	onCreate func(pid, gameSessionID string)
 }
 
 func (m *messenger) SendToProcess(_ context.Context, pid string, msg hosting.Message) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.msgs == nil {
 		m.msgs = map[string][]hosting.Message{}
 	}
 	m.msgs[pid] = append(m.msgs[pid], msg)
+	onCreate := m.onCreate
+	m.mu.Unlock()
+	if id, ok := msg["GameSessionId"].(string); ok && msg["Action"] == "CreateGameSession" && onCreate != nil {
+		onCreate(pid, id)
+	}
 	return nil
 }
 
@@ -75,6 +82,10 @@ type harness struct {
 	svc   *Service
 	mu    sync.Mutex
 	ids   int
+	// conns are the simulated processes' connections; dud are those that
+	// never activate a game session.
+	conns map[string]hosting.Conn
+	dud   map[string]bool
 }
 
 func newHarness(t testing.TB) *harness {
@@ -91,7 +102,9 @@ func newHarnessWith(t testing.TB, opts journal.Options) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h := &harness{t: t, ctx: context.Background(), st: st, clock: clocktest.New(t0), msgr: &messenger{}, pub: &recorder{}}
+	h := &harness{t: t, ctx: context.Background(), st: st, clock: clocktest.New(t0), msgr: &messenger{}, pub: &recorder{},
+		conns: map[string]hosting.Conn{}, dud: map[string]bool{}}
+	h.msgr.onCreate = h.activate
 	h.sess, err = sessions.New(sessions.Config{Store: st, Region: "us-west-2", Messenger: h.msgr, Now: h.clock.Now,
 		NewID: h.newID, ReplicaID: "r1", DataDir: t.TempDir(), ResolveAlias: aliases.ResolveFleet})
 	if err != nil {
@@ -101,7 +114,30 @@ func newHarnessWith(t testing.TB, opts journal.Options) *harness {
 	h.svc = New(Config{Store: st, Sessions: h.sess, Region: "us-west-2", Account: "123456789012",
 		ResolveAlias: aliases.ResolveFleet, Publisher: h.pub, Now: h.clock.Now, NewID: h.newID,
 		Costs: map[string]float64{"c5.large": 2, "c5.large/SPOT": 1}})
+	h.sess.SetPlacementHook(h.svc)
 	return h
+}
+
+// activate activates a game session a simulated process was sent, unless
+// the process is a dud.
+func (h *harness) activate(pid, gameSessionID string) {
+	h.mu.Lock()
+	c, dud := h.conns[pid], h.dud[pid]
+	h.mu.Unlock()
+	if dud || c.ProcessID == "" {
+		return
+	}
+	if err := h.sdk.ActivateGameSession(h.ctx, c, gameSessionID); err != nil {
+		h.t.Errorf("ActivateGameSession %s on %s: %v", gameSessionID, pid, err)
+	}
+}
+
+// activateNow activates a dud process's game session (late).
+func (h *harness) activateNow(pid, gameSessionID string) error {
+	h.mu.Lock()
+	c := h.conns[pid]
+	h.mu.Unlock()
+	return h.sdk.ActivateGameSession(h.ctx, c, gameSessionID)
 }
 
 func (h *harness) newID() string {
@@ -152,7 +188,19 @@ func (h *harness) ready(fleetID, loc, pid string, port int32) {
 	h.must(h.sess.ProcessLaunched(h.ctx, hosting.Process{ID: pid, FleetID: fleetID, ComputeName: compute, Location: loc}))
 	c := hosting.Conn{ConnID: "c-" + pid, ProcessID: pid, FleetID: fleetID, ComputeName: compute, SDKVersion: "5.6.0", SDKLanguage: "Go"}
 	h.must(h.sdk.Connected(h.ctx, c))
+	h.mu.Lock()
+	h.conns[pid] = c
+	h.mu.Unlock()
 	h.must(h.sdk.ProcessReady(h.ctx, c, port, nil))
+}
+
+// readyDud is ready for a process that never activates its game session.
+func (h *harness) readyDud(fleetID, loc, pid string, port int32) {
+	h.t.Helper()
+	h.mu.Lock()
+	h.dud[pid] = true
+	h.mu.Unlock()
+	h.ready(fleetID, loc, pid, port)
 }
 
 func fleetARN(id string) string { return "arn:aws:gamelift:us-west-2:123456789012:fleet/" + id }
@@ -194,6 +242,17 @@ func (h *harness) describe(id string) *api.GameSessionPlacement {
 func (h *harness) process() {
 	h.t.Helper()
 	h.must(h.svc.Process(h.ctx))
+}
+
+// gameSession describes one game session.
+func (h *harness) gameSession(id string) api.GameSession {
+	h.t.Helper()
+	out, err := h.sess.DescribeGameSessions(h.ctx, &api.DescribeGameSessionsInput{GameSessionId: api.String(id)})
+	h.must(err)
+	if len(out.GameSessions) != 1 {
+		h.t.Fatalf("game session %s: %d found", id, len(out.GameSessions))
+	}
+	return out.GameSessions[0]
 }
 
 func wantCode(t testing.TB, err error, code string) {

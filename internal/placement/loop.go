@@ -34,9 +34,12 @@ type queueState struct {
 }
 
 // Process makes one pass over the PENDING placements, handed to the
-// workers oldest first: a placement past its deadline ends TIMED_OUT;
-// another goes to the first candidate Choose gives that still has a free
-// process; one without a candidate stays PENDING for the next pass. Run calls it every Interval
+// workers oldest first: an attempt in flight is followed (its game session
+// ACTIVE: FULFILLED; ended without activating: placed again; ended by
+// TerminateGameSession: FAILED); a placement past its deadline ends
+// TIMED_OUT; one without an attempt goes to the first candidate Choose
+// gives that still has a free process; one without a candidate stays
+// PENDING for the next pass. Run calls it every Interval
 // and whenever a placement starts; tests call it directly with a fake
 // clock.
 func (s *Service) Process(ctx context.Context) error {
@@ -191,8 +194,17 @@ func (s *Service) cost(f *hosting.Fleet) float64 {
 	return s.cfg.Costs[it]
 }
 
-// attempt tries to fulfil (or time out) one pending placement.
+// attempt follows one pending placement's attempt in flight (follow) and,
+// when it has none (any more), places a game session for it or times it
+// out.
 func (s *Service) attempt(ctx context.Context, t *turn, p *placementRecord) error {
+	if p.Attempt != "" {
+		again, err := s.follow(ctx, p)
+		if err != nil || again == nil {
+			return err
+		}
+		p = again
+	}
 	t.mu.Lock()
 	qs, err := s.queueState(ctx, t, p.queue())
 	if err != nil {
@@ -205,7 +217,7 @@ func (s *Service) attempt(ctx context.Context, t *turn, p *placementRecord) erro
 		return s.expire(ctx, qs.q, p)
 	}
 	req := Request{Queue: qs.q, Latencies: p.Placement.PlayerLatencies, Override: p.Placement.PriorityConfigurationOverride,
-		Fallback: p.Fallback, Started: p.Placement.StartTime.Time, Now: now}
+		Fallback: p.Fallback, Failed: p.Failed, Started: p.Placement.StartTime.Time, Now: now}
 	cands := Choose(req, qs.snap)
 	if len(cands) == 0 && s.fallsBack(p) {
 		req.Fallback = true
@@ -218,7 +230,7 @@ func (s *Service) attempt(ctx context.Context, t *turn, p *placementRecord) erro
 		}
 		return nil
 	}
-	placed, used, full, err := s.fulfil(ctx, qs, p, cands, req.Fallback)
+	placed, used, full, err := s.place(ctx, qs, p, cands, req.Fallback)
 	if err != nil {
 		return err
 	}
@@ -252,31 +264,37 @@ func (s *Service) expire(ctx context.Context, q *api.GameSessionQueue, p *placem
 	})
 }
 
-// fulfil tries the candidates in order in one transaction of the sessions
-// store: the first whose location has a free process gets the game
-// session, and the placement is FULFILLED. It returns the placed game
-// session (nil if none), the snapshot entry it used and those found full.
-// When every candidate of an override's single pass failed, the placement
-// falls back (DEFAULT_AFTER_SINGLE_PASS).
-func (s *Service) fulfil(ctx context.Context, qs *queueState, p *placementRecord, cands []Candidate, fallback bool) (placed *sessions.Placed, used *Location, full []*Location, err error) {
+// place tries the candidates in order in one transaction of the sessions
+// store: the first whose location has a free process gets a new game
+// session, the placement's next attempt (it stays PENDING until that game
+// session is ACTIVE). It returns the placed game session (nil if none),
+// the snapshot entry it used and those found full. When every candidate
+// of an override's single pass failed, the placement falls back
+// (DEFAULT_AFTER_SINGLE_PASS).
+func (s *Service) place(ctx context.Context, qs *queueState, p *placementRecord, cands []Candidate, fallback bool) (placed *sessions.Placed, used *Location, full []*Location, err error) {
 	err = s.cfg.Sessions.Update(ctx, func(tx store.Tx) error {
 		placed, used, full = nil, nil, full[:0]
 		cur, err := getPlacement(ctx, tx, p.id())
-		if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending {
+		if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending || cur.Attempt != "" {
 			return err
 		}
 		was := cur.Fallback
 		cur.Fallback = fallback
+		token := cur.id() // the first game session's ARN ends in the placement ID
+		if cur.Attempts > 0 {
+			token = s.cfg.NewID()
+		}
 		for _, c := range cands {
-			got, err := s.cfg.Sessions.PlaceTx(ctx, tx, sessions.PlaceRequest{FleetID: c.FleetID, Location: c.Location, Token: cur.id(),
+			got, err := s.cfg.Sessions.PlaceTx(ctx, tx, sessions.PlaceRequest{FleetID: c.FleetID, Location: c.Location,
+				Token: token, PlacementID: cur.id(),
 				Name: cur.Placement.GameSessionName, GameSessionData: cur.Placement.GameSessionData,
 				MaximumPlayerSessionCount: api.ToInt32(cur.Placement.MaximumPlayerSessionCount),
-				GameProperties:            cur.Placement.GameProperties, Players: cur.Players,
-				MatchmakerData: cur.Placement.MatchmakerData})
+				GameProperties:            cur.Placement.GameProperties, MatchmakerData: cur.Placement.MatchmakerData})
 			loc := qs.find(c.FleetID, c.Location)
 			if err == nil {
 				placed, used = got, loc
-				return s.finishTx(ctx, tx, qs.q, cur, api.GameSessionPlacementStateFulfilled, got)
+				cur.startAttempt(got)
+				return putPlacement(ctx, tx, cur, false)
 			}
 			var ae api.Error
 			if !errors.As(err, &ae) {

@@ -153,6 +153,7 @@ func TestMatchWithRealGameServer(t *testing.T) {
 		sdkconntest.Tokens{token: {FleetID: "fleet-a", ComputeName: compute}})
 	fwd.to = e.Server
 	h.svc = New(Config{Store: h.st, Sessions: sess, Region: "us-west-2", Account: "123456789012", Now: h.clock.Now, NewID: h.newID})
+	sess.SetPlacementHook(h.svc)
 	var o outcomes
 	h.svc.SetOnMatchPlacement(o.hook)
 
@@ -190,21 +191,19 @@ func TestMatchWithRealGameServer(t *testing.T) {
 		t.Fatal("the game server did not call ProcessReady")
 	}
 
-	// The match placement lands on the game server.
+	// The match placement lands on the game server, and is fulfilled when
+	// the game server activates its game session.
 	h.must(h.startMatch(matchReq("m1", "q")))
 	h.process()
-	got := o.list()
-	if len(got) != 1 || got[0].Status != api.GameSessionPlacementStateFulfilled {
-		t.Fatalf("outcomes = %+v", got)
-	}
-	gsID := got[0].GameSessionArn
+	var gsID string
 	select {
-	case id := <-watch.activated:
-		if id != gsID {
-			t.Fatalf("activated %s, want %s", id, gsID)
-		}
+	case gsID = <-watch.activated:
 	case <-time.After(realWait):
 		t.Fatal("the game server did not activate the match's game session")
+	}
+	got := o.list()
+	if len(got) != 1 || got[0].Status != api.GameSessionPlacementStateFulfilled || got[0].GameSessionArn != gsID {
+		t.Fatalf("outcomes = %+v, activated %s", got, gsID)
 	}
 	out.waitFor(t, "game session started", `matchmakerData="{\"matchId\":\"m1\"`)
 

@@ -175,7 +175,9 @@ func TestMatchPlacementEnds(t *testing.T) {
 }
 
 // TestMatchPlacementHookFails checks that the hook's error undoes the end
-// of the placement: it stays PENDING and is fulfilled on a later pass.
+// of the placement but not the game session's activation: the placement
+// stays PENDING with its ACTIVE game session, and the loop's next pass
+// fulfils it (and tells the hook again).
 func TestMatchPlacementHookFails(t *testing.T) {
 	h := newHarness(t)
 	o := outcomes{fail: errors.New("matchmaker store trouble")}
@@ -184,15 +186,17 @@ func TestMatchPlacementHookFails(t *testing.T) {
 	h.queue("q", nil, fleetARN("fleet-a"))
 	h.must(h.startMatch(matchReq("m1", "q")))
 	h.ready("fleet-a", "us-west-2", "proc-1", 7777)
-	if err := h.svc.Process(h.ctx); err == nil || !strings.Contains(err.Error(), "matchmaker store trouble") {
-		t.Fatalf("Process = %v", err)
+	h.process() // places and activates; the hook fails in the activation
+	p := h.describe("m1")
+	if p.Status != api.GameSessionPlacementStatePending || len(o.list()) != 0 {
+		t.Fatalf("after a failed hook: %s, outcomes %+v", p.Status, o.list())
 	}
-	if p := h.describe("m1"); p.Status != api.GameSessionPlacementStatePending {
-		t.Fatalf("after a failed hook: %s", p.Status)
+	if gs := h.gameSession(api.ToString(p.GameSessionArn)); gs.Status != api.GameSessionStatusActive || api.ToInt32(gs.CurrentPlayerSessionCount) != 0 {
+		t.Fatalf("game session after a failed hook: %s with %d players", gs.Status, api.ToInt32(gs.CurrentPlayerSessionCount))
 	}
 	h.process()
-	if p := h.describe("m1"); p.Status != api.GameSessionPlacementStateFulfilled || len(o.list()) != 1 {
-		t.Fatalf("retry: %s, outcomes %+v", p.Status, o.list())
+	if p := h.describe("m1"); p.Status != api.GameSessionPlacementStateFulfilled || len(o.list()) != 1 || len(p.PlacedPlayerSessions) != 2 {
+		t.Fatalf("next pass: %s, outcomes %+v", p.Status, o.list())
 	}
 }
 

@@ -8,14 +8,20 @@
 //
 //	GameSessionQueue      ID queue name
 //	GameSessionPlacement  ID placement ID; Parent queue name; Key status;
-//	                      Rank the placement's deadline (Unix ms) while PENDING
+//	                      Rank the placement's deadline (Unix ms) while PENDING,
+//	                      else its end time
 //
 // Everything lives in the store, so any replica answers any call; the loop
 // runs under a store lease on one replica at a time. The choice of a
 // destination is a pure function (Choose) of the queue, a capacity snapshot
 // read in the placement's transaction, the players' latencies and the time;
 // the game session itself is created by internal/sessions (PlaceTx) in the
-// same transaction, so no process is ever given two game sessions.
+// same transaction, so no process is ever given two game sessions. The
+// placement stays PENDING until that game session is ACTIVE: its
+// activation fulfils the placement in the activation's transaction
+// (GameSessionActivatedTx, the sessions.PlacementHook), and the loop follows
+// every attempt in flight from the store, placing again when one ends
+// without activating (attempt.go).
 // docs/placement.md describes the behaviour and every place where Hoist
 // decides what GameLift leaves open.
 package placement
@@ -43,7 +49,8 @@ const (
 )
 
 // DefaultTimeout is a queue's TimeoutInSeconds when it is created without
-// one (GameLift's documented default).
+// one (GameLift's documents say only that a default applies; Hoist uses
+// the maximum).
 const DefaultTimeout = 600
 
 // leaseName is the store lease the placement loop runs under.
@@ -54,6 +61,7 @@ type Sessions interface {
 	Update(ctx context.Context, fn func(tx store.Tx) error) error
 	PlaceTx(ctx context.Context, tx store.Tx, req sessions.PlaceRequest) (*sessions.Placed, error)
 	StartPlaced(ctx context.Context, p *sessions.Placed)
+	AddPlacedPlayersTx(ctx context.Context, tx store.Tx, gameSessionID string, players []api.DesiredPlayerSession) (*sessions.Placed, error)
 }
 
 // Config configures a Service. Store and Sessions are required.

@@ -27,6 +27,15 @@ type placementRecord struct {
 	// Match: the placement is a match's (StartMatchPlacementTx); its end
 	// is told to Config.OnMatchPlacement.
 	Match bool `json:"match,omitempty"`
+	// Attempt is the game session of the attempt in flight while PENDING
+	// ("" when none): its activation fulfils the placement.
+	Attempt string `json:"attempt,omitempty"`
+	// Attempts counts the game sessions the placement created.
+	Attempts int `json:"attempts,omitempty"`
+	// Failed are the fleet locations ("<fleet ID>/<location>") where an
+	// attempt's game session ended without activating: Choose tries them
+	// after the others.
+	Failed []string `json:"failed,omitempty"`
 }
 
 func (p *placementRecord) id() string    { return api.ToString(p.Placement.PlacementId) }
@@ -98,10 +107,18 @@ func (s *Service) StartGameSessionPlacement(ctx context.Context, in *api.StartGa
 	return &api.StartGameSessionPlacementOutput{GameSessionPlacement: &p.Placement}, nil
 }
 
+// MaxPlayerLatencies is the most PlayerLatencies a StartGameSessionPlacement
+// may give (Hoist's bound; GameLift documents none): 200 players, the most a
+// game session holds, with 5 locations each. A match's placement is bounded
+// by FlexMatch's own limits instead (players and regions per player).
+const MaxPlayerLatencies = 1000
+
 // checkStart applies the rules the model leaves open.
 func checkStart(in *api.StartGameSessionPlacementInput) error {
 	max := api.ToInt32(in.MaximumPlayerSessionCount)
 	switch {
+	case len(in.PlayerLatencies) > MaxPlayerLatencies:
+		return api.NewInvalidRequestException("PlayerLatencies has %d entries: at most %d", len(in.PlayerLatencies), MaxPlayerLatencies)
 	case in.MaximumPlayerSessionCount == nil:
 		return api.NewInvalidRequestException("MaximumPlayerSessionCount is required")
 	case max < 0 || max > sessions.MaxPlayers:
@@ -178,12 +195,15 @@ func (s *Service) StopGameSessionPlacement(ctx context.Context, in *api.StopGame
 }
 
 // finishTx ends placement p with status (placed is the game session of a
-// FULFILLED one) and publishes its event, in tx. q is its queue (nil when
-// gone).
+// FULFILLED one, with its player sessions) and publishes its event, in tx.
+// q is its queue (nil when gone). Only a FULFILLED placement says where a
+// game session is.
 func (s *Service) finishTx(ctx context.Context, tx store.Tx, q *api.GameSessionQueue, p *placementRecord, status api.GameSessionPlacementState, placed *sessions.Placed) error {
 	now := s.now()
 	pl := &p.Placement
 	pl.Status, pl.EndTime = status, api.Time(now)
+	p.Attempt = ""
+	p.clearGameSession()
 	if placed != nil {
 		gs := &placed.GameSession
 		pl.GameSessionArn, pl.GameSessionId = gs.GameSessionId, gs.GameSessionId

@@ -13,8 +13,14 @@ import (
 	"github.com/hoistgg/hoist/internal/tags"
 )
 
-// MaxTimeout is the longest TimeoutInSeconds a queue may have.
-const MaxTimeout = 600
+// Bounds of a queue: TimeoutInSeconds is GameLift's documented range;
+// MaxDestinations is Hoist's (GameLift documents none), which bounds the
+// capacity snapshot each pass of the placement loop reads for the queue.
+const (
+	MinTimeout      = 10
+	MaxTimeout      = 600
+	MaxDestinations = 100
+)
 
 // defaultLimit is DescribeGameSessionQueues' page size without a Limit.
 const defaultLimit = 100
@@ -57,15 +63,21 @@ func (s *Service) CreateGameSessionQueue(ctx context.Context, in *api.CreateGame
 // checkQueue applies the rules the model leaves open and fills defaults.
 func checkQueue(q *api.GameSessionQueue) error {
 	switch t := api.ToInt32(q.TimeoutInSeconds); {
-	case q.TimeoutInSeconds == nil || t == 0:
+	case q.TimeoutInSeconds == nil:
 		q.TimeoutInSeconds = api.Int32(DefaultTimeout)
-	case t < 0 || t > MaxTimeout:
-		return api.NewInvalidRequestException("TimeoutInSeconds %d is out of range: 1 to %d (0 or none: %d)", t, MaxTimeout, DefaultTimeout)
+	case t < MinTimeout || t > MaxTimeout:
+		return api.NewInvalidRequestException("TimeoutInSeconds %d is out of range: %d to %d (none: %d)", t, MinTimeout, MaxTimeout, DefaultTimeout)
 	}
-	for i, d := range q.Destinations {
-		if _, _, err := destination(api.ToString(d.DestinationArn)); err != nil {
-			return api.NewInvalidRequestException("Destinations[%d]: %v", i, err)
+	if q.NotificationTarget != nil && *q.NotificationTarget == "" {
+		q.NotificationTarget = nil // an empty target removes it
+	}
+	if t := api.ToString(q.NotificationTarget); t != "" {
+		if err := arn.CheckSNSTopic(t); err != nil {
+			return api.NewInvalidRequestException("NotificationTarget %q is not an SNS topic ARN (arn:<partition>:sns:<region>:<account>:<topic>): %v", t, err)
 		}
+	}
+	if err := checkDestinationList(q.Destinations); err != nil {
+		return err
 	}
 	for i, p := range q.PlayerLatencyPolicies {
 		if p.MaximumIndividualPlayerLatencyMilliseconds == nil {
@@ -80,6 +92,26 @@ func checkQueue(q *api.GameSessionQueue) error {
 			}
 			seen[p] = true
 		}
+	}
+	return nil
+}
+
+// checkDestinationList refuses more than MaxDestinations destinations, one
+// that is not a fleet or alias, and one named twice (as an ARN or an ID).
+func checkDestinationList(ds []api.GameSessionQueueDestination) error {
+	if len(ds) > MaxDestinations {
+		return api.NewInvalidRequestException("Destinations has %d entries: at most %d", len(ds), MaxDestinations)
+	}
+	seen := make(map[string]int, len(ds))
+	for i, d := range ds {
+		typ, id, err := destination(api.ToString(d.DestinationArn))
+		if err != nil {
+			return api.NewInvalidRequestException("Destinations[%d]: %v", i, err)
+		}
+		if j, ok := seen[typ+"/"+id]; ok {
+			return api.NewInvalidRequestException("Destinations[%d] repeats Destinations[%d] (%s %s): name each destination once", i, j, typ, id)
+		}
+		seen[typ+"/"+id] = i
 	}
 	return nil
 }

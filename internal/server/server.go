@@ -313,6 +313,9 @@ func (s *Server) compose(opts Options) error {
 		Costs: cfg.PlacementCosts, Publisher: s.events, Interval: t.PlacementInterval,
 		ReplicaID: s.replica, Now: s.now, Logger: s.log.With("component", "placement"),
 	})
+	// A placement is fulfilled in the transaction that activates its game
+	// session.
+	s.sessions.SetPlacementHook(s.placement)
 
 	// FlexMatch places WITH_QUEUE matches through placement, which tells
 	// it how they ended; backfill matches go to sessions.
@@ -419,6 +422,10 @@ type hostRef struct{ f *fleets.Service }
 
 func (h *hostRef) TerminateProcess(ctx context.Context, processID, reason string) error {
 	return h.f.TerminateProcess(ctx, processID, reason)
+}
+
+func (h *hostRef) KillProcess(ctx context.Context, processID, reason string) error {
+	return h.f.KillProcess(ctx, processID, reason)
 }
 
 func (h *hostRef) onProcessReady(ctx context.Context, tx store.Tx, fleetID, location string) error {

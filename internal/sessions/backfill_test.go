@@ -29,8 +29,7 @@ func (h *harness) matchSession(pid string, max int32) (string, hosting.Conn) {
 		var err error
 		p, err = h.svc.PlaceTx(h.ctx, tx, PlaceRequest{FleetID: "fleet-1", Location: "us-west-2", Token: "m1",
 			MaximumPlayerSessionCount: max, MatchmakerData: api.String(matchData),
-			GameProperties: []api.GameProperty{{Key: api.String("mode"), Value: api.String("duel")}},
-			Players:        []api.DesiredPlayerSession{{PlayerId: api.String("alice")}}})
+			GameProperties: []api.GameProperty{{Key: api.String("mode"), Value: api.String("duel")}}})
 		return err
 	}))
 	h.svc.StartPlaced(h.ctx, p)
@@ -39,6 +38,10 @@ func (h *harness) matchSession(pid string, max int32) (string, hosting.Conn) {
 		h.t.Fatalf("CreateGameSession = %v", m)
 	}
 	h.must(h.sdk.ActivateGameSession(h.ctx, c, id))
+	h.must(h.svc.Update(h.ctx, func(tx store.Tx) error {
+		_, err := h.svc.AddPlacedPlayersTx(h.ctx, tx, id, []api.DesiredPlayerSession{{PlayerId: api.String("alice")}})
+		return err
+	}))
 	return id, c
 }
 

@@ -185,7 +185,7 @@ func applyUpdate(gs *hosting.GameSession, in *api.UpdateGameSessionInput) {
 
 // TerminateGameSession ends a game session: TRIGGER_ON_PROCESS_TERMINATE
 // asks its process to end (TERMINATING until it does), FORCE_TERMINATE has
-// the process stopped (TERMINATING until it is gone).
+// the process killed without being asked (TERMINATING until it is gone).
 func (s *Service) TerminateGameSession(ctx context.Context, in *api.TerminateGameSessionInput) (*api.TerminateGameSessionOutput, error) {
 	mode := in.TerminationMode
 	if mode != api.TerminationModeTriggerOnProcessTerminate && mode != api.TerminationModeForceTerminate {
@@ -240,7 +240,7 @@ func (s *Service) terminateTx(ctx context.Context, tx store.Tx, fx *effects, gs 
 		if err := s.putGameSession(ctx, tx, gs); err != nil {
 			return err
 		}
-		return s.endProcessTx(ctx, tx, fx, p, "FORCE_TERMINATED")
+		return s.killProcessTx(ctx, tx, fx, p, "FORCE_TERMINATED")
 	}
 	now := s.now()
 	gs.Session.Status, gs.Session.StatusReason = api.GameSessionStatusTerminating, api.GameSessionStatusReasonTriggeredOnProcessTerminate

@@ -61,10 +61,24 @@ func (m *fakeMessenger) last(processID, action string) hosting.Message {
 	return nil
 }
 
-// fakeHost records TerminateProcess calls.
+// fakeHost records TerminateProcess and KillProcess calls.
 type fakeHost struct {
 	mu    sync.Mutex
 	calls []terminateReq
+	kills []terminateReq
+}
+
+func (h *fakeHost) KillProcess(_ context.Context, processID, reason string) error {
+	h.mu.Lock()
+	h.kills = append(h.kills, terminateReq{processID, reason})
+	h.mu.Unlock()
+	return nil
+}
+
+func (h *fakeHost) killed() []terminateReq {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]terminateReq(nil), h.kills...)
 }
 
 func (h *fakeHost) TerminateProcess(_ context.Context, processID, reason string) error {

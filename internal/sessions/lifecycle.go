@@ -15,7 +15,9 @@ import (
 type effects struct {
 	sends     []outgoing
 	terminate []terminateReq
-	collect   []collectReq
+	// kill are processes to end at once (FORCE_TERMINATE).
+	kill    []terminateReq
+	collect []collectReq
 	// removeDirs are collected log directories whose retention ended.
 	removeDirs []string
 }
@@ -65,6 +67,14 @@ func (s *Service) apply(ctx context.Context, fx *effects) {
 			s.log.Warn("sessions: ending process failed", "process", t.processID, "reason", t.reason, "err", err)
 		}
 	}
+	for _, k := range fx.kill {
+		if s.cfg.Host == nil {
+			continue
+		}
+		if err := s.cfg.Host.KillProcess(ctx, k.processID, k.reason); err != nil {
+			s.log.Warn("sessions: killing process failed", "process", k.processID, "reason", k.reason, "err", err)
+		}
+	}
 	for _, c := range fx.collect {
 		s.collectLogs(ctx, c)
 	}
@@ -80,7 +90,7 @@ func (s *Service) terminateMessage(now time.Time) hosting.Message {
 }
 
 // endProcessTx asks a live process to end (3 bad health reports, readiness
-// or activation timeout, FORCE_TERMINATE). On managed fleets the ProcessHost
+// or activation timeout). On managed fleets the ProcessHost
 // ends it (TerminateProcess, grace, kill, relaunch) and ProcessExited
 // follows; on Anywhere the process is sent TerminateProcess, or is gone at
 // once when it is not connected.
@@ -111,6 +121,24 @@ func (s *Service) endProcessTx(ctx context.Context, tx store.Tx, fx *effects, p 
 		return err
 	}
 	return s.sessionTerminatingTx(ctx, tx, p.GameSessionID, "")
+}
+
+// killProcessTx has a live process of a managed fleet killed at once,
+// without the shutdown sequence (FORCE_TERMINATE): it goes TERMINATING and
+// the ProcessHost kills it (no TerminateProcess message, no grace);
+// ProcessExited follows.
+func (s *Service) killProcessTx(ctx context.Context, tx store.Tx, fx *effects, p *hosting.Process, reason string) error {
+	if p.State == hosting.ProcessTerminated {
+		return nil
+	}
+	if p.State != hosting.ProcessTerminating {
+		p.State, p.TerminatingAt = hosting.ProcessTerminating, s.now()
+	}
+	if p.EndReason == "" {
+		p.EndReason = reason
+	}
+	fx.kill = append(fx.kill, terminateReq{p.ID, reason})
+	return s.putProcess(ctx, tx, p)
 }
 
 // sessionTerminatingTx moves the ACTIVE game session id to TERMINATING.

@@ -10,29 +10,52 @@ import (
 )
 
 // PlaceRequest is a game session a queue placement (internal/placement)
-// creates on one fleet location.
+// creates on one fleet location: one attempt of the placement.
 type PlaceRequest struct {
 	FleetID, Location string
 	// Token makes the game session's ID (its ARN ends in it): the
-	// placement ID, which is never reused.
-	Token                     string
+	// placement ID for its first attempt, a fresh ID for the others.
+	Token string
+	// PlacementID is the placement: the game session's activation is told
+	// to the PlacementHook in the activation's transaction.
+	PlacementID               string
 	Name, GameSessionData     *string
 	MaximumPlayerSessionCount int32
 	GameProperties            []api.GameProperty
-	// Players get RESERVED player sessions in the new game session.
-	Players []api.DesiredPlayerSession
 	// MatchmakerData, set for a match's game session (FlexMatch), becomes
 	// the game session's and reaches the process in CreateGameSession.
 	MatchmakerData *string
 }
 
-// Placed is a game session PlaceTx created; StartPlaced sends it to its
-// process once the transaction committed.
+// Placed is a game session PlaceTx created (StartPlaced sends it to its
+// process once the transaction committed), or one AddPlacedPlayersTx gave
+// its player sessions.
 type Placed struct {
 	GameSession    api.GameSession
 	PlayerSessions []api.PlayerSession
 	gs             *hosting.GameSession
 	proc           *hosting.Process
+}
+
+// PlacementHook is told, inside the transaction of ActivateGameSession,
+// that a placement's game session became ACTIVE (internal/placement
+// fulfils the placement there).
+type PlacementHook interface {
+	GameSessionActivatedTx(ctx context.Context, tx store.Tx, gameSessionID, placementID string) error
+}
+
+// SetPlacementHook sets the PlacementHook. internal/server calls it once
+// placement exists, before anything is served.
+func (s *Service) SetPlacementHook(h PlacementHook) { s.placed.Store(&h) }
+
+// placementActivatedTx tells the PlacementHook that gs, a placement's game
+// session, is ACTIVE.
+func (s *Service) placementActivatedTx(ctx context.Context, tx store.Tx, gs *hosting.GameSession) error {
+	h := s.placed.Load()
+	if gs.PlacementID == "" || h == nil || *h == nil {
+		return nil
+	}
+	return (*h).GameSessionActivatedTx(ctx, tx, api.ToString(gs.Session.GameSessionId), gs.PlacementID)
 }
 
 // Update runs fn in one transaction of the Service's store, so that the
@@ -41,9 +64,9 @@ func (s *Service) Update(ctx context.Context, fn func(tx store.Tx) error) error 
 	return s.cfg.Store.Update(ctx, fn)
 }
 
-// PlaceTx creates a game session on an idle ready process of the fleet
-// location, and the requested player sessions in it, inside tx (which must
-// come from Update). It answers FleetCapacityExceededException when the
+// PlaceTx creates an ACTIVATING game session, without player sessions, on
+// an idle ready process of the fleet location inside tx (which must come
+// from Update). It answers FleetCapacityExceededException when the
 // location has no free process and InvalidFleetStatusException when the
 // fleet or location is not ACTIVE, as CreateGameSession does.
 func (s *Service) PlaceTx(ctx context.Context, tx store.Tx, req PlaceRequest) (*Placed, error) {
@@ -58,9 +81,6 @@ func (s *Service) PlaceTx(ctx context.Context, tx store.Tx, req PlaceRequest) (*
 	if err := checkFleetStatus(f, loc); err != nil {
 		return nil, err
 	}
-	if n := len(req.Players); n > int(req.MaximumPlayerSessionCount) {
-		return nil, api.NewInvalidRequestException("%d desired player sessions do not fit in %d slots", n, req.MaximumPlayerSessionCount)
-	}
 	id := s.gameSessionARN(f, loc.Location, req.Token)
 	if _, err := getGameSession(ctx, tx, id); err == nil {
 		return nil, api.NewInvalidRequestException("game session %s already exists", id)
@@ -71,20 +91,11 @@ func (s *Service) PlaceTx(ctx context.Context, tx store.Tx, req PlaceRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
 	in := &api.CreateGameSessionInput{FleetId: f.Attributes.FleetId, Name: req.Name,
 		MaximumPlayerSessionCount: api.Int32(req.MaximumPlayerSessionCount),
 		GameProperties:            req.GameProperties, GameSessionData: req.GameSessionData}
-	gs := s.newGameSession(f, id, &createRequest{in: in}, proc, comp, now)
-	gs.Session.MatchmakerData = req.MatchmakerData
-	out := &Placed{gs: gs, proc: proc}
-	reqs := make([]playerReq, 0, len(req.Players))
-	for _, p := range req.Players {
-		reqs = append(reqs, playerReq{playerID: api.ToString(p.PlayerId), data: api.ToString(p.PlayerData), sessionID: s.playerSessionID()})
-	}
-	if out.PlayerSessions, err = s.addPlayersTx(ctx, tx, gs, reqs); err != nil {
-		return nil, err
-	}
+	gs := s.newGameSession(f, id, &createRequest{in: in}, proc, comp, s.now())
+	gs.Session.MatchmakerData, gs.PlacementID = req.MatchmakerData, req.PlacementID
 	if err := s.putGameSession(ctx, tx, gs); err != nil {
 		return nil, err
 	}
@@ -92,12 +103,42 @@ func (s *Service) PlaceTx(ctx context.Context, tx store.Tx, req PlaceRequest) (*
 	if err := s.putProcess(ctx, tx, proc); err != nil {
 		return nil, err
 	}
-	out.GameSession = gs.Session
-	return out, nil
+	return &Placed{GameSession: gs.Session, gs: gs, proc: proc}, nil
 }
 
 // StartPlaced sends a committed placed game session to its process (a
 // failed delivery ends the game session in ERROR, as for CreateGameSession).
 func (s *Service) StartPlaced(ctx context.Context, p *Placed) {
 	s.startOnProcess(ctx, p.gs, p.proc)
+}
+
+// AddPlacedPlayersTx creates a RESERVED player session for each of players
+// in the ACTIVE game session gameSessionID, in tx: the player sessions of a
+// placement that is being fulfilled (GameLift creates them only then). The
+// placement reserved their slots when it started, so neither the game
+// session's PlayerSessionCreationPolicy nor a lowered maximum refuses them.
+func (s *Service) AddPlacedPlayersTx(ctx context.Context, tx store.Tx, gameSessionID string, players []api.DesiredPlayerSession) (*Placed, error) {
+	gs, err := getGameSession(ctx, tx, gameSessionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, api.NewNotFoundException("game session %s does not exist", gameSessionID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st := gs.Session.Status; st != api.GameSessionStatusActive {
+		return nil, api.NewInvalidGameSessionStatusException("game session %s is %s: player sessions are created only in an ACTIVE game session", gameSessionID, st)
+	}
+	reqs := make([]playerReq, 0, len(players))
+	for _, p := range players {
+		reqs = append(reqs, playerReq{playerID: api.ToString(p.PlayerId), data: api.ToString(p.PlayerData), sessionID: s.playerSessionID()})
+	}
+	out := &Placed{}
+	if out.PlayerSessions, err = s.addPlayersTx(ctx, tx, gs, reqs); err != nil {
+		return nil, err
+	}
+	if err := s.putGameSession(ctx, tx, gs); err != nil {
+		return nil, err
+	}
+	out.GameSession = gs.Session
+	return out, nil
 }

@@ -236,8 +236,30 @@ func ownSession(ctx context.Context, tx store.Tx, c hosting.Conn, id string) (*h
 	return p, gs, nil
 }
 
-// ActivateGameSession records that the process started its game session.
+// ActivateGameSession records that the process started its game session;
+// a placement's game session fulfils its placement in the same transaction
+// (PlacementHook). When the hook fails, the game session is activated
+// without it (the failure is logged): the placement loop finds the ACTIVE
+// game session in the store and fulfils the placement then.
 func (s sdkAPI) ActivateGameSession(ctx context.Context, c hosting.Conn, gameSessionID string) error {
+	err := s.activate(ctx, c, gameSessionID, true)
+	var he *hookError
+	if errors.As(err, &he) {
+		s.log.Warn("sessions: fulfilling the placement of an activated game session failed; the placement loop will",
+			"gameSession", gameSessionID, "err", he.err)
+		err = s.activate(ctx, c, gameSessionID, false)
+	}
+	return err
+}
+
+// hookError is a PlacementHook's error.
+type hookError struct{ err error }
+
+func (e *hookError) Error() string { return "placement hook: " + e.err.Error() }
+
+// activate moves the process's game session ACTIVATING -> ACTIVE, telling
+// the PlacementHook when withHook.
+func (s *Service) activate(ctx context.Context, c hosting.Conn, gameSessionID string, withHook bool) error {
 	return s.update(ctx, func(tx store.Tx, _ *effects) error {
 		_, gs, err := ownSession(ctx, tx, c, gameSessionID)
 		if err != nil {
@@ -248,7 +270,13 @@ func (s sdkAPI) ActivateGameSession(ctx context.Context, c hosting.Conn, gameSes
 			return nil
 		case api.GameSessionStatusActivating:
 			gs.Session.Status = api.GameSessionStatusActive
-			return s.putGameSession(ctx, tx, gs)
+			if err := s.putGameSession(ctx, tx, gs); err != nil || !withHook {
+				return err
+			}
+			if err := s.placementActivatedTx(ctx, tx, gs); err != nil {
+				return &hookError{err}
+			}
+			return nil
 		}
 		return sdkErr(400, "game session %s is %s: only an ACTIVATING game session can be activated", gameSessionID, gs.Session.Status)
 	})

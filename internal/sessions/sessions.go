@@ -130,6 +130,8 @@ type Service struct {
 	search *searchIndex
 	// match is told about FlexMatch game sessions (backfill.go).
 	match atomic.Pointer[MatchHook]
+	// placed is told when a placement's game session activates (placed.go).
+	placed atomic.Pointer[PlacementHook]
 }
 
 var (

@@ -233,8 +233,12 @@ func TestTerminateGameSession(t *testing.T) {
 		if out.GameSession.Status != api.GameSessionStatusTerminating || out.GameSession.StatusReason != api.GameSessionStatusReasonForceTerminated {
 			t.Fatalf("after FORCE_TERMINATE: %s %s", out.GameSession.Status, out.GameSession.StatusReason)
 		}
-		if got := h.host.ended(); len(got) != 1 || got[0].reason != "FORCE_TERMINATED" {
-			t.Fatalf("ProcessHost calls = %v", got)
+		// The process is killed, not asked to end.
+		if got := h.host.killed(); len(got) != 1 || got[0] != (terminateReq{"proc-1", "FORCE_TERMINATED"}) {
+			t.Fatalf("ProcessHost kills = %v", got)
+		}
+		if got := h.host.ended(); len(got) != 0 || h.msgr.last("proc-1", "TerminateProcess") != nil {
+			t.Fatalf("FORCE_TERMINATE asked the process to end: %v", got)
 		}
 		h.must(h.svc.ProcessExited(h.ctx, "proc-1", -1, ""))
 		if gs := h.gameSession(id).Session; gs.Status != api.GameSessionStatusTerminated || gs.StatusReason != api.GameSessionStatusReasonForceTerminated {

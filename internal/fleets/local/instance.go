@@ -421,6 +421,25 @@ func (in *instance) hurry() {
 	}
 }
 
+// killProcess kills one process of this instance at once, without asking
+// it to end; false if it has none of that ID.
+func (in *instance) killProcess(id, reason string) bool {
+	in.mu.Lock()
+	pr := in.procs[id]
+	in.mu.Unlock()
+	if pr == nil {
+		return false
+	}
+	pr.mu.Lock()
+	pr.ending = true
+	if pr.stopReason == "" {
+		pr.stopReason = reason
+	}
+	pr.mu.Unlock()
+	in.kill(pr)
+	return true
+}
+
 // stopProcess ends one process of this instance; false if it has none of
 // that ID.
 func (in *instance) stopProcess(id, reason string) bool {

@@ -233,6 +233,17 @@ func (p *Provider) StopProcess(processID, reason string) error {
 	return nil
 }
 
+// KillProcess kills one server process at once (fleets.ComputeProvider).
+func (p *Provider) KillProcess(processID, reason string) error {
+	p.mu.Lock()
+	in := p.processes[processID]
+	p.mu.Unlock()
+	if in == nil || !in.killProcess(processID, reason) {
+		return fleets.ErrUnknownProcess
+	}
+	return nil
+}
+
 // Instances lists the instances this provider runs.
 func (p *Provider) Instances() []fleets.InstanceRef {
 	p.mu.Lock()

@@ -623,6 +623,33 @@ func TestStopProcess(t *testing.T) {
 	})
 }
 
+// TestKillProcess: killed with its group at once, never asked to end
+// (FORCE_TERMINATE), and replaced.
+func TestKillProcess(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil) // TerminateGrace 1h; the script ignores SIGTERM
+	f.script("server.sh", stubborn)
+	r := f.start("fleet-1", "i-1", sp("/local/game/server.sh", "", 1))
+	p := r.waitStarts(1)[0]
+	child := r.b.childOf(t, p.ProcessID)
+	if err := f.p.KillProcess(p.ProcessID, "FORCE_TERMINATED"); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := r.waitExit(p.ProcessID); !e.Killed || e.Signal != "killed" || e.StopReason != "FORCE_TERMINATED" {
+		t.Errorf("exit %+v, want killed", e)
+	}
+	waitDead(t, child)
+	r.snapshot(func() {
+		if len(r.asks) != 0 {
+			t.Errorf("asks %+v, want none", r.asks)
+		}
+	})
+	r.waitStarts(2)
+	if err := f.p.KillProcess(p.ProcessID, "again"); !errors.Is(err, fleets.ErrUnknownProcess) {
+		t.Errorf("KillProcess of an ended process = %v", err)
+	}
+}
+
 // TestStopInstance: every process is asked, then killed with its whole
 // group after the grace; nothing is relaunched; InstanceStopped comes last.
 func TestStopInstance(t *testing.T) {
