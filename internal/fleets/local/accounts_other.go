@@ -1,0 +1,17 @@
+//go:build !linux
+
+package local
+
+import (
+	"io"
+	"log/slog"
+)
+
+// Elsewhere than Linux, accounts are not locked, and no process is looked
+// for by UID (there is no /proc to read).
+
+func lockAccount(string, int) (io.Closer, error) { return nil, nil }
+
+func endLeftoverAccounts(string, *slog.Logger) {}
+
+func endProcessesOf(int) (int, error) { return 0, nil }
