@@ -3,13 +3,16 @@
 // build (what the game sees as /local/game) and the server processes of the
 // fleet's runtime configuration, started, watched and relaunched here.
 //
-// Each server process runs in its own process group, with its working
+// Each server process runs, on Linux, under an init of its own in PID and
+// mount namespaces of its own (package procinit), so that nothing it starts
+// outlives it and it sees no other process; elsewhere, or where the system
+// cannot make the namespaces, in its own process group. It has its working
 // directory at the instance's game root, the GAMELIFT_SDK_* environment the
 // Server SDK's parameterless InitSDK reads, and its stdout and stderr in a
 // file of the instance's logs directory. Ending a process asks it first
 // (the SDK's TerminateProcess, through fleets.Hooks.AskToEnd), then kills
-// the whole group after a grace period; Close does that to every process
-// and returns only when none is left.
+// its init (or its whole group) after a grace period; Close does that to
+// every process and returns only when none is left.
 //
 // Layout of an instance (all under Config.Dir):
 //
