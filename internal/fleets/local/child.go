@@ -39,8 +39,10 @@ func (s exitStatus) err() error {
 // directChild is a process the provider started itself.
 type directChild struct{ cmd *exec.Cmd }
 
+// pid is the process's own PID.
 func (c directChild) pid() int { return c.cmd.Process.Pid }
 
+// wait waits for the process and reads its status.
 func (c directChild) wait() (exitStatus, error) {
 	err := c.cmd.Wait()
 	st := c.cmd.ProcessState

@@ -13,8 +13,10 @@ import (
 // is what the provider signals.
 type confineChild struct{ p *procinit.Process }
 
+// pid is the init's PID (the process has another, in its namespace).
 func (c confineChild) pid() int { return c.p.Init.Process.Pid }
 
+// wait waits for the init and returns the status it reported.
 func (c confineChild) wait() (exitStatus, error) {
 	e, err := c.p.Wait()
 	st := exitStatus{code: e.Code}

@@ -82,6 +82,8 @@ func (c *Confiner) Start(cmd *exec.Cmd) (*Process, error) {
 	return c.start(cmd, modeRun)
 }
 
+// start starts an init in mode for cmd: it sends the spec and waits for
+// the first report.
 func (c *Confiner) start(cmd *exec.Cmd, mode string) (*Process, error) {
 	sp, err := specOf(cmd)
 	if err != nil {
