@@ -16,15 +16,21 @@ import (
 
 // probeScript reports what a game server can see of Hoist, then runs the
 // game server: its user, its environment, which of Hoist's files (listed
-// in probe-files by the test) it can read, and whether it can read Hoist's
-// environment (its parent's) or list the data directory.
+// in probe-files by the test) it can read, whether it can read the
+// environment of its parent (its init) or of Hoist (by its PID, in
+// probe-hoist-pid), whether it sees more processes than its own (its
+// init, its shell and the subshell counting them), and whether it can
+// list the data directory.
 const probeScript = `#!/bin/sh
 {
   echo "uid $(id -u)"
   while IFS= read -r f; do
     head -c 1 "$f" >/dev/null 2>&1 && echo "read $f"
   done < probe-files
-  head -c 1 /proc/$PPID/environ >/dev/null 2>&1 && echo "read hoist-environ"
+  head -c 1 /proc/$PPID/environ >/dev/null 2>&1 && echo "read parent-environ"
+  head -c 1 /proc/$(cat probe-hoist-pid)/environ >/dev/null 2>&1 && echo "read hoist-environ"
+  n=$(set -- /proc/[0-9]*; echo $#)
+  [ "$n" -le 3 ] || echo "saw $n processes"
   ls "$(cat probe-data-dir)" >/dev/null 2>&1 && echo "listed data-dir"
   ls "$(cat probe-data-dir)/instances" >/dev/null 2>&1 && echo "listed instances"
 } > probe.txt 2>&1
@@ -74,9 +80,10 @@ func TestServerProcessConfinement(t *testing.T) {
 		t.Fatalf("the data directory holds no CA key yet: %v", files)
 	}
 	archive := gameServerArchive(t, map[string]archiveFile{
-		"run.sh":         {body: probeScript, mode: 0o755},
-		"probe-files":    {body: strings.Join(files, "\n") + "\n", mode: 0o644},
-		"probe-data-dir": {body: h.DataDir, mode: 0o644},
+		"run.sh":          {body: probeScript, mode: 0o755},
+		"probe-files":     {body: strings.Join(files, "\n") + "\n", mode: 0o644},
+		"probe-data-dir":  {body: h.DataDir, mode: 0o644},
+		"probe-hoist-pid": {body: strconv.Itoa(h.PID()), mode: 0o644},
 	})
 	buildID, err := e.createBuild(t, "confinement", archive)
 	if err != nil {
@@ -132,9 +139,10 @@ func TestServerProcessConfinement(t *testing.T) {
 		others = append(others, "/proc/"+strconv.Itoa(pid)+"/environ")
 	}
 	archive2 := gameServerArchive(t, map[string]archiveFile{
-		"run.sh":         {body: probeScript, mode: 0o755},
-		"probe-files":    {body: strings.Join(others, "\n") + "\n", mode: 0o644},
-		"probe-data-dir": {body: h.DataDir, mode: 0o644},
+		"run.sh":          {body: probeScript, mode: 0o755},
+		"probe-files":     {body: strings.Join(others, "\n") + "\n", mode: 0o644},
+		"probe-data-dir":  {body: h.DataDir, mode: 0o644},
+		"probe-hoist-pid": {body: strconv.Itoa(h.PID()), mode: 0o644},
 	})
 	build2, err := e.createBuild(t, "confinement-2", archive2)
 	if err != nil {

@@ -3,33 +3,71 @@
 package hosting
 
 import (
-	"bytes"
-	"fmt"
+	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/hoistgg/hoist/e2e/hoisttest"
 )
 
-// wrapperScript runs the game server without exec: the shell Hoist starts
-// stays its parent, so when Hoist is killed the kernel's parent-death
-// signal ends the shell only, and the game server lives on.
-const wrapperScript = `#!/bin/sh
+// detachScript starts a child in a session and process group of its own
+// (setsid) and a double-forked one (its parent exits at once), then runs
+// the game server without exec (the shell stays its parent). Without a
+// PID namespace per process, the children outlive the game server, its
+// fleet, and kill -9 of Hoist.
+const detachScript = `#!/bin/sh
+( setsid sleep 1000 & )
+( sleep 1000 & )
 ./gameserver "$@"
 `
 
-// TestKilledHoistLeftoversEndedOnRestart: after kill -9 of Hoist, a game
-// server started by a wrapper script (no exec) survives with its player
-// port open; Hoist started again on the same data directory kills it
-// before it serves.
+// probeDetachScript is detachScript after a probe: it writes, to
+// probe.txt, the process's UID, how many processes it sees, and the SDK
+// tokens other than its own it can read in any process's environment.
+var probeDetachScript = `#!/bin/sh
+{
+  echo "uid $(id -u)"
+  set -- /proc/[0-9]*
+  echo "sees $#"
+  for p in "$@"; do
+    { tr '\0' '\n' < $p/environ; } 2>/dev/null | grep '^GAMELIFT_SDK_AUTH_TOKEN=' | grep -v "=$GAMELIFT_SDK_AUTH_TOKEN\$" | sed 's/^/stole /'
+  done
+} > probe.txt 2>&1
+` + detachScript[len("#!/bin/sh\n"):]
+
+// TestDetachedProcessesEndWithTheirFleet: what a game server's wrapper
+// starts in a session of its own or double-forked ends when the fleet is
+// deleted.
+func TestDetachedProcessesEndWithTheirFleet(t *testing.T) {
+	e := startHoist(t)
+	e.dumpOnFailure(t)
+	archive := gameServerArchive(t, map[string]archiveFile{"run.sh": {body: detachScript, mode: 0o755}})
+	buildID, err := e.createBuild(t, "detached", archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitBuild(t, buildID, "READY")
+	fleetID := e.newFleet(t, fleetSpec{name: "detached", build: buildID, launchPath: "/local/game/run.sh"})
+	waitPIDs(t, fleetID, 4)   // the shell, the game server, two sleeps
+	e.deleteFleet(t, fleetID) // and no process of it is left
+}
+
+// TestKilledHoistLeftoversEndedOnRestart: after kill -9 of Hoist, nothing
+// of a game server is left (its wrapper shell, the game server with its
+// player port, a setsid child, a double-forked child), before Hoist starts
+// again; the instance that replaces the lost one, on the account the
+// lowest free slot gives (the same one, unless another Hoist on this
+// machine holds it), sees no other process and reads no other SDK token.
 func TestKilledHoistLeftoversEndedOnRestart(t *testing.T) {
 	e := startHoist(t)
 	e.dumpOnFailure(t)
-	archive := gameServerArchive(t, map[string]archiveFile{"run.sh": {body: wrapperScript, mode: 0o755}})
+	archive := gameServerArchive(t, map[string]archiveFile{"run.sh": {body: probeDetachScript, mode: 0o755}})
 	buildID, err := e.createBuild(t, "leftovers", archive)
 	if err != nil {
 		t.Fatal(err)
@@ -39,36 +77,49 @@ func TestKilledHoistLeftoversEndedOnRestart(t *testing.T) {
 	gs := e.createGameSession(t, fleetID, 2)
 	ip, port := aws.ToString(gs.IpAddress), aws.ToInt32(gs.Port)
 	dialPlayer(t, ip, port).close()
-
-	server := 0
-	for _, pid := range waitPIDs(t, fleetID, 2) { // the shell and the game server
-		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if bytes.Contains(cmd, []byte("gameserver")) {
-			server = pid
+	probe := func(h *hoisttest.Hoist) []string {
+		t.Helper()
+		roots, _ := filepath.Glob(filepath.Join(h.DataDir, "instances", fleetID, "*", "game"))
+		if len(roots) != 1 {
+			t.Fatalf("game roots of fleet %s: %v", fleetID, roots)
 		}
+		out, err := os.ReadFile(filepath.Join(roots[0], "probe.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) < 2 || !strings.HasPrefix(lines[0], "uid ") || !strings.HasPrefix(lines[1], "sees ") {
+			t.Fatalf("probe: %q", lines)
+		}
+		if n, _ := strconv.Atoi(strings.TrimPrefix(lines[1], "sees ")); n > 3 { // its init, its shell, maybe tr
+			t.Errorf("the game server sees %d processes, want only its own", n)
+		}
+		for _, l := range lines[2:] {
+			t.Errorf("the game server: %s", l)
+		}
+		return lines
 	}
-	if server == 0 {
-		t.Fatal("no game server among the fleet's processes")
-	}
+	before := probe(e.h)
+	waitPIDs(t, fleetID, 4) // the shell, the game server, two sleeps
 
 	e.h.Kill()
-	// The shell is killed with Hoist; the game server is not, and still
-	// serves players.
-	eventually(t, waitShort, "only the game server left", func() (bool, string) {
-		pids := fleetPIDs(fleetID)
-		return len(pids) == 1 && pids[0] == server, fmt.Sprintf("PIDs %v (game server %d)", pids, server)
+	waitNoProcesses(t, fleetID)
+	// A process whose memory is gone shows no environment, but closes its
+	// sockets a moment later.
+	eventually(t, waitShort, "the killed Hoist's game server to take no more players", func() (bool, string) {
+		conn, err := net.DialTimeout("tcp", net.JoinHostPort(ip, strconv.Itoa(int(port))), time.Second)
+		if err == nil {
+			conn.Close()
+		}
+		return err != nil, "the player port takes connections"
 	})
-	dialPlayer(t, ip, port).close()
 
 	h2 := hoisttest.Start(t, hoisttest.Options{DataDir: e.h.DataDir, Args: []string{
 		"--timings", strings.Join(dedupe(baseTimings), ","), "--process-env", strings.Join(baseEnv, ",")}})
 	e2 := &env{h: h2, gl: h2.V2(), ctx: e.ctx}
 	e2.dumpOnFailure(t)
-	eventually(t, waitShort, "the game server the killed Hoist left to end", func() (bool, string) {
-		return !alive(server), "still alive"
-	})
-	if !strings.Contains(h2.Log(), "killed what a server process of an earlier run left running") {
-		t.Errorf("the restarted Hoist did not log the leftover group it killed")
-	}
+	e2.waitIdleProcesses(t, fleetID, 1) // the replacement of the lost instance
+	after := probe(h2)
+	t.Logf("the account before the restart: %s; after: %s", before[0], after[0])
 	e2.deleteFleet(t, fleetID)
 }

@@ -159,18 +159,31 @@ func TestNewKillsLeftoverGroups(t *testing.T) {
 	}
 }
 
-// TestProcessGroupRecordAndReap: a running process's group is recorded
-// under the instances directory, and forgotten when the process has ended;
-// a child it left behind (the wrapper exited without exec) is killed and,
-// inherited by Hoist as a subreaper, reaped: no zombie is left.
+// TestProcessGroupRecordAndReap: a running process's group (under an init,
+// the init's) is recorded under the instances directory, and forgotten
+// when the process has ended; a child it left behind (the wrapper exited
+// without exec) is killed and reaped (by its init, or by Hoist as a
+// subreaper when processes are not confined): no zombie is left.
 func TestProcessGroupRecordAndReap(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, nil)
+	for name, direct := range map[string]bool{"confined": false, "direct": true} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testProcessGroupRecordAndReap(t, direct)
+		})
+	}
+}
+
+func testProcessGroupRecordAndReap(t *testing.T, direct bool) {
+	f := newFixture(t, func(c *Config) { c.noConfine = direct })
 	f.script("server.sh", "sleep 600 </dev/null >/dev/null 2>&1 &\nreport child $GAMELIFT_SDK_PROCESS_ID $!\n"+
 		"report started $GAMELIFT_SDK_PROCESS_ID $$\nread x </dev/null\nsleep 0.2\nexit 3\n")
 	r := f.start("fleet-1", "i-1", sp("/local/game/server.sh", "", 1))
 	p := r.waitStarts(1)[0]
-	pid, child := r.b.pid(t, p.ProcessID), r.b.childOf(t, p.ProcessID)
+	pid, child := f.leader(p.ProcessID), r.b.childOf(t, p.ProcessID)
+	if (pid == r.b.pid(t, p.ProcessID)) != direct {
+		t.Errorf("the group leader %d is the process %d: want that only when not confined", pid, r.b.pid(t, p.ProcessID))
+	}
 	rec, err := os.ReadFile(filepath.Join(f.cfg.Dir, groupsDir, strconv.Itoa(pid)))
 	if err != nil {
 		t.Fatalf("no record of process group %d: %v", pid, err)

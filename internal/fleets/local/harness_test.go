@@ -238,7 +238,7 @@ func (r *recorder) AskToEnd(_ context.Context, processID string, deadline time.T
 	case askFails:
 		return fmt.Errorf("process %s is not connected", processID)
 	case askTerm:
-		if pid != 0 {
+		if pid > 0 {
 			_ = syscall.Kill(pid, syscall.SIGTERM)
 		}
 	}
@@ -373,6 +373,11 @@ func newFixture(t *testing.T, mod func(*Config)) *fixture {
 			if len(fields) == 0 {
 				continue
 			}
+			if len(fields) == 3 {
+				if pid, err := strconv.Atoi(fields[2]); err == nil {
+					fields[2] = strconv.Itoa(hostPID(pid, fields[1], f.cfg.Dir))
+				}
+			}
 			f.b.update(func() {
 				f.b.lines = append(f.b.lines, fields)
 				if len(fields) == 3 {
@@ -483,6 +488,72 @@ func (f *fixture) instance(id string) *instance {
 	f.p.mu.Lock()
 	defer f.p.mu.Unlock()
 	return f.p.instances[id]
+}
+
+// hostPID returns the PID in the test's namespace of the process of the
+// instances under dir that reported pid ($$ of a script): under an init,
+// that is its PID in its own namespace. The process is the one whose
+// innermost PID is pid, whose working directory is under dir and, unless
+// processID is "-", whose GAMELIFT_SDK_PROCESS_ID is processID. It returns
+// -1 when there is none (it has ended) or more than one.
+func hostPID(pid int, processID, dir string) int {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	found := -1
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		hp, err := strconv.Atoi(e.Name())
+		if err != nil || innermostPID(hp) != pid {
+			continue
+		}
+		cwd, err := os.Readlink("/proc/" + e.Name() + "/cwd")
+		if err != nil || !strings.HasPrefix(cwd, dir+"/") {
+			continue
+		}
+		if processID != "-" {
+			env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+			if !bytes.Contains(append([]byte{0}, env...), []byte("\x00GAMELIFT_SDK_PROCESS_ID="+processID+"\x00")) {
+				continue
+			}
+		}
+		if found != -1 {
+			return -1
+		}
+		found = hp
+	}
+	return found
+}
+
+// innermostPID returns a process's PID in its own PID namespace (the last
+// of the NSpid line of its status), or 0.
+func innermostPID(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return 0
+			}
+			n, _ := strconv.Atoi(f[len(f)-1])
+			return n
+		}
+	}
+	return 0
+}
+
+// leader returns the PID of what the provider started for a running
+// process: its init, or the process itself when not confined.
+func (f *fixture) leader(processID string) int {
+	f.p.mu.Lock()
+	in := f.p.processes[processID]
+	f.p.mu.Unlock()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.procs[processID].child.pid()
 }
 
 // alive reports whether a process exists and is not a zombie.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,8 +31,10 @@ type instance struct {
 	cancelStop context.CancelFunc
 	wake       chan struct{}
 	done       chan struct{}
-	// slot is the instance's user slot (Config.Users; set before run).
-	slot int
+	// slot is the instance's user slot (Config.Users; -1 until
+	// takeAccount gives it one), accountLock its account's lock.
+	slot        int
+	accountLock io.Closer
 
 	mu         sync.Mutex
 	user       *User // the slot's account, set by placeBuild (nil: Hoist's user)
@@ -47,7 +50,7 @@ type instance struct {
 func newInstance(p *Provider, spec fleets.InstanceSpec, hooks fleets.Hooks) *instance {
 	stopCtx, cancel := context.WithCancel(context.Background())
 	return &instance{p: p, spec: spec, hooks: hooks, layout: p.Layout(spec.FleetID, spec.InstanceID),
-		ctx: context.Background(), stopCtx: stopCtx, cancelStop: cancel,
+		ctx: context.Background(), stopCtx: stopCtx, cancelStop: cancel, slot: -1,
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		rc: spec.RuntimeConfiguration, procs: map[string]*process{},
 		notBefore: map[slot]time.Time{}, failures: map[slot]int{}}
@@ -99,6 +102,9 @@ func (in *instance) run() {
 		in.supervise()
 	}
 	in.stopAll()
+	if in.accountLock != nil {
+		in.accountLock.Close() // no process of the instance is left
+	}
 	if !in.p.cfg.KeepDirs {
 		if err := os.RemoveAll(in.layout.Dir); err != nil {
 			in.p.log.Warn("local: removing an instance directory", "instance", in.spec.InstanceID, "err", err)
@@ -149,13 +155,9 @@ func (in *instance) setup() (fleets.Step, error) {
 // and home/ are the instance's account's (0700).
 func (in *instance) placeBuild() error {
 	if in.p.cfg.Users != nil {
-		u, err := in.p.cfg.Users(in.slot)
-		if err != nil {
+		if err := in.takeAccount(); err != nil {
 			return err
 		}
-		in.mu.Lock()
-		in.user = u
-		in.mu.Unlock()
 	}
 	u := in.account()
 	for _, d := range []string{filepath.Join(in.layout.Dir, "logs"), in.home()} {
@@ -224,17 +226,22 @@ func (in *instance) install() error {
 		return err
 	}
 	defer out.Close()
-	cmd := exec.CommandContext(ctx, "/bin/sh", installScript)
+	cmd := exec.Command("/bin/sh", installScript)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = in.layout.GameRoot, out, out
 	cmd.Env = baseEnv(in.p.path, in.home())
 	setProcAttr(cmd, in.account())
-	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, killSignal) }
-	cmd.WaitDelay = time.Second
-	if err = cmd.Start(); err == nil {
-		forget := in.p.recordGroup(cmd.Process.Pid)
-		err = cmd.Wait()
-		_ = signalGroup(cmd.Process.Pid, killSignal)
-		reapGroup(cmd.Process.Pid)
+	ch, err := in.p.startChild(cmd)
+	if err == nil {
+		pid := ch.pid()
+		forget := in.p.recordGroup(pid)
+		cancel := context.AfterFunc(ctx, func() { _ = signalGroup(pid, killSignal) })
+		var st exitStatus
+		if st, err = ch.wait(); err == nil {
+			err = st.err()
+		}
+		cancel()
+		_ = signalGroup(pid, killSignal)
+		reapGroup(pid)
 		forget()
 	}
 	if ctx.Err() == context.DeadlineExceeded {

@@ -3,13 +3,16 @@
 // build (what the game sees as /local/game) and the server processes of the
 // fleet's runtime configuration, started, watched and relaunched here.
 //
-// Each server process runs in its own process group, with its working
+// Each server process runs, on Linux, under an init of its own in PID and
+// mount namespaces of its own (package procinit), so that nothing it starts
+// outlives it and it sees no other process; elsewhere, or where the system
+// cannot make the namespaces, in its own process group. It has its working
 // directory at the instance's game root, the GAMELIFT_SDK_* environment the
 // Server SDK's parameterless InitSDK reads, and its stdout and stderr in a
 // file of the instance's logs directory. Ending a process asks it first
 // (the SDK's TerminateProcess, through fleets.Hooks.AskToEnd), then kills
-// the whole group after a grace period; Close does that to every process
-// and returns only when none is left.
+// its init (or its whole group) after a grace period; Close does that to
+// every process and returns only when none is left.
 //
 // Layout of an instance (all under Config.Dir):
 //
@@ -25,6 +28,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
@@ -69,15 +73,25 @@ type Config struct {
 	// Users, when set, gives the unprivileged account the server processes
 	// and install script of an instance run as (Hoist runs as root; see
 	// SetupUser): each instance running at one time has its own slot (the
-	// lowest free one, from 0), and Users gives the slot's account, so that
-	// no two running instances share a UID. The instance's game/, home/ and
-	// certificates/ are its account's, nothing else of Hoist's is readable
-	// to it, and LinkBuild is ignored. Nil runs them as Hoist's own user.
+	// lowest free one, from 0, whose account no other Hoist holds and no
+	// process runs as: see takeAccount), and Users gives the slot's
+	// account, so that no two running instances share a UID. The
+	// instance's game/, home/ and certificates/ are its account's, nothing
+	// else of Hoist's is readable to it, and LinkBuild is ignored. Nil runs
+	// them as Hoist's own user.
 	Users func(slot int) (*User, error)
+	// AccountLockDir holds a lock file per account UID, held by the Hoist
+	// whose instance uses the account, so that Hoists on one machine never
+	// share one (with Users only). Default /run/lock/hoist.
+	AccountLockDir string
 	// NewID returns a fresh random UUID for process IDs. Default
 	// crypto/rand.
 	NewID  func() string
 	Logger *slog.Logger
+
+	// noConfine starts processes directly, as where the system has no
+	// namespaces (tests).
+	noConfine bool
 }
 
 // Provider runs instances on this machine (fleets.ComputeProvider).
@@ -85,6 +99,9 @@ type Provider struct {
 	cfg  Config
 	log  *slog.Logger
 	path string // Hoist's PATH, passed on to processes
+	// confine starts a process under an init in namespaces of its own
+	// (nil: processes are started directly).
+	confine func(*exec.Cmd) (child, error)
 
 	mu        sync.Mutex
 	instances map[string]*instance
@@ -116,6 +133,9 @@ func New(cfg Config) (*Provider, error) {
 	def(&cfg.CrashBackoff, time.Second)
 	def(&cfg.MaxBackoff, time.Minute)
 	def(&cfg.InstallTimeout, 5*time.Minute)
+	if cfg.AccountLockDir == "" {
+		cfg.AccountLockDir = defaultAccountLockDir
+	}
 	if cfg.NewID == nil {
 		cfg.NewID = ids.UUID
 	}
@@ -143,10 +163,13 @@ func New(cfg Config) (*Provider, error) {
 		cfg.Logger.Warn("local: cannot become a child subreaper: what server processes leave when they end goes to init", "err", err)
 	}
 	killLeftoverGroups(cfg.Dir, cfg.Logger)
+	if cfg.Users != nil {
+		endLeftoverAccounts(cfg.AccountLockDir, cfg.Logger)
+	}
 	if !cfg.KeepDirs {
 		removeLeftovers(cfg.Dir, cfg.Logger)
 	}
-	return &Provider{cfg: cfg, log: cfg.Logger, path: os.Getenv("PATH"),
+	return &Provider{cfg: cfg, log: cfg.Logger, path: os.Getenv("PATH"), confine: newConfiner(cfg, cfg.Logger),
 		instances: map[string]*instance{}, processes: map[string]*instance{}, slots: map[int]bool{}}, nil
 }
 
@@ -191,10 +214,6 @@ func (p *Provider) StartInstance(ctx context.Context, spec fleets.InstanceSpec, 
 		return errors.New("local: instance " + spec.InstanceID + " already runs")
 	}
 	in := newInstance(p, spec, hooks)
-	for p.slots[in.slot] {
-		in.slot++
-	}
-	p.slots[in.slot] = true
 	p.instances[spec.InstanceID] = in
 	go in.run()
 	return nil
@@ -312,7 +331,7 @@ func (p *Provider) removeProcess(id string) {
 
 func (p *Provider) removeInstance(id string) {
 	p.mu.Lock()
-	if in := p.instances[id]; in != nil {
+	if in := p.instances[id]; in != nil && in.slot >= 0 {
 		delete(p.slots, in.slot)
 	}
 	delete(p.instances, id)

@@ -16,7 +16,7 @@ import (
 type process struct {
 	id      string
 	slot    slot
-	cmd     *exec.Cmd
+	child   child // the process, or the init that runs it
 	started time.Time
 	exited  chan struct{} // closed once it ended and was reported
 	forget  func()        // forgets the record of its process group
@@ -58,8 +58,9 @@ func (in *instance) outputPath(id string) string {
 	return filepath.Join(in.layout.Dir, "logs", id+".log")
 }
 
-// start execs a process in its own process group, its output in its log
-// file.
+// start starts a process in its own process group (under its init, in
+// namespaces of its own, when the provider confines processes), its output
+// in its log file.
 func (in *instance) start(id string, s slot) (*process, error) {
 	path, err := hostPath(in.layout.GameRoot, s.LaunchPath)
 	if err != nil {
@@ -75,11 +76,11 @@ func (in *instance) start(id string, s slot) (*process, error) {
 		cmd.Dir, cmd.Stdout, cmd.Stderr = in.layout.GameRoot, out, out
 		cmd.Env = processEnv(in.p.path, in.home(), in.spec.Env, id)
 		setProcAttr(cmd, in.account())
-		err := cmd.Start()
+		ch, err := in.p.startChild(cmd)
 		if err == nil {
 			started := time.Now()
-			forget := in.p.recordGroup(cmd.Process.Pid)
-			return &process{id: id, slot: s, cmd: cmd, started: started, exited: make(chan struct{}), forget: forget}, nil
+			forget := in.p.recordGroup(ch.pid())
+			return &process{id: id, slot: s, child: ch, started: started, exited: make(chan struct{}), forget: forget}, nil
 		}
 		// ETXTBSY: a process forked elsewhere in Hoist (another instance's
 		// launch) while the build's files were being written still holds a
@@ -100,18 +101,15 @@ const textBusyAttempts = 10
 // wait waits for a process to end, kills whatever it left in its process
 // group (and reaps what of it Hoist inherited), and reports the exit.
 func (in *instance) wait(pr *process) {
-	err := pr.cmd.Wait()
-	_ = signalGroup(pr.cmd.Process.Pid, killSignal)
-	reapGroup(pr.cmd.Process.Pid)
+	st, err := pr.child.wait()
+	_ = signalGroup(pr.child.pid(), killSignal)
+	reapGroup(pr.child.pid())
 	pr.forget()
 	now := time.Now()
-	e := fleets.ProcessExit{ProcessID: pr.id, ExitCode: -1, Uptime: now.Sub(pr.started)}
-	var ee *exec.ExitError
-	if st := pr.cmd.ProcessState; st != nil {
-		e.ExitCode, e.Signal = st.ExitCode(), exitSignal(st)
-	} else if err != nil && !errors.As(err, &ee) {
+	if err != nil {
 		in.p.log.Warn("local: waiting for a process", "process", pr.id, "err", err)
 	}
+	e := fleets.ProcessExit{ProcessID: pr.id, ExitCode: st.code, Signal: st.signal, Uptime: now.Sub(pr.started)}
 	pr.mu.Lock()
 	e.StopReason, e.Killed = pr.stopReason, pr.killed
 	pr.mu.Unlock()
@@ -156,7 +154,7 @@ func (in *instance) endProcess(pr *process, reason string, force bool) {
 	}
 	go func() {
 		if err := in.hooks.AskToEnd(in.ctx, pr.id, time.Now().Add(grace)); err != nil {
-			_ = signalGroup(pr.cmd.Process.Pid, termSignal)
+			_ = signalGroup(pr.child.pid(), termSignal)
 			grace = min(grace, in.p.cfg.KillGrace)
 		}
 		in.killAfter(pr, grace)
@@ -182,6 +180,6 @@ func (in *instance) kill(pr *process) {
 	select {
 	case <-pr.exited:
 	default:
-		_ = signalGroup(pr.cmd.Process.Pid, killSignal)
+		_ = signalGroup(pr.child.pid(), killSignal)
 	}
 }

@@ -29,6 +29,7 @@ func userFixture(t *testing.T) (*fixture, string) {
 			return &User{Name: "test", UID: testUID + slot, GID: testUID + slot}, nil
 		}
 		dataDir = filepath.Dir(c.Dir)
+		c.AccountLockDir = filepath.Join(dataDir, "locks")
 		// The test's temporary directories are 0700: let the users through.
 		for d := dataDir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
 			os.Chmod(d, 0o711)
