@@ -81,11 +81,13 @@ type Config struct {
 	// long a client may take to send a request's headers and its body,
 	// and how long an idle keep-alive connection stays open; 0 disables
 	// one. HTTPMaxBodies caps the API and admin request bodies read at
-	// once (0: no cap). See docs/security.md.
+	// once (0: no cap), HTTPBodyMemory the bytes of those bodies (0: no
+	// cap). See docs/security.md.
 	HTTPHeaderTimeout time.Duration
 	HTTPBodyTimeout   time.Duration
 	HTTPIdleTimeout   time.Duration
 	HTTPMaxBodies     int
+	HTTPBodyMemory    int64
 	// SDKScheme is the scheme of the Server SDK URL Hoist hands out:
 	// SDKSchemeAuto (wss:// when the TLS listener is on, else ws://),
 	// SDKSchemeWS or SDKSchemeWSS.
@@ -118,6 +120,8 @@ const (
 	DefaultHTTPBodyTimeout   = time.Minute
 	DefaultHTTPIdleTimeout   = 2 * time.Minute
 	DefaultHTTPMaxBodies     = 32
+	// DefaultHTTPBodyMemory is the default of --http-body-memory.
+	DefaultHTTPBodyMemory int64 = 64 << 20
 
 	DefaultDNSSuffix = "hoist.localhost"
 

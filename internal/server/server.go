@@ -182,7 +182,7 @@ func New(opts Options) (_ *Server, err error) {
 	if err := s.compose(opts); err != nil {
 		return nil, err
 	}
-	s.bodies = newBodyLimits(cfg.HTTPBodyTimeout, cfg.HTTPMaxBodies, isS3(s.builds.Bucket()))
+	s.bodies = newBodyLimits(cfg.HTTPBodyTimeout, cfg.HTTPMaxBodies, cfg.HTTPBodyMemory, isS3(s.builds.Bucket()))
 	s.handler = s.bodies.wrap(s.routes())
 	if len(cfg.Credentials) == 0 {
 		s.handler = guardBrowsers(s.handler)
