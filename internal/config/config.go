@@ -88,6 +88,15 @@ type Config struct {
 	HTTPIdleTimeout   time.Duration
 	HTTPMaxBodies     int
 	HTTPBodyMemory    int64
+	// MaxLongConnections bounds the SDK WebSockets and live event streams
+	// open at once (0: from the open-file limit); MaxEventStreams the
+	// event streams; SDKComputeSockets the SDK WebSockets of one compute
+	// (0: none); SDKMessageRate the requests one SDK WebSocket is served a
+	// second (0: none). See docs/security.md.
+	MaxLongConnections int
+	MaxEventStreams    int
+	SDKComputeSockets  int
+	SDKMessageRate     int
 	// SDKScheme is the scheme of the Server SDK URL Hoist hands out:
 	// SDKSchemeAuto (wss:// when the TLS listener is on, else ws://),
 	// SDKSchemeWS or SDKSchemeWSS.
@@ -120,6 +129,8 @@ const (
 	DefaultHTTPBodyTimeout   = time.Minute
 	DefaultHTTPIdleTimeout   = 2 * time.Minute
 	DefaultHTTPMaxBodies     = 32
+	// DefaultMaxEventStreams is the default of --max-event-streams.
+	DefaultMaxEventStreams = 64
 	// DefaultHTTPBodyMemory is the default of --http-body-memory.
 	DefaultHTTPBodyMemory int64 = 64 << 20
 
@@ -162,6 +173,9 @@ func (c *Config) check() error {
 	}
 	if c.HTTPHeaderTimeout < 0 || c.HTTPBodyTimeout < 0 || c.HTTPIdleTimeout < 0 || c.HTTPMaxBodies < 0 {
 		return errors.New("--http-header-timeout, --http-body-timeout, --http-idle-timeout and --http-max-bodies must not be negative")
+	}
+	if c.MaxLongConnections < 0 || c.MaxEventStreams < 1 || c.SDKComputeSockets < 0 || c.SDKMessageRate < 0 {
+		return errors.New("--max-long-connections, --sdk-compute-sockets and --sdk-message-rate must not be negative, --max-event-streams must be at least 1")
 	}
 	switch c.SDKScheme {
 	case "", SDKSchemeAuto, SDKSchemeWS:
