@@ -19,6 +19,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/hoistgg/hoist/internal/config"
+	"github.com/hoistgg/hoist/internal/sigv4"
 )
 
 const adminUsage = `usage: hoist admin <command> [flags]
@@ -27,8 +28,11 @@ commands:
   set-instance-status   set a FleetIQ instance's status (ACTIVE, DRAINING or SPOT_TERMINATING)
   send-test-event       publish a test event to a topic's webhooks and the event stream
 
-Requests are signed with SigV4 like any GameLift call: the access key comes from
---access-key-id/--secret-access-key or $AWS_ACCESS_KEY_ID/$AWS_SECRET_ACCESS_KEY.
+Hoist's URL comes from --endpoint, else $HOIST_ENDPOINT, $AWS_ENDPOINT_URL_GAMELIFT or
+$AWS_ENDPOINT_URL, else http://127.0.0.1:9080. Requests are signed with SigV4 like any
+GameLift call, with --access-key-id/--secret-access-key or $AWS_ACCESS_KEY_ID and
+$AWS_SECRET_ACCESS_KEY; without them, with a placeholder key, which a Hoist without
+configured credentials accepts.
 `
 
 func admin(args []string, stdout, stderr io.Writer) int {
@@ -64,11 +68,11 @@ func adminFlags(fs *flag.FlagSet) *adminClient {
 		}
 		return ""
 	}
-	def := env("HOIST_ENDPOINT")
+	def := env("HOIST_ENDPOINT", "AWS_ENDPOINT_URL_GAMELIFT", "AWS_ENDPOINT_URL")
 	if def == "" {
 		def = "http://" + config.DefaultAddr
 	}
-	fs.StringVar(&c.endpoint, "endpoint", def, "Hoist's URL ($HOIST_ENDPOINT)")
+	fs.StringVar(&c.endpoint, "endpoint", def, "Hoist's URL ($HOIST_ENDPOINT, else $AWS_ENDPOINT_URL_GAMELIFT, else $AWS_ENDPOINT_URL)")
 	region := env("AWS_REGION", "AWS_DEFAULT_REGION")
 	if region == "" {
 		region = config.DefaultRegion
@@ -80,12 +84,35 @@ func adminFlags(fs *flag.FlagSet) *adminClient {
 	return c
 }
 
+// placeholderKey signs the requests of hoist admin when no access key is
+// given: a Hoist without configured credentials accepts any signature.
+var placeholderKey = aws.Credentials{AccessKeyID: "hoist-admin", SecretAccessKey: "hoist-admin"}
+
 // call POSTs the action with in as its JSON body and decodes the answer
 // into out (nil to ignore it).
 func (c *adminClient) call(ctx context.Context, action string, in, out any) error {
-	if c.creds.AccessKeyID == "" || c.creds.SecretAccessKey == "" {
-		return errors.New("no credentials: set --access-key-id and --secret-access-key, or $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY")
+	creds := c.creds
+	if creds.AccessKeyID == "" && creds.SecretAccessKey == "" {
+		creds = placeholderKey
 	}
+	if creds.AccessKeyID == "" || creds.SecretAccessKey == "" {
+		return errors.New("an access key needs both its ID and its secret: set --access-key-id and --secret-access-key, or $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY")
+	}
+	err := c.post(ctx, creds, action, in, out)
+	var refused *authError
+	if errors.As(err, &refused) && creds == placeholderKey {
+		return fmt.Errorf("%w (this Hoist verifies signatures: set $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY, or --access-key-id and --secret-access-key, to a key it accepts)", err)
+	}
+	return err
+}
+
+// authError is Hoist's refusal of a request's signature or key.
+type authError struct{ msg string }
+
+func (e *authError) Error() string { return e.msg }
+
+// post sends the signed request and reads its answer.
+func (c *adminClient) post(ctx context.Context, creds aws.Credentials, action string, in, out any) error {
 	body, err := json.Marshal(in)
 	if err != nil {
 		return err
@@ -97,7 +124,7 @@ func (c *adminClient) call(ctx context.Context, action string, in, out any) erro
 	}
 	req.Header.Set("Content-Type", "application/json")
 	sum := sha256.Sum256(body)
-	if err := v4.NewSigner().SignHTTP(ctx, c.creds, req, hex.EncodeToString(sum[:]), "gamelift", c.region, c.now()); err != nil {
+	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), "gamelift", c.region, c.now()); err != nil {
 		return err
 	}
 	resp, err := c.http.Do(req)
@@ -115,7 +142,12 @@ func (c *adminClient) call(ctx context.Context, action string, in, out any) erro
 			Message string `json:"message"`
 		}
 		if json.Unmarshal(b, &e) == nil && e.Type != "" {
-			return fmt.Errorf("%s: %s", e.Type, e.Message)
+			msg := e.Type + ": " + e.Message
+			switch e.Type {
+			case sigv4.CodeUnrecognizedClient, sigv4.CodeInvalidSignature, sigv4.CodeMissingAuthenticationToken:
+				return &authError{msg}
+			}
+			return errors.New(msg)
 		}
 		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
 	}

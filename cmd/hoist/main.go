@@ -9,6 +9,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -68,9 +69,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "serve":
 		err := serve(args, stderr)
+		var usage *usageError
 		switch {
 		case errors.Is(err, flag.ErrHelp):
 			return 0
+		case errors.As(err, &usage):
+			fmt.Fprintln(stderr, "hoist:", err)
+			return 2
 		case err != nil:
 			fmt.Fprintln(stderr, "hoist:", err)
 			return 1
@@ -91,41 +96,59 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
+// usageError is an error in the settings hoist serve was given (exit
+// status 2, as for any usage error).
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
 // versionString is the version set at build time, else the module version
-// from the build information (`go install ...@v1.2.3`), else "dev" with the
-// VCS revision and time the go command stamped, when it did.
+// from the build information, with the VCS revision the go command stamped
+// (see versionFrom).
 func versionString() string {
 	if version != "" {
 		return version
 	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "dev"
+		return "dev " + noRevision
 	}
 	return versionFrom(bi)
 }
 
-// versionFrom reads the version from build information.
+// noRevision says why a binary has no VCS revision.
+const noRevision = "(no VCS revision: go build in a git clone stamps it; go run, -buildvcs=false and git worktrees do not)"
+
+// versionFrom reads the version from build information: the module
+// version (`go install ...@v1.2.3`, or the pseudo-version the go command
+// makes in a git clone), else "dev"; then, when the go command stamped
+// them (go build in a git clone), the full VCS revision, its time and
+// whether the tree had changes.
 func versionFrom(bi *debug.BuildInfo) string {
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
+	v := bi.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "dev"
+	}
+	vcs := map[string]string{}
+	for _, s := range bi.Settings {
+		vcs[s.Key] = s.Value
+	}
+	rev := vcs["vcs.revision"]
+	switch {
+	case rev == "" && v == "dev":
+		return v + " " + noRevision
+	case rev == "":
 		return v
 	}
-	var vcs []string
-	for _, key := range []string{"vcs.revision", "vcs.time", "vcs.modified"} {
-		for _, s := range bi.Settings {
-			switch {
-			case s.Key != key:
-			case key == "vcs.modified" && s.Value == "true":
-				vcs = append(vcs, "modified")
-			case key != "vcs.modified":
-				vcs = append(vcs, s.Value)
-			}
-		}
+	parts := []string{cmp.Or(vcs["vcs"], "vcs") + " " + rev}
+	if t := vcs["vcs.time"]; t != "" {
+		parts = append(parts, t)
 	}
-	if len(vcs) == 0 {
-		return "dev"
+	if vcs["vcs.modified"] == "true" {
+		parts = append(parts, "modified")
 	}
-	return "dev (" + strings.Join(vcs, ", ") + ")"
+	return v + " (" + strings.Join(parts, ", ") + ")"
 }
 
 func newLogger(cfg *config.Config, w io.Writer) (*slog.Logger, error) {
@@ -149,8 +172,11 @@ var testHookServerOpened func() error
 
 func serve(args []string, stderr io.Writer) error {
 	cfg, err := config.Parse(args, os.LookupEnv, stderr)
-	if err != nil {
+	if errors.Is(err, flag.ErrHelp) {
 		return err
+	}
+	if err != nil {
+		return &usageError{err}
 	}
 	log, err := newLogger(cfg, stderr)
 	if err != nil {

@@ -246,21 +246,28 @@ func TestAdminRegionLikeTheAWSCLI(t *testing.T) {
 	}
 }
 
+// TestVersionFromBuildInfo: the version names the VCS revision (in full)
+// and whether the tree was modified whenever the go command stamped them,
+// and says why there is none when it did not.
 func TestVersionFromBuildInfo(t *testing.T) {
-	vcs := []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123abc"},
+	const rev = "0123abc4567890def0123abc4567890def012345"
+	vcs := []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev},
 		{Key: "vcs.time", Value: "2026-11-25T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}
 	for name, tc := range map[string]struct {
 		bi   debug.BuildInfo
 		want string
 	}{
-		"go install @version": {bi: debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}, Settings: vcs}, want: "v1.2.3"},
-		"a git checkout":      {bi: debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs}, want: "dev (0123abc, 2026-11-25T10:00:00Z, modified)"},
+		"go install @version": {bi: debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, want: "v1.2.3"},
+		"a git clone (the go command's pseudo-version)": {bi: debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261125100000-0123abc45678+dirty"}, Settings: vcs},
+			want: "v0.0.0-20261125100000-0123abc45678+dirty (git " + rev + ", 2026-11-25T10:00:00Z, modified)"},
+		"a git checkout": {bi: debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs},
+			want: "dev (git " + rev + ", 2026-11-25T10:00:00Z, modified)"},
 		"clean checkout": {bi: debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs[:3]},
-			want: "dev (0123abc, 2026-11-25T10:00:00Z)"},
-		"no VCS information": {bi: debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, want: "dev"},
+			want: "dev (git " + rev + ", 2026-11-25T10:00:00Z)"},
+		"no VCS information": {bi: debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, want: "dev " + noRevision},
 	} {
 		if got := versionFrom(&tc.bi); got != tc.want {
-			t.Errorf("%s: %q, want %q", name, got, tc.want)
+			t.Errorf("%s:\n got %q\nwant %q", name, got, tc.want)
 		}
 	}
 }

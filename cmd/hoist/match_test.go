@@ -476,26 +476,38 @@ func TestMatchCommandLine(t *testing.T) {
 	}
 }
 
-// TestDocumentedCommands runs every `hoist match` command of
-// docs/flexmatch-simulate.md that uses the example files.
-func TestDocumentedCommands(t *testing.T) {
+// documentedCommands returns the one-line `hoist match` commands of
+// docs/flexmatch-simulate.md that use the example files, as arguments
+// (after "hoist"), with the paths made relative to this package.
+func documentedCommands(t *testing.T) [][]string {
+	t.Helper()
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "flexmatch-simulate.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	var out [][]string
 	for line := range strings.Lines(string(doc)) {
-		if !strings.HasPrefix(line, "hoist match ") || !strings.Contains(line, "docs/examples/") {
+		line = strings.TrimSpace(line)
+		rest, ok := strings.CutPrefix(line, "go run ./cmd/hoist match ")
+		if !ok || !strings.Contains(line, "docs/examples/") || strings.HasSuffix(line, `\`) {
 			continue
 		}
-		n++
-		args := strings.Fields(strings.ReplaceAll(line, "docs/examples/", "../../docs/examples/"))[1:]
+		out = append(out, append([]string{"match"}, strings.Fields(strings.ReplaceAll(rest, "docs/examples/", "../../docs/examples/"))...))
+	}
+	return out
+}
+
+// TestDocumentedCommands runs every one-line `hoist match` command of
+// docs/flexmatch-simulate.md that uses the example files.
+func TestDocumentedCommands(t *testing.T) {
+	cmds := documentedCommands(t)
+	for _, args := range cmds {
 		if code, _, stderr := runArgs(t, args...); code != 0 {
-			t.Errorf("%s: status %d: %s", strings.TrimSpace(line), code, stderr)
+			t.Errorf("%s: status %d: %s", strings.Join(args, " "), code, stderr)
 		}
 	}
-	if n < 3 {
-		t.Errorf("found %d documented commands, want 3", n)
+	if len(cmds) < 3 {
+		t.Errorf("found %d documented commands, want 3", len(cmds))
 	}
 }
 
@@ -516,7 +528,20 @@ func TestDocumentedJSONExcerpt(t *testing.T) {
 	if err := json.Unmarshal([]byte("{\"ruleSet\""+block), &want); err != nil {
 		t.Fatalf("the excerpt: %v", err)
 	}
-	got := simulateJSON(t, "--rule-set", exampleRules, "--tickets", exampleTickets, "--request-timeout", "30s")
+	var command []string // the documented command that prints JSON
+	for _, args := range documentedCommands(t) {
+		if slices.Contains(args, "--json") {
+			command = args
+		}
+	}
+	if command == nil {
+		t.Fatal("the doc shows no --json command")
+	}
+	code, stdout, stderr := runArgs(t, command...)
+	got := new(simReport)
+	if err := json.Unmarshal([]byte(stdout), got); code != 0 || err != nil {
+		t.Fatalf("%s: status %d, %v: %s", strings.Join(command, " "), code, err, stderr)
+	}
 	if len(got.Matches) == 0 || len(got.Matches[0].Metrics) == 0 {
 		t.Fatalf("the example forms %d matches, the first with no rule metrics", len(got.Matches))
 	}

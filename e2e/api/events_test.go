@@ -21,19 +21,21 @@ import (
 )
 
 // webhookReceiver is an httptest endpoint that is down (503) until told
-// otherwise, verifies each request's signature, and hands on what it took.
+// otherwise, verifies each request's signature, and hands on what it took;
+// with sns, it takes SNS's HTTP(S) notification and hands on its Message.
 type webhookReceiver struct {
 	mu     sync.Mutex
 	down   bool
 	secret []byte
+	sns    bool
 	downs  chan struct{} // one per request answered 503
 	got    chan events.Envelope
 	srv    *httptest.Server
 	t      *testing.T
 }
 
-func newWebhookReceiver(t *testing.T) *webhookReceiver {
-	r := &webhookReceiver{got: make(chan events.Envelope, 100), downs: make(chan struct{}, 1000), down: true, t: t}
+func newWebhookReceiver(t *testing.T, sns bool) *webhookReceiver {
+	r := &webhookReceiver{got: make(chan events.Envelope, 100), downs: make(chan struct{}, 1000), down: true, sns: sns, t: t}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
@@ -47,8 +49,11 @@ func newWebhookReceiver(t *testing.T) *webhookReceiver {
 			return
 		}
 		ts, _ := strconv.ParseInt(req.Header.Get(events.HeaderTimestamp), 10, 64)
-		if !events.Verify(r.secret, ts, body, req.Header.Get(events.HeaderSignature)) {
+		if !events.Verify(r.secret, ts, r.url(), body, req.Header.Get(events.HeaderSignature)) {
 			r.t.Errorf("webhook request with a bad signature: %s", req.Header.Get(events.HeaderSignature))
+		}
+		if r.sns {
+			body = r.snsMessage(req.Header, body)
 		}
 		var env events.Envelope
 		if err := json.Unmarshal(body, &env); err != nil {
@@ -58,6 +63,35 @@ func newWebhookReceiver(t *testing.T) *webhookReceiver {
 	}))
 	t.Cleanup(r.srv.Close)
 	return r
+}
+
+// url is the receiver's URL in --webhooks (without sns+).
+func (r *webhookReceiver) url() string { return r.srv.URL + "/hook" }
+
+// snsMessage checks an SNS HTTP(S) notification as SNS documents it (its
+// headers; its JSON fields, and no others) and returns its Message.
+func (r *webhookReceiver) snsMessage(h http.Header, body []byte) []byte {
+	var n struct {
+		Type, MessageId, TopicArn, Message, Timestamp               string
+		SignatureVersion, Signature, SigningCertURL, UnsubscribeURL string
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&n); err != nil {
+		r.t.Errorf("not an SNS notification: %v: %s", err, body)
+	}
+	if n.Type != "Notification" || h.Get("x-amz-sns-message-type") != "Notification" || n.MessageId != h.Get("x-amz-sns-message-id") ||
+		n.TopicArn != h.Get("x-amz-sns-topic-arn") || !strings.HasPrefix(h.Get("x-amz-sns-subscription-arn"), n.TopicArn+":") {
+		r.t.Errorf("SNS notification %+v with headers %v", n, h)
+	}
+	if _, err := time.Parse("2006-01-02T15:04:05.000Z", n.Timestamp); err != nil {
+		r.t.Errorf("SNS Timestamp %q: %v", n.Timestamp, err)
+	}
+	var env events.Envelope
+	if err := json.Unmarshal([]byte(n.Message), &env); err != nil || env.ID != n.MessageId {
+		r.t.Errorf("SNS Message %q (%v) is not the event %s", n.Message, err, n.MessageId)
+	}
+	return []byte(n.Message)
 }
 
 func (r *webhookReceiver) set(down bool, secret []byte) {
@@ -99,14 +133,16 @@ func sendEvent(t *testing.T, h *hoisttest.Hoist, topic, resource, msg string) st
 
 // TestEventsReachWebhooksAndTheStream: events published in a real Hoist
 // reach a webhook receiver that is down for a while, in order and
-// signed with the secret in the data directory, also across a restart of
-// Hoist; and the live stream (signed GET /hoist/events) shows them.
+// signed with the secret in the data directory and the receiver's URL,
+// also across a restart of Hoist; a receiver configured with sns+ gets the
+// same events in SNS's notification envelope; and the live stream (signed
+// GET /hoist/events) shows them.
 func TestEventsReachWebhooksAndTheStream(t *testing.T) {
 	const topic = "arn:aws:sns:us-west-2:123456789012:placement-events"
 	const queue = "arn:aws:gamelift:us-west-2:123456789012:gamesessionqueue/events-e2e"
-	rcv := newWebhookReceiver(t)
+	rcv, snsRcv := newWebhookReceiver(t, false), newWebhookReceiver(t, true)
 	dir := t.TempDir()
-	opts := hoisttest.Options{DataDir: dir, Args: []string{"--webhooks", topic + "=" + rcv.srv.URL + "/hook",
+	opts := hoisttest.Options{DataDir: dir, Args: []string{"--webhooks", topic + "=" + rcv.url() + "," + topic + "=sns+" + snsRcv.url(),
 		"--timings", "events.deliver=100ms,events.backoff=100ms"}}
 	h := hoisttest.Start(t, opts)
 	secret, err := os.ReadFile(filepath.Join(dir, server.WebhookSecretFile))
@@ -158,20 +194,26 @@ func TestEventsReachWebhooksAndTheStream(t *testing.T) {
 			t.Fatalf("only %d attempts at a down receiver in a minute", i)
 		}
 	}
-	rcv.set(false, secret)
-	for i, id := range want {
-		if env := rcv.next(t); env.ID != id || env.DetailType != "Hoist Test Event" {
-			t.Fatalf("delivery %d: %+v, want %s", i, env, id)
+	for _, r := range []*webhookReceiver{rcv, snsRcv} {
+		r.set(false, secret)
+		for i, id := range want {
+			if env := r.next(t); env.ID != id || env.DetailType != "Hoist Test Event" {
+				t.Fatalf("delivery %d (sns %v): %+v, want %s", i, r.sns, env, id)
+			}
 		}
 	}
 
 	// An event pending while Hoist stops is delivered after it restarts.
 	rcv.set(true, secret)
+	snsRcv.set(true, secret)
 	late := sendEvent(t, h, topic, queue, "across a restart")
 	h.Stop()
 	rcv.set(false, secret)
+	snsRcv.set(false, secret)
 	hoisttest.Start(t, opts) // the same data directory: the pending delivery resumes
-	if env := rcv.next(t); env.ID != late {
-		t.Fatalf("after the restart: %+v, want %s", env, late)
+	for _, r := range []*webhookReceiver{rcv, snsRcv} {
+		if env := r.next(t); env.ID != late {
+			t.Fatalf("after the restart (sns %v): %+v, want %s", r.sns, env, late)
+		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hoistgg/hoist/internal/config"
 )
 
 // Test credentials used by the e2e suite (Hoist is started with them, so
@@ -76,6 +78,13 @@ type Options struct {
 	// Args and Env are added to the command line and environment.
 	Args []string
 	Env  []string
+	// WorkDir, when set, starts Hoist the way the README does: as ./hoist
+	// in this working directory (a link to the built binary is made there),
+	// with no command-line flag but Args, so with its default, relative
+	// data directory (DataDir is set to it) and the default Region and
+	// account; only the listeners are moved to free loopback ports, through
+	// HOIST_ADDR and HOIST_TLS_ADDR.
+	WorkDir string
 }
 
 // Start runs Hoist on 127.0.0.1 with a random port and waits until it serves.
@@ -83,7 +92,10 @@ type Options struct {
 func Start(t testing.TB, opts Options) *Hoist {
 	t.Helper()
 	bin := Binary(t)
-	if opts.DataDir == "" {
+	if opts.WorkDir != "" {
+		opts.DataDir = filepath.Join(opts.WorkDir, config.DefaultDataDir)
+		_ = os.Chmod(filepath.Dir(opts.WorkDir), 0o711) // as below
+	} else if opts.DataDir == "" {
 		opts.DataDir = t.TempDir()
 		// Run as root, Hoist runs server processes as an unprivileged user,
 		// which must pass through the test's temporary directory (0700).
@@ -104,11 +116,27 @@ func launch(bin string, opts Options, tmp string, t testing.TB) (*Hoist, error) 
 	if !opts.Unauthenticated {
 		env = CredentialsEnv()
 	}
-	p, err := Launch("hoist", bin, append(ServeArgs(opts.DataDir, true), opts.Args...), append(env, opts.Env...), tmp)
+	var p *Process
+	var err error
+	if opts.WorkDir != "" {
+		p, err = launchLikeTheREADME(bin, opts, append(env, opts.Env...), tmp)
+	} else {
+		p, err = Launch("hoist", bin, append(ServeArgs(opts.DataDir, true), opts.Args...), append(env, opts.Env...), tmp)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &Hoist{Process: p, DataDir: opts.DataDir, t: t}, nil
+}
+
+// launchLikeTheREADME runs ./hoist in opts.WorkDir (see Options.WorkDir).
+func launchLikeTheREADME(bin string, opts Options, env []string, tmp string) (*Process, error) {
+	link := filepath.Join(opts.WorkDir, "hoist")
+	if err := os.Symlink(bin, link); err != nil && !os.IsExist(err) {
+		return nil, err
+	}
+	env = append([]string{"HOIST_ADDR=127.0.0.1:0", "HOIST_TLS_ADDR=127.0.0.1:0"}, env...)
+	return LaunchIn(opts.WorkDir, "hoist", "./hoist", opts.Args, env, tmp)
 }
 
 // Stop sends SIGTERM and waits for a clean exit (or kills after 30 s, and

@@ -42,8 +42,15 @@ type Process struct {
 // a minute until it has written its ready file in dir. On an error after
 // the process started it is killed.
 func Launch(name, bin string, args, env []string, dir string) (*Process, error) {
+	return LaunchIn("", name, bin, args, env, dir)
+}
+
+// LaunchIn is Launch with the process's working directory (workDir; ""
+// is this process's).
+func LaunchIn(workDir, name, bin string, args, env []string, dir string) (*Process, error) {
 	ready := filepath.Join(dir, "ready.json")
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = workDir
 	cmd.Env = append(append(os.Environ(), env...), ReadyEnv+"="+ready)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p := &Process{Name: name, cmd: cmd, out: &SyncBuffer{}, done: make(chan struct{})}

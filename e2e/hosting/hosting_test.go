@@ -13,6 +13,7 @@ func TestManagedHosting(t *testing.T) {
 		"GameSessionRules":    testGameSessionRules,
 		"ConcurrentPlacement": testConcurrentPlacement,
 		"Crash":               testCrash,
+		"CrashAtStart":        testCrashAtStart,
 		"KilledProcess":       testKilledProcess,
 		"KilledActivating":    testKilledWhileActivating,
 		"StuckProcess":        testStuckProcess,

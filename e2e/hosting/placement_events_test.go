@@ -226,7 +226,7 @@ func newPlacementReceiver(t *testing.T) *placementReceiver {
 		if req.Method != http.MethodPost || req.URL.Path != "/hook" || req.Header.Get("Content-Type") != "application/json" {
 			t.Errorf("webhook request %s %s (%s)", req.Method, req.URL.Path, req.Header.Get("Content-Type"))
 		}
-		if !verifySignature(r.secret, req.Header, body, time.Now()) {
+		if !verifySignature(r.secret, r.srv.URL+"/hook", req.Header, body, time.Now()) {
 			t.Errorf("webhook request with a bad signature: %v %s", req.Header, body)
 		}
 		var ev placementEvent
@@ -246,19 +246,20 @@ func newPlacementReceiver(t *testing.T) *placementReceiver {
 	return r
 }
 
-// verifySignature is docs/events.md's receiver check: v1= and the hex
-// HMAC-SHA256 of the timestamp, ".", and the body, with the timestamp
-// within 5 minutes of now.
-func verifySignature(secret []byte, h http.Header, body []byte, now time.Time) bool {
+// verifySignature is docs/events.md's receiver check: v2= and the hex
+// HMAC-SHA256 of the timestamp, a newline, the receiver's URL as
+// --webhooks names it, a newline and the body, with the timestamp within
+// 5 minutes of now.
+func verifySignature(secret []byte, url string, h http.Header, body []byte, now time.Time) bool {
 	ts := h.Get("X-Hoist-Timestamp")
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil || now.Sub(time.Unix(sec, 0)).Abs() > 5*time.Minute {
 		return false
 	}
 	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(ts + "."))
+	m.Write([]byte(ts + "\n" + url + "\n"))
 	m.Write(body)
-	want := "v1=" + hex.EncodeToString(m.Sum(nil))
+	want := "v2=" + hex.EncodeToString(m.Sum(nil))
 	return hmac.Equal([]byte(want), []byte(h.Get("X-Hoist-Signature")))
 }
 

@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 
 	"github.com/coder/websocket"
@@ -169,9 +170,9 @@ func DialURL(ctx context.Context, rawURL string, opts Options) (*Client, error) 
 			if resp.Body != nil {
 				body, _ = io.ReadAll(resp.Body)
 			}
-			return nil, &HandshakeError{StatusCode: resp.StatusCode, Body: string(body), Err: err}
+			return nil, redact(&HandshakeError{StatusCode: resp.StatusCode, Body: string(body), Err: err}, rawURL)
 		}
-		return nil, err
+		return nil, redact(err, rawURL)
 	}
 	ws.SetReadLimit(1 << 20)
 	c := &Client{ws: ws, opts: opts, log: opts.Logger, pending: make(map[string]chan *Frame),
@@ -179,6 +180,45 @@ func DialURL(ctx context.Context, rawURL string, opts Options) (*Client, error) 
 	go c.readLoop()
 	go c.dispatchLoop()
 	return c, nil
+}
+
+// secretParams are the query parameters of a connection URL that are
+// credentials: the auth token, or a signed URL's signature and session
+// token.
+var secretParams = []string{"Authorization", "X-Amz-Signature", "X-Amz-Security-Token"}
+
+// redactedError is an error whose text quoted a secret of the connection
+// URL (the HTTP client's errors quote the URL, query included): the text
+// shows REDACTED in its place; the error it wraps is unchanged.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redact returns err with every secret parameter of rawURL's query taken
+// out of its text, so that a game server that logs a failed connection
+// does not log its credentials.
+func redact(err error, rawURL string) error {
+	_, query, _ := strings.Cut(rawURL, "?")
+	q, _ := url.ParseQuery(query) // what parses: a bad pair does not hide the others
+	msg := err.Error()
+	for _, name := range secretParams {
+		for _, v := range q[name] {
+			if len(v) < 8 { // "SigV4", or too short to be a credential
+				continue
+			}
+			for _, form := range []string{v, url.QueryEscape(v), url.PathEscape(v)} {
+				msg = strings.ReplaceAll(msg, form, "REDACTED")
+			}
+		}
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
 }
 
 // Call sends a request and waits for its reply. A reply with a StatusCode

@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -70,7 +72,11 @@ type Config struct {
 	MaxUnpackedSize int64
 	// Webhooks maps an SNS topic ARN to the HTTP(S) URLs its events are
 	// POSTed to (docs/events.md).
-	Webhooks map[string][]string
+	Webhooks map[string][]Webhook
+	// EventOutbox bounds the events Hoist keeps, waiting for webhook
+	// delivery or for the live stream's replay; past it the oldest are
+	// deleted.
+	EventOutbox int
 	// Timings override timers of the background loops (zero keeps the
 	// domain's default); meant for development and tests.
 	Timings Timings
@@ -134,6 +140,9 @@ const (
 	// DefaultHTTPBodyMemory is the default of --http-body-memory.
 	DefaultHTTPBodyMemory int64 = 64 << 20
 
+	// DefaultEventOutbox is the default of --event-outbox.
+	DefaultEventOutbox = 10000
+
 	DefaultDNSSuffix = "hoist.localhost"
 
 	// SDKSchemeAuto, SDKSchemeWS and SDKSchemeWSS are the values of
@@ -168,6 +177,13 @@ func (c *Config) check() error {
 	default:
 		return fmt.Errorf("--journal-writes %q: want %s or %s", c.JournalWrites, JournalDirect, JournalBuffered)
 	}
+	var level slog.Level
+	if level.UnmarshalText([]byte(c.LogLevel)) != nil {
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
+	}
 	if c.SessionRetention < time.Minute {
 		return fmt.Errorf("--session-retention %s: want at least 1m", c.SessionRetention)
 	}
@@ -176,6 +192,9 @@ func (c *Config) check() error {
 	}
 	if c.MaxLongConnections < 0 || c.MaxEventStreams < 1 || c.SDKComputeSockets < 0 || c.SDKMessageRate < 0 {
 		return errors.New("--max-long-connections, --sdk-compute-sockets and --sdk-message-rate must not be negative, --max-event-streams must be at least 1")
+	}
+	if c.EventOutbox < 1 {
+		return fmt.Errorf("--event-outbox %d: want at least 1", c.EventOutbox)
 	}
 	switch c.SDKScheme {
 	case "", SDKSchemeAuto, SDKSchemeWS:
@@ -199,6 +218,20 @@ func (c *Config) check() error {
 			}
 		}
 	}
+	return nil
+}
+
+// absoluteDataDir resolves the data directory against the working
+// directory, once, at start: every path Hoist derives from it and hands to
+// a server process (SSL_CERT_FILE, the instance directories, certificate
+// paths) or keeps in a record (log directories) then means the same file
+// wherever the process runs.
+func (c *Config) absoluteDataDir() error {
+	abs, err := filepath.Abs(c.DataDir)
+	if err != nil {
+		return fmt.Errorf("--data-dir %q: %w", c.DataDir, err)
+	}
+	c.DataDir = abs
 	return nil
 }
 

@@ -25,7 +25,7 @@ func TestParse(t *testing.T) {
 		wantErr string
 	}{
 		"defaults": {check: func(t *testing.T, c *Config) {
-			if c.Addr != DefaultAddr || c.DataDir != DefaultDataDir || c.Region != DefaultRegion || len(c.Credentials) != 0 || c.HealthExpiry != DefaultHealthExpiry {
+			if c.Addr != DefaultAddr || !filepath.IsAbs(c.DataDir) || filepath.Base(c.DataDir) != DefaultDataDir || c.Region != DefaultRegion || len(c.Credentials) != 0 || c.HealthExpiry != DefaultHealthExpiry {
 				t.Errorf("%+v", c)
 			}
 		}},
@@ -126,16 +126,28 @@ func TestParse(t *testing.T) {
 			}
 		}},
 		"bad process env": {args: []string{"--process-env", "nokey"}, wantErr: `"nokey" is not KEY=value`},
-		"webhooks": {env: map[string]string{"HOIST_WEBHOOKS": "arn:aws:sns:us-west-2:1:t=http://127.0.0.1:8/a?x=1, arn:aws:sns:us-west-2:1:t=https://h.example/b,arn:aws:sns:us-west-2:1:u=http://[::1]:9/"},
+		"webhooks": {env: map[string]string{"HOIST_WEBHOOKS": "arn:aws:sns:us-west-2:1:t=http://127.0.0.1:8/a?x=1, arn:aws:sns:us-west-2:1:t=sns+https://h.example/b,arn:aws:sns:us-west-2:1:u=http://[::1]:9/,arn:aws:sns:us-west-2:1:u=SNS+https://h.example/b"},
 			check: func(t *testing.T, c *Config) {
 				got := fmt.Sprint(c.Webhooks)
-				if got != "map[arn:aws:sns:us-west-2:1:t:[http://127.0.0.1:8/a?x=1 https://h.example/b] arn:aws:sns:us-west-2:1:u:[http://[::1]:9/]]" {
+				if got != "map[arn:aws:sns:us-west-2:1:t:[http://127.0.0.1:8/a?x=1 sns+https://h.example/b] arn:aws:sns:us-west-2:1:u:[http://[::1]:9/ sns+https://h.example/b]]" {
 					t.Errorf("Webhooks = %s", got)
+				}
+				if c.EventOutbox != DefaultEventOutbox {
+					t.Errorf("EventOutbox = %d", c.EventOutbox)
 				}
 			}},
 		"webhook without a topic ARN": {args: []string{"--webhooks", "topic=http://127.0.0.1/"}, wantErr: `"topic=http://127.0.0.1/" is not TOPIC_ARN=URL`},
 		"webhook not http":            {args: []string{"--webhooks", "arn:aws:sns:x:1:t=ftp://h/"}, wantErr: "is not an http:// or https:// URL"},
+		"webhook sns not http":        {args: []string{"--webhooks", "arn:aws:sns:x:1:t=sns+ftp://h/"}, wantErr: "is not an http:// or https:// URL"},
 		"webhook with user info":      {args: []string{"--webhooks", "arn:aws:sns:x:1:t=http://u:p@h/"}, wantErr: "is not an http:// or https:// URL"},
+		"webhook with two formats": {args: []string{"--webhooks", "arn:aws:sns:x:1:t=sns+http://h/,arn:aws:sns:x:1:u=http://h/"},
+			wantErr: "http://h/ is given both with and without sns+"},
+		"webhook backlog": {args: []string{"--event-outbox", "5"}, check: func(t *testing.T, c *Config) {
+			if c.EventOutbox != 5 {
+				t.Errorf("EventOutbox = %d", c.EventOutbox)
+			}
+		}},
+		"webhook backlog zero": {args: []string{"--event-outbox", "0"}, wantErr: "--event-outbox 0: want at least 1"},
 		"ready file": {env: map[string]string{"HOIST_READY_FILE": "r.json"}, check: func(t *testing.T, c *Config) {
 			if c.ReadyFile != "r.json" {
 				t.Errorf("ReadyFile = %q", c.ReadyFile)

@@ -66,9 +66,13 @@ func FuzzLoadCredentialsInline(f *testing.F) {
 }
 
 // FuzzWebhooks: every accepted entry maps a topic ARN to an http(s) URL
-// with a host, and String reads back as the same map.
+// with a host, each URL has one format wherever it appears, and String
+// reads back as the same map.
 func FuzzWebhooks(f *testing.F) {
 	f.Add("arn:aws:sns:us-west-2:1:t=http://127.0.0.1:8/a?x=1,arn:aws:sns:us-west-2:1:t=https://h/b")
+	f.Add("arn:aws:sns:us-west-2:1:t=sns+https://h/b,arn:aws:sns:us-west-2:1:u=SNS+http://127.0.0.1/")
+	f.Add("arn:x=sns+sns+http://h/")
+	f.Add("arn:x=sns+http://h/,arn:y=http://h/")
 	f.Add("arn:x=ftp://h/")
 	f.Add("arn:x=http://u@h/")
 	f.Add(",,=,")
@@ -77,14 +81,19 @@ func FuzzWebhooks(f *testing.F) {
 		if err := v.Set(s); err != nil {
 			return
 		}
-		for topic, urls := range v {
-			if !strings.HasPrefix(topic, "arn:") || len(urls) == 0 {
-				t.Fatalf("accepted topic %q with %v", topic, urls)
+		sns := map[string]bool{}
+		for topic, hooks := range v {
+			if !strings.HasPrefix(topic, "arn:") || len(hooks) == 0 {
+				t.Fatalf("accepted topic %q with %v", topic, hooks)
 			}
-			for _, u := range urls {
-				if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-					t.Fatalf("accepted URL %q", u)
+			for _, w := range hooks {
+				if !strings.HasPrefix(w.URL, "http://") && !strings.HasPrefix(w.URL, "https://") {
+					t.Fatalf("accepted URL %q", w.URL)
 				}
+				if was, ok := sns[w.URL]; ok && was != w.SNS {
+					t.Fatalf("%q: URL %s accepted with two formats", s, w.URL)
+				}
+				sns[w.URL] = w.SNS
 			}
 		}
 		var again webhooksValue

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/url"
 	"sort"
 	"strconv"
@@ -47,10 +48,10 @@ type Setting struct {
 var settings = []Setting{
 	{Flag: "addr", Env: "HOIST_ADDR", Default: DefaultAddr,
 		Help:  "API, S3 upload and SDK WebSocket listen address",
-		value: str(func(c *Config) *string { return &c.Addr })},
+		value: addr(func(c *Config) *string { return &c.Addr }, false)},
 	{Flag: "tls-addr", Env: "HOIST_TLS_ADDR", Default: DefaultTLSAddr,
 		Help:  "the same routes over TLS (wss for the SDK); empty disables",
-		value: str(func(c *Config) *string { return &c.TLSAddr })},
+		value: addr(func(c *Config) *string { return &c.TLSAddr }, true)},
 	{Flag: "sdk-scheme", Env: "HOIST_SDK_SCHEME", Default: SDKSchemeAuto,
 		Help:  "Server SDK URL handed to game servers: auto (wss:// when the TLS listener is on), ws or wss",
 		value: str(func(c *Config) *string { return &c.SDKScheme })},
@@ -100,8 +101,11 @@ var settings = []Setting{
 		Help:  "when Hoist runs as root, the unprivileged user managed server processes run as (NAME, then NAME-1, NAME-2, ... for each further instance running at once), created with useradd if missing; empty runs them as Hoist's own user",
 		value: str(func(c *Config) *string { return &c.ProcessUser })},
 	{Flag: "webhooks", Env: "HOIST_WEBHOOKS",
-		Help:  "TOPIC_ARN=URL,... : POST the events of the SNS topic a queue or matchmaking configuration notifies to these HTTP(S) URLs (see docs/events.md)",
+		Help:  "TOPIC_ARN=URL,... : POST the events of the SNS topic a queue or matchmaking configuration notifies to these HTTP(S) URLs, signed; sns+URL (sns+https://...) sends SNS's notification envelope (see docs/events.md)",
 		value: func(c *Config) flag.Value { return (*webhooksValue)(&c.Webhooks) }},
+	{Flag: "event-outbox", Env: "HOIST_EVENT_OUTBOX", Default: strconv.Itoa(DefaultEventOutbox),
+		Help:  "most events kept, waiting for webhook delivery or for the live stream's replay; past it the oldest are deleted (logged, counted)",
+		value: integer(func(c *Config) *int { return &c.EventOutbox })},
 	{Flag: "placement-costs", Env: "HOIST_PLACEMENT_COSTS",
 		Help:  "TYPE=price,... hourly instance prices by instance type (TYPE or TYPE/SPOT, TYPE/ON_DEMAND) for a queue's PriorityOrder COST; unlisted types cost 0",
 		value: func(c *Config) flag.Value { return (*costsValue)(&c.PlacementCosts) }},
@@ -116,7 +120,7 @@ var settings = []Setting{
 		value: str(func(c *Config) *string { return &c.LogFormat })},
 	{Flag: "pprof-addr", Env: "HOIST_PPROF_ADDR",
 		Help:  "serve net/http/pprof on this loopback address, for profiling; empty disables",
-		value: str(func(c *Config) *string { return &c.PprofAddr })},
+		value: addr(func(c *Config) *string { return &c.PprofAddr }, true)},
 	{Flag: "http-header-timeout", Env: "HOIST_HTTP_HEADER_TIMEOUT", Default: DefaultHTTPHeaderTimeout.String(), DocDefault: "10s",
 		Help:  "how long a client may take to send a request's headers; 0 disables",
 		value: dur(func(c *Config) *time.Duration { return &c.HTTPHeaderTimeout })},
@@ -157,12 +161,16 @@ func Settings() []Setting { return append([]Setting(nil), settings...) }
 
 // Parse reads the settings from flags (args, without the program and
 // subcommand names), the environment (lookupEnv, normally os.LookupEnv) and
-// the defaults, then the credentials. With -h or --help it prints the
-// flags to stderr and returns flag.ErrHelp.
+// the defaults, then the credentials, and makes the data directory
+// absolute. With -h or --help it prints the flags to stderr and returns
+// flag.ErrHelp; otherwise it prints nothing: a bad value is one error
+// naming the flag or variable, the value and what was expected.
 func Parse(args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (*Config, error) {
 	c := &Config{}
 	fs := flag.NewFlagSet("hoist serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	var bad error // the first bad flag value, as Parse returns it
 	for _, s := range settings {
 		v := s.value(c)
 		if s.Default != "" {
@@ -172,25 +180,15 @@ func Parse(args []string, lookupEnv func(string) (string, bool), stderr io.Write
 		}
 		if e, ok := lookupEnv(s.Env); ok {
 			if err := v.Set(e); err != nil {
-				return nil, fmt.Errorf("$%s: %w", s.Env, err)
+				return nil, fmt.Errorf("$%s %q: %w", s.Env, e, err)
 			}
 		}
 		if s.Flag != "" {
-			fs.Var(v, s.Flag, s.Help+" ($"+s.Env+")")
-		}
-	}
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: hoist [serve] [flags]\n\nEvery flag has an environment variable (shown after its help); a flag given here wins over it.\n\nflags:\n")
-		fs.PrintDefaults()
-		fmt.Fprintf(fs.Output(), "\nenvironment only:\n")
-		for _, s := range settings {
-			if s.Flag == "" {
-				fmt.Fprintf(fs.Output(), "  %s\n    \t%s\n", s.Env, s.Help)
-			}
+			fs.Var(&namedValue{Value: v, name: "--" + s.Flag, bad: &bad}, s.Flag, s.Help+" ($"+s.Env+")")
 		}
 	}
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		return nil, flagError(fs, err, bad, stderr)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -200,12 +198,137 @@ func Parse(args []string, lookupEnv func(string) (string, bool), stderr io.Write
 		return nil, err
 	}
 	c.Credentials = creds
-	return c, c.check()
+	if err := c.check(); err != nil {
+		return c, err
+	}
+	return c, c.absoluteDataDir()
+}
+
+// flagError is the one error Parse returns for a command line the flag
+// set refused (err): the bad value's own error when a value was bad, a
+// short sentence for an unknown flag or a missing value. For -h and
+// --help it prints the usage to stderr and returns flag.ErrHelp.
+func flagError(fs *flag.FlagSet, err, bad error, stderr io.Writer) error {
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stderr)
+		printUsage(fs)
+		return flag.ErrHelp
+	}
+	if bad != nil {
+		return bad
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return fmt.Errorf("unknown flag --%s (hoist serve --help lists the flags)", strings.TrimPrefix(name, "-"))
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return fmt.Errorf("--%s needs a value", strings.TrimPrefix(name, "-"))
+	}
+	return err
+}
+
+// printUsage prints hoist serve's usage: every flag with its variable, then
+// the settings read only from the environment.
+func printUsage(fs *flag.FlagSet) {
+	out := fs.Output()
+	fmt.Fprintf(out, "usage: hoist [serve] [flags]\n\nEvery flag has an environment variable (shown after its help); a flag given here wins over it.\n\nflags:\n")
+	fs.PrintDefaults()
+	fmt.Fprintf(out, "\nenvironment only:\n")
+	for _, s := range settings {
+		if s.Flag == "" {
+			fmt.Fprintf(out, "  %s\n    \t%s\n", s.Env, s.Help)
+		}
+	}
+}
+
+// namedValue is a setting's flag: a bad value's error names the flag and
+// the value, and the first one is kept in *bad (the flag package's own
+// message would name the flag with one dash and print the usage).
+type namedValue struct {
+	flag.Value
+	name string
+	bad  *error
+}
+
+func (v *namedValue) Set(s string) error {
+	if err := v.Value.Set(s); err != nil {
+		err = fmt.Errorf("%s %q: %w", v.name, s, err)
+		if *v.bad == nil {
+			*v.bad = err
+		}
+		return err
+	}
+	return nil
+}
+
+// String is the value's, "" for the zero namedValue (flag.PrintDefaults
+// makes one to tell a default from the zero value).
+func (v *namedValue) String() string {
+	if v == nil || v.Value == nil {
+		return ""
+	}
+	return v.Value.String()
+}
+
+// IsBoolFlag passes a bool flag's nature on (--flag without a value).
+func (v *namedValue) IsBoolFlag() bool {
+	b, ok := v.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // str binds a string field.
 func str(field func(*Config) *string) func(*Config) flag.Value {
 	return func(c *Config) flag.Value { return (*stringValue)(field(c)) }
+}
+
+// addr binds a listen address, host:port; optional allows "" (off).
+func addr(field func(*Config) *string, optional bool) func(*Config) flag.Value {
+	return func(c *Config) flag.Value { return &addrValue{p: field(c), optional: optional} }
+}
+
+// addrValue is a listen address setting.
+type addrValue struct {
+	p        *string
+	optional bool
+}
+
+func (v *addrValue) Set(s string) error {
+	if s == "" && v.optional {
+		*v.p = ""
+		return nil
+	}
+	if err := checkAddr(s); err != nil {
+		if v.optional {
+			return fmt.Errorf("%w, or empty to turn it off", err)
+		}
+		return err
+	}
+	*v.p = s
+	return nil
+}
+
+func (v *addrValue) String() string {
+	if v == nil || v.p == nil {
+		return ""
+	}
+	return *v.p
+}
+
+// checkAddr checks a listen address: host:port, the host possibly empty
+// (every interface), the port a number from 0 (any free port) to 65535.
+func checkAddr(s string) error {
+	_, port, err := net.SplitHostPort(s)
+	if err == nil {
+		var n int
+		n, err = strconv.Atoi(port)
+		if err == nil && (n < 0 || n > 65535 || strings.TrimLeft(port, "0123456789") != "") {
+			err = errors.New("port out of range")
+		}
+	}
+	if err != nil {
+		return errors.New("want host:port, such as " + DefaultAddr + " (port 0: any free port)")
+	}
+	return nil
 }
 
 // boolean binds a bool field (given as --flag, --flag=false, or a
@@ -235,10 +358,10 @@ func (v *sizeValue) Set(s string) error {
 }
 
 func (v *sizeValue) String() string {
-	if v == nil {
+	if v == nil || *v <= 0 {
 		return ""
 	}
-	return strconv.FormatInt(int64(*v), 10)
+	return FormatSize(int64(*v))
 }
 
 // limitValue is a byte count that may be none: "", "off" or "0" is 0,
@@ -259,10 +382,10 @@ func (v *limitValue) Set(s string) error {
 }
 
 func (v *limitValue) String() string {
-	if v == nil || *v == 0 {
+	if v == nil || *v <= 0 {
 		return ""
 	}
-	return strconv.FormatInt(int64(*v), 10)
+	return FormatSize(int64(*v))
 }
 
 // dur binds a duration field.
@@ -356,12 +479,35 @@ func (v *processEnvValue) String() string {
 	return strings.Join(*v, ",")
 }
 
-// webhooksValue is --webhooks: "TOPIC_ARN=URL,TOPIC_ARN=URL2": a topic
-// may be given more than once, for several URLs.
-type webhooksValue map[string][]string
+// Webhook is one URL of --webhooks.
+type Webhook struct {
+	// URL is the http:// or https:// URL events are POSTed to.
+	URL string
+	// SNS: the URL was given as sns+URL, and gets SNS's notification
+	// envelope around each event.
+	SNS bool
+}
+
+// snsPrefix, before a webhook's URL, selects SNS's envelope.
+const snsPrefix = "sns+"
+
+// String writes w as --webhooks reads it.
+func (w Webhook) String() string {
+	if w.SNS {
+		return snsPrefix + w.URL
+	}
+	return w.URL
+}
+
+// webhooksValue is --webhooks: "TOPIC_ARN=URL,TOPIC_ARN=sns+URL2": a
+// topic may be given more than once, for several URLs; "sns+" before a
+// URL (any case) selects SNS's envelope for that URL, which must then be
+// given so wherever it appears.
+type webhooksValue map[string][]Webhook
 
 func (v *webhooksValue) Set(s string) error {
-	out := map[string][]string{}
+	out := map[string][]Webhook{}
+	sns := map[string]bool{} // the format each URL was given with
 	for _, kv := range strings.Split(s, ",") {
 		kv = strings.TrimSpace(kv)
 		if kv == "" {
@@ -372,14 +518,33 @@ func (v *webhooksValue) Set(s string) error {
 		if !ok || !strings.HasPrefix(topic, "arn:") {
 			return fmt.Errorf("%q is not TOPIC_ARN=URL", kv)
 		}
-		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-			return fmt.Errorf("%s: %q is not an http:// or https:// URL (without user information)", topic, raw)
+		w, err := parseWebhook(raw)
+		if err != nil {
+			return fmt.Errorf("%s: %w", topic, err)
 		}
-		out[topic] = append(out[topic], u.String())
+		if was, seen := sns[w.URL]; seen && was != w.SNS {
+			return fmt.Errorf("%s: %s is given both with and without %s; a URL has one format", topic, w.URL, snsPrefix)
+		}
+		sns[w.URL] = w.SNS
+		out[topic] = append(out[topic], w)
 	}
 	*v = out
 	return nil
+}
+
+// parseWebhook reads one URL of --webhooks: [sns+]http(s)://host/...,
+// without user information.
+func parseWebhook(raw string) (Webhook, error) {
+	var w Webhook
+	if len(raw) >= len(snsPrefix) && strings.EqualFold(raw[:len(snsPrefix)], snsPrefix) {
+		w.SNS, raw = true, raw[len(snsPrefix):]
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return Webhook{}, fmt.Errorf("%q is not an http:// or https:// URL without user information (optionally after %s)", raw, snsPrefix)
+	}
+	w.URL = u.String()
+	return w, nil
 }
 
 func (v *webhooksValue) String() string {
@@ -387,9 +552,9 @@ func (v *webhooksValue) String() string {
 		return ""
 	}
 	var parts []string
-	for topic, urls := range *v {
-		for _, u := range urls {
-			parts = append(parts, topic+"="+u)
+	for topic, hooks := range *v {
+		for _, w := range hooks {
+			parts = append(parts, topic+"="+w.String())
 		}
 	}
 	sort.Strings(parts)
@@ -414,9 +579,20 @@ func ParseSize(v string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || n <= 0 || n > math.MaxInt64>>shift {
-		return 0, fmt.Errorf("size %q: want a positive number of bytes, optionally with B, KiB, MiB, GiB or TiB", v)
+		return 0, errors.New("want a positive number of bytes, optionally with B, KiB, MiB, GiB or TiB")
 	}
 	return n << shift, nil
+}
+
+// FormatSize writes a positive byte count as ParseSize reads it, in the
+// largest unit that divides it: 20GiB, 1536MiB, 1000B.
+func FormatSize(n int64) string {
+	for _, u := range sizeUnits {
+		if u.shift > 0 && n%(1<<u.shift) == 0 {
+			return strconv.FormatInt(n>>u.shift, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
 }
 
 // costsValue reads --placement-costs: TYPE=price,... with non-negative

@@ -30,6 +30,7 @@ type Timings struct {
 	FleetsReconcile         time.Duration
 	FleetsPolicyInterval    time.Duration
 	FleetsActivationTimeout time.Duration
+	FleetsFirstReadyTimeout time.Duration
 	FleetsLaunchBackoff     time.Duration
 	FleetsTokenTTL          time.Duration
 
@@ -71,6 +72,7 @@ var timings = []Timing{
 	{"fleets.reconcile", "how often fleets are reconciled", func(t *Timings) *time.Duration { return &t.FleetsReconcile }},
 	{"fleets.policy-interval", "how often scaling policies are evaluated", func(t *Timings) *time.Duration { return &t.FleetsPolicyInterval }},
 	{"fleets.activation-timeout", "how long a fleet location may take to become ACTIVE", func(t *Timings) *time.Duration { return &t.FleetsActivationTimeout }},
+	{"fleets.first-ready-timeout", "how long a new fleet location may stay ACTIVATING with no server process ready", func(t *Timings) *time.Duration { return &t.FleetsFirstReadyTimeout }},
 	{"fleets.launch-backoff", "first wait after an instance failed to start", func(t *Timings) *time.Duration { return &t.FleetsLaunchBackoff }},
 	{"fleets.token-ttl", "lifetime of an Anywhere compute auth token", func(t *Timings) *time.Duration { return &t.FleetsTokenTTL }},
 	{"processes.stagger", "least time between two process launches on an instance", func(t *Timings) *time.Duration { return &t.ProcessesStagger }},

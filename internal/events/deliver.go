@@ -3,26 +3,28 @@ package events
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/store"
 )
 
-// leaseName is the store lease the delivery loop runs under.
+// leaseName is the store lease the housekeeping loop runs under; the
+// delivery loop of a webhook URL runs under leaseName + "/" + its key.
 const leaseName = "events-delivery"
 
-// Delivery batches: streams handled per turn, how long one stream is sent
-// to per turn (then the turn ends and the next one goes on with it),
-// streams sent to at once, and expired events deleted per turn.
+// Delivery batches: streams a URL's loop handles per turn, how long one
+// stream is sent to per turn (then the turn ends and the next one goes on
+// with it), streams of one URL sent to at once, and records the
+// housekeeping deletes per transaction.
 const (
 	streamBatch   = 64
 	streamBudget  = time.Second
@@ -30,53 +32,71 @@ const (
 	retentionPage = 256
 )
 
-// Signature headers of a webhook request (docs/events.md).
-const (
-	HeaderEventID   = "X-Hoist-Event-Id"
-	HeaderTimestamp = "X-Hoist-Timestamp"
-	HeaderSignature = "X-Hoist-Signature"
-)
-
-// Sign returns the X-Hoist-Signature value of a request with body sent at
-// timestamp (Unix seconds): "v1=" and the hex HMAC-SHA256, keyed with
-// secret, of the timestamp, a '.', and the body.
-func Sign(secret []byte, timestamp int64, body []byte) string {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(strconv.FormatInt(timestamp, 10)))
-	m.Write([]byte{'.'})
-	m.Write(body)
-	return "v1=" + hex.EncodeToString(m.Sum(nil))
-}
-
-// Verify reports whether signature is Sign(secret, timestamp, body),
-// compared in constant time.
-func Verify(secret []byte, timestamp int64, body []byte, signature string) bool {
-	return hmac.Equal([]byte(Sign(secret, timestamp, body)), []byte(signature))
-}
-
-// Run runs the delivery loop every Timings.Interval (and soon after a
-// Publish on this replica) while this replica holds its lease, until ctx
-// ends.
+// Run runs, until ctx ends, one delivery loop per webhook URL and the
+// housekeeping loop, each every Timings.Interval while this replica holds
+// its lease (a URL's loop also soon after a Publish to it on this
+// replica). Each URL has its own loop, lease and concurrency, so a
+// receiver that hangs delays only its own events; with several replicas
+// the URLs' leases spread over them.
 func (s *Service) Run(ctx context.Context) error {
-	// The lease outlasts a turn that waits on slow receivers (a request
+	// A lease outlasts a turn that waits on a slow receiver (a request
 	// may take RequestTimeout, after a stream's budget), so that another
 	// replica does not take over mid-turn and send the same events.
 	ttl := max(5*s.t.Interval, 3*s.t.RequestTimeout)
-	return store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
-		Interval: s.t.Interval, TTL: ttl, Kick: s.kick, Now: s.cfg.Now, Work: s.Deliver,
-		Log: s.log.With("loop", "events delivery")})
+	loop := func(name string, kick <-chan struct{}, work func(context.Context) error, log *slog.Logger) store.Loop {
+		return store.Loop{Name: name, Holder: s.cfg.ReplicaID, Interval: s.t.Interval, TTL: ttl, Kick: kick,
+			Now: s.cfg.Now, Work: work, Log: log}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_ = store.RunLeased(ctx, s.cfg.Store, loop(leaseName, nil, s.housekeep, s.log.With("loop", "events housekeeping")))
+	})
+	for _, w := range s.webhooks {
+		s.log.Info("webhook", "url", w.URL, "sns", w.SNS, "topics", s.topicsOf(w.URL))
+		wg.Go(func() {
+			work := func(ctx context.Context) error { return s.deliverURL(ctx, w) }
+			_ = store.RunLeased(ctx, s.cfg.Store, loop(leaseName+"/"+w.key, w.kick, work,
+				s.log.With("loop", "webhook delivery", "url", w.URL)))
+		})
+	}
+	wg.Wait()
+	return nil
 }
 
-// Deliver runs one turn: every due stream gets its pending events in
-// order until one fails (which backs the stream off), then events past
-// their retention are deleted. Run calls it; tests call it with a fake
-// clock.
+// topicsOf lists the topics url is configured for.
+func (s *Service) topicsOf(url string) []string {
+	var out []string
+	for topic, urls := range s.topics {
+		if slices.Contains(urls, url) {
+			out = append(out, topic)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Deliver runs one turn of every URL's delivery loop, at once, then one of
+// the housekeeping. Tests call it with a fake clock (Run runs the loops).
 func (s *Service) Deliver(ctx context.Context) error {
+	errs := make([]error, len(s.webhooks)+1)
+	var wg sync.WaitGroup
+	for i, w := range s.webhooks {
+		wg.Go(func() { errs[i] = s.deliverURL(ctx, w) })
+	}
+	wg.Wait()
+	errs[len(s.webhooks)] = s.housekeep(ctx)
+	return errors.Join(errs...)
+}
+
+// deliverURL runs one turn of w's loop: each due stream of w gets its
+// pending events in order until one fails (which backs the stream off),
+// up to parallel streams at once.
+func (s *Service) deliverURL(ctx context.Context, w *webhook) error {
 	var due []store.Record
 	now := s.cfg.Now()
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		var err error
-		due, _, err = tx.List(ctx, store.Query{Kind: kindStream, Key: keyDue, HasKey: true,
+		due, _, err = tx.List(ctx, store.Query{Kind: kindStream, Parent: w.key, HasParent: true, Key: keyDue, HasKey: true,
 			RankMax: now.UnixNano(), HasRankMax: true, Order: store.OrderRankAsc, Limit: streamBatch})
 		return err
 	})
@@ -90,19 +110,17 @@ func (s *Service) Deliver(ctx context.Context) error {
 		errs []error
 	)
 	for _, rec := range due {
-		wg.Add(1)
 		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := s.deliverStream(ctx, rec.ID); err != nil {
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := s.deliverStream(ctx, w, rec.ID); err != nil {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	errs = append(errs, s.expire(ctx))
 	return errors.Join(errs...)
 }
 
@@ -111,6 +129,7 @@ type head struct {
 	st    stream
 	del   store.Record
 	body  []byte
+	topic string
 	empty bool
 	// orphan: the delivery's event is gone; the delivery is dropped.
 	orphan bool
@@ -118,15 +137,16 @@ type head struct {
 
 // deliverStream sends a stream's pending events in order, for up to
 // streamBudget, stopping at the first failure.
-func (s *Service) deliverStream(ctx context.Context, sid string) error {
+func (s *Service) deliverStream(ctx context.Context, w *webhook, sid string) error {
 	start := s.cfg.Now()
 	for s.cfg.Now().Sub(start) < streamBudget {
 		h, err := s.readHead(ctx, sid)
 		if err != nil || h == nil {
 			return err
 		}
-		if h.empty || !s.urls[h.st.URL] {
-			return s.dropStream(ctx, sid, h)
+		if h.empty || h.st.URL != w.URL {
+			_, err := s.dropStream(ctx, sid, h.st.URL)
+			return err
 		}
 		if h.orphan {
 			s.log.Warn("webhook: a delivery's event is missing; dropping it", "delivery", h.del.ID)
@@ -137,8 +157,11 @@ func (s *Service) deliverStream(ctx context.Context, sid string) error {
 			}
 			continue
 		}
+		if h.topic == "" {
+			h.topic = w.topic
+		}
 		ts := s.cfg.Now().Unix()
-		sendErr := s.send(ctx, h.st.URL, h, ts)
+		sendErr := s.send(ctx, w, h, ts)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -189,22 +212,35 @@ func (s *Service) readHead(ctx context.Context, sid string) (*head, error) {
 		if h.body, err = eventBody(ev.Data); err != nil {
 			return fmt.Errorf("event %s: %w", d.EventID, err)
 		}
+		h.topic = d.Topic
 		return nil
 	})
 	return h, err
 }
 
-// send POSTs the event, signed, to url; a 2xx answer is success.
-func (s *Service) send(ctx context.Context, url string, h *head, ts int64) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(h.body))
+// send POSTs the event to w, in w's format, signed; a 2xx answer is
+// success.
+func (s *Service) send(ctx context.Context, w *webhook, h *head, ts int64) error {
+	body, contentType := h.body, "application/json"
+	var note SNSNotification
+	if w.SNS {
+		var err error
+		if body, note, err = snsBody(h.body, h.topic); err != nil {
+			return err
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
+	if w.SNS {
+		setSNSHeaders(req.Header, note, w.URL)
+	}
 	req.Header.Set("User-Agent", "Hoist-Events/1")
 	req.Header.Set(HeaderEventID, h.del.Key)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(HeaderSignature, Sign(s.cfg.Secret, ts, h.body))
+	req.Header.Set(HeaderSignature, Sign(s.cfg.Secret, ts, w.URL, body))
 	resp, err := s.cfg.Client.Do(req)
 	if err != nil {
 		return err
@@ -222,19 +258,22 @@ func (s *Service) send(ctx context.Context, url string, h *head, ts int64) error
 // delivery once the stream has failed for GiveUp.
 func (s *Service) settle(ctx context.Context, sid string, h *head, sendErr error) error {
 	now := s.cfg.Now()
-	return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	var gaveUp bool
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		gaveUp = false
 		var st stream
 		if _, err := store.GetJSON(ctx, tx, kindStream, sid, &st); err != nil {
 			return ignoreNotFound(err)
 		}
-		rec := store.Record{Kind: kindStream, ID: sid, Key: keyDue, Rank: now.UnixNano()}
+		rec := store.Record{Kind: kindStream, ID: sid, Parent: streamParent(sid), Key: keyDue, Rank: now.UnixNano()}
 		if sendErr == nil || (!st.FirstFail.IsZero() && now.Sub(st.FirstFail) >= s.t.GiveUp) {
-			if sendErr != nil {
-				s.log.Warn("webhook: giving up on an event", "event", h.del.Key, "url", st.URL,
-					"attempts", st.Attempts+1, "err", sendErr.Error())
-			}
 			if err := deleteDelivery(ctx, tx, h.del); err != nil {
 				return ignoreNotFound(err)
+			}
+			gaveUp = sendErr != nil
+			if gaveUp {
+				s.log.Warn("webhook: giving up on an event", "event", h.del.Key, "url", st.URL,
+					"attempts", st.Attempts+1, "err", sendErr.Error())
 			}
 			st.Attempts, st.FirstFail, st.LastError = 0, time.Time{}, ""
 			return store.PutJSON(ctx, tx, rec, st)
@@ -249,6 +288,10 @@ func (s *Service) settle(ctx context.Context, sid string, h *head, sendErr error
 			"attempts", st.Attempts, "retry_at", time.Unix(0, rec.Rank).UTC(), "err", st.LastError)
 		return store.PutJSON(ctx, tx, rec, st)
 	})
+	if err == nil {
+		s.counters.settled(sendErr == nil, gaveUp)
+	}
+	return err
 }
 
 // backoff is the wait after the n-th failure in a row (n >= 1).
@@ -260,30 +303,39 @@ func (s *Service) backoff(n int) time.Duration {
 	return min(d, s.t.MaxBackoff)
 }
 
-// dropStream deletes a stream with nothing pending, or whose URL is no
-// longer configured (with its deliveries).
-func (s *Service) dropStream(ctx context.Context, sid string, h *head) error {
-	if !h.empty {
-		s.log.Warn("webhook: URL no longer configured; dropping its pending events", "url", h.st.URL)
-	}
-	return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		dels, _, err := tx.List(ctx, store.Query{Kind: kindDelivery, Parent: sid, HasParent: true, Limit: 256})
+// dropStream deletes a stream with nothing pending, or, with its
+// deliveries (dropPage a turn), one whose URL is no longer configured. It
+// returns how many deliveries it deleted.
+func (s *Service) dropStream(ctx context.Context, sid, url string) (int, error) {
+	configured := s.urls[url] != nil
+	var n int
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		n = 0
+		dels, _, err := tx.List(ctx, store.Query{Kind: kindDelivery, Parent: sid, HasParent: true, Limit: retentionPage})
 		if err != nil {
 			return err
 		}
-		if len(dels) > 0 && s.urls[h.st.URL] {
+		if len(dels) > 0 && configured {
 			return nil // a Publish added one meanwhile
 		}
 		for _, d := range dels {
 			if err := deleteDelivery(ctx, tx, d); err != nil {
 				return err
 			}
+			n++
 		}
-		if len(dels) == 256 {
+		if len(dels) == retentionPage {
 			return nil // more next turn
 		}
 		return ignoreNotFound(tx.Delete(ctx, kindStream, sid))
 	})
+	return n, err
+}
+
+// streamParent is the Parent of stream sid: its URL's key.
+func streamParent(sid string) string {
+	key, _, _ := strings.Cut(sid, " ")
+	return key
 }
 
 // deleteDelivery deletes a delivery and, when it was its event's last,
@@ -304,25 +356,7 @@ func deleteDelivery(ctx context.Context, tx store.Tx, del store.Record) error {
 	return tx.Put(ctx, ev)
 }
 
-// expire deletes events published more than Retention ago that have no
-// delivery pending.
-func (s *Service) expire(ctx context.Context) error {
-	cutoff := s.cfg.Now().Add(-s.t.Retention).UnixNano()
-	return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		old, _, err := tx.List(ctx, store.Query{Kind: kindEvent, Key: keyReleased, HasKey: true,
-			Order: store.OrderRankAsc, RankMax: cutoff, HasRankMax: true, Limit: retentionPage})
-		if err != nil {
-			return err
-		}
-		for _, ev := range old {
-			if err := tx.Delete(ctx, kindEvent, ev.ID); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
+// ignoreNotFound is err, or nil when it is store.ErrNotFound.
 func ignoreNotFound(err error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return nil

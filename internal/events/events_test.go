@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -47,7 +48,7 @@ func newReceiver(t *testing.T) *receiver {
 			return
 		}
 		ts, _ := strconv.ParseInt(req.Header.Get(HeaderTimestamp), 10, 64)
-		if !Verify(secret, ts, body, req.Header.Get(HeaderSignature)) {
+		if !Verify(secret, ts, r.srv.URL, body, req.Header.Get(HeaderSignature)) {
 			r.bad = append(r.bad, req.Header.Get(HeaderEventID))
 		}
 		var env Envelope
@@ -85,6 +86,11 @@ type harness struct {
 	clock *clocktest.Clock
 	svc   *Service
 	hooks map[string][]string
+	// sns: the URLs that get SNS's envelope.
+	sns map[string]bool
+	// maxEvents is Config.MaxEvents; logger Config.Logger.
+	maxEvents int
+	logger    *slog.Logger
 	// sqlite: the SQLite store instead of the journal store.
 	sqlite bool
 }
@@ -94,8 +100,15 @@ func newHarness(t testing.TB, hooks map[string][]string) *harness {
 }
 
 func newHarnessOn(t testing.TB, hooks map[string][]string, useSQLite bool) *harness {
-	h := &harness{t: t, dir: filepath.Join(t.TempDir(), "store"), hooks: hooks, sqlite: useSQLite,
+	return newHarnessWith(t, hooks, func(h *harness) { h.sqlite = useSQLite })
+}
+
+// newHarnessWith is newHarness with configure applied before the store
+// and the Service are opened.
+func newHarnessWith(t testing.TB, hooks map[string][]string, configure func(*harness)) *harness {
+	h := &harness{t: t, dir: filepath.Join(t.TempDir(), "store"), hooks: hooks,
 		clock: clocktest.New(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))}
+	configure(h)
 	h.open()
 	t.Cleanup(func() { _ = h.st.Close() })
 	return h
@@ -113,8 +126,14 @@ func (h *harness) open() {
 		h.t.Fatal(err)
 	}
 	h.st = st
-	h.svc = New(Config{Store: st, Region: "us-west-2", Account: "123456789012", Webhooks: h.hooks,
-		Secret: secret, Now: h.clock.Now})
+	hooks := map[string][]Webhook{}
+	for topic, urls := range h.hooks {
+		for _, u := range urls {
+			hooks[topic] = append(hooks[topic], Webhook{URL: u, SNS: h.sns[u]})
+		}
+	}
+	h.svc = New(Config{Store: st, Region: "us-west-2", Account: "123456789012", Webhooks: hooks,
+		Secret: secret, Now: h.clock.Now, MaxEvents: h.maxEvents, Logger: h.logger})
 }
 
 // publish publishes event n of resource res in its own transaction.
@@ -331,20 +350,25 @@ func TestRemovedWebhookIsDropped(t *testing.T) {
 
 func TestSignature(t *testing.T) {
 	// A fixed vector (Python's hmac module computes the same).
-	got := Sign([]byte("secret"), 1764064800, []byte(`{"id":"x"}`))
-	if got != "v1=16b46b6666e7b3effff3b2fdd53870d989ab037fa0f27156d4c3f63dd76682a3" {
+	const url = "https://a.example/hook"
+	got := Sign([]byte("secret"), 1764064800, url, []byte(`{"id":"x"}`))
+	if got != "v2=b95f1c81628cc28ed45640bcbb676f42bf893b918c92511da0e800e67666041a" {
 		t.Fatalf("Sign = %q", got)
 	}
-	if !Verify([]byte("secret"), 1764064800, []byte(`{"id":"x"}`), got) {
+	if !Verify([]byte("secret"), 1764064800, url, []byte(`{"id":"x"}`), got) {
 		t.Error("Verify refuses Sign's signature")
 	}
 	for name, c := range map[string]struct {
 		key  string
 		ts   int64
+		url  string
 		body string
-	}{"key": {"Secret", 1764064800, `{"id":"x"}`}, "time": {"secret", 1764064801, `{"id":"x"}`},
-		"body": {"secret", 1764064800, `{"id":"y"}`}} {
-		if Verify([]byte(c.key), c.ts, []byte(c.body), got) {
+	}{"key": {"Secret", 1764064800, url, `{"id":"x"}`}, "time": {"secret", 1764064801, url, `{"id":"x"}`},
+		"url":  {"secret", 1764064800, "https://b.example/hook", `{"id":"x"}`},
+		"body": {"secret", 1764064800, url, `{"id":"y"}`},
+		// The parts cannot be shifted across the separators.
+		"shifted": {"secret", 1764064800, url + "\n{", `"id":"x"}`}} {
+		if Verify([]byte(c.key), c.ts, c.url, []byte(c.body), got) {
 			t.Errorf("Verify accepts another %s", name)
 		}
 	}
@@ -479,7 +503,7 @@ func TestEventRecordIsTheEnvelope(t *testing.T) {
 			Key: keyPending, Rank: old.Rank, Data: wrapped}); err != nil {
 			return err
 		}
-		return h.svc.addDelivery(context.Background(), tx, rcv.srv.URL, old.Parent, "old-event", 1)
+		return h.svc.addDelivery(context.Background(), tx, rcv.srv.URL, topic, old.Parent, "old-event", 1)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -33,8 +35,9 @@ const (
 	// order key.
 	kindDelivery store.Kind = "EventDelivery"
 	// kindStream is one (webhook URL, order key) with deliveries
-	// pending: Key keyDue, Rank when the head delivery is next tried
-	// (Unix ns).
+	// pending: Parent the URL's key (urlKey; "" in records of an older
+	// Hoist, until the housekeeping adopts them), Key keyDue, Rank when
+	// the head delivery is next tried (Unix ns).
 	kindStream store.Kind = "EventStream"
 )
 
@@ -71,12 +74,30 @@ type Timings struct {
 	RequestTimeout time.Duration
 }
 
+// DefaultMaxEvents is the default of Config.MaxEvents.
+const DefaultMaxEvents = 10000
+
+// Webhook is one URL events are POSTed to.
+type Webhook struct {
+	// URL is the http:// or https:// URL requested (and signed).
+	URL string
+	// SNS: the body is SNS's HTTP(S) notification, with the event as its
+	// Message, instead of the event itself.
+	SNS bool
+}
+
 // Config configures New.
 type Config struct {
 	Store           store.Store
 	Region, Account string
-	// Webhooks maps an SNS topic ARN to the URLs its events are POSTed to.
-	Webhooks map[string][]string
+	// Webhooks maps an SNS topic ARN to the webhooks its events are POSTed
+	// to. A URL has one format (internal/config refuses two); given with
+	// two, its first topic's in sorted order counts.
+	Webhooks map[string][]Webhook
+	// MaxEvents bounds the events the outbox holds, delivered (kept for
+	// the live stream's replay) or not; past it the delivered ones are
+	// deleted first, then the oldest undelivered (0: DefaultMaxEvents).
+	MaxEvents int
 	// Secret signs webhook requests (see Sign).
 	Secret []byte
 	// Client sends webhook requests (default: one that follows no
@@ -93,14 +114,35 @@ type Config struct {
 // store (Publish), delivers them to webhooks (Run) and reads them for the
 // live stream (Read).
 type Service struct {
-	cfg  Config
-	t    Timings
-	log  *slog.Logger
-	urls map[string]bool // every configured webhook URL
+	cfg Config
+	t   Timings
+	log *slog.Logger
+	// topics maps a topic ARN to its URLs (each once); webhooks holds
+	// every configured URL (in the sorted order of their first topic),
+	// urls and keys the same by URL and by urlKey.
+	topics   map[string][]string
+	webhooks []*webhook
+	urls     map[string]*webhook
+	keys     map[string]*webhook
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on each Publish
-	kick    chan struct{}
+
+	counters counters
+	drops    dropLog
+}
+
+// webhook is one configured URL and its delivery loop.
+type webhook struct {
+	Webhook
+	// key is urlKey(URL): the Parent of its streams and the suffix of its
+	// loop's lease.
+	key string
+	// topic is the first topic it was given for, the TopicArn of its
+	// deliveries that name none (written by an older Hoist).
+	topic string
+	// kick wakes its loop after a Publish on this replica.
+	kick chan struct{}
 }
 
 var _ Publisher = (*Service)(nil)
@@ -132,20 +174,26 @@ func New(cfg Config) *Service {
 		cfg.Client = &http.Client{Timeout: t.RequestTimeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	urls, hooks := map[string]bool{}, map[string][]string{}
-	for topic, us := range cfg.Webhooks {
-		seen := map[string]bool{}
-		for _, u := range us {
-			if !seen[u] { // a URL given twice for a topic gets each event once
-				seen[u] = true
-				hooks[topic] = append(hooks[topic], u)
+	if cfg.MaxEvents <= 0 {
+		cfg.MaxEvents = DefaultMaxEvents
+	}
+	s := &Service{cfg: cfg, t: t, log: cfg.Logger, topics: map[string][]string{},
+		urls: map[string]*webhook{}, keys: map[string]*webhook{}, changed: make(chan struct{})}
+	topics := slices.Sorted(maps.Keys(cfg.Webhooks))
+	for _, topic := range topics {
+		for _, w := range cfg.Webhooks[topic] {
+			if slices.Contains(s.topics[topic], w.URL) {
+				continue // a URL given twice for a topic gets each event once
 			}
-			urls[u] = true
+			s.topics[topic] = append(s.topics[topic], w.URL)
+			if s.urls[w.URL] == nil {
+				hw := &webhook{Webhook: w, key: urlKey(w.URL), topic: topic, kick: make(chan struct{}, 1)}
+				s.webhooks = append(s.webhooks, hw)
+				s.urls[w.URL], s.keys[hw.key] = hw, hw
+			}
 		}
 	}
-	cfg.Webhooks = hooks
-	return &Service{cfg: cfg, t: t, log: cfg.Logger, urls: urls,
-		changed: make(chan struct{}), kick: make(chan struct{}, 1)}
+	return s
 }
 
 // Envelope is an event as GameLift sends it (and Hoist POSTs it).
@@ -189,6 +237,9 @@ func eventBody(data []byte) (json.RawMessage, error) {
 type delivery struct {
 	EventID string
 	URL     string
+	// Topic is the topic the event was published to (the TopicArn of
+	// SNS's envelope); "" in records of an older Hoist.
+	Topic string `json:",omitempty"`
 }
 
 // stream is a kindStream record's Data.
@@ -233,20 +284,21 @@ func (s *Service) Publish(ctx context.Context, tx store.Tx, e Event) error {
 	if err != nil {
 		return err
 	}
+	urls := s.topics[e.Topic]
 	key := keyReleased
-	if len(s.cfg.Webhooks[e.Topic]) > 0 {
+	if len(urls) > 0 {
 		key = keyPending
 	}
 	if err := tx.Insert(ctx, store.Record{Kind: kindEvent, ID: e.ID, Parent: e.OrderKey, Key: key,
 		Rank: e.Time.UnixNano(), Data: body}); err != nil {
 		return fmt.Errorf("event %s: %w", e.ID, err)
 	}
-	for _, u := range s.cfg.Webhooks[e.Topic] {
-		if err := s.addDelivery(ctx, tx, u, e.OrderKey, e.ID, seq); err != nil {
+	for _, u := range urls {
+		if err := s.addDelivery(ctx, tx, u, e.Topic, e.OrderKey, e.ID, seq); err != nil {
 			return err
 		}
 	}
-	s.notify()
+	s.notify(urls)
 	return nil
 }
 
@@ -262,22 +314,32 @@ func nextSeq(ctx context.Context, tx store.Tx, key string) (int64, error) {
 	return seq, store.PutJSON(ctx, tx, store.Record{Kind: kindOrder, ID: key}, o)
 }
 
-// streamID names the delivery stream of url and an order key.
-func streamID(url, orderKey string) string {
+// urlKey names a webhook URL in its streams' IDs and Parent, and in its
+// loop's lease: 16 hex digits of its SHA-256.
+func urlKey(url string) string {
 	h := sha256.Sum256([]byte(url))
-	return hex.EncodeToString(h[:8]) + " " + orderKey
+	return hex.EncodeToString(h[:8])
 }
 
-func (s *Service) addDelivery(ctx context.Context, tx store.Tx, url, orderKey, eventID string, seq int64) error {
+// streamID names the delivery stream of url and an order key: the URL's
+// key, a space, the order key (so a URL's streams are adjacent in ID
+// order).
+func streamID(url, orderKey string) string {
+	return urlKey(url) + " " + orderKey
+}
+
+// addDelivery writes the delivery of an event to url, and its stream
+// (parented by the URL's key) unless it is pending already.
+func (s *Service) addDelivery(ctx context.Context, tx store.Tx, url, topic, orderKey, eventID string, seq int64) error {
 	sid := streamID(url, orderKey)
-	data, _ := json.Marshal(delivery{EventID: eventID, URL: url})
+	data, _ := json.Marshal(delivery{EventID: eventID, URL: url, Topic: topic})
 	if err := tx.Insert(ctx, store.Record{Kind: kindDelivery, ID: sid + "/" + pad(seq), Parent: sid,
 		Key: eventID, Rank: seq, Data: data}); err != nil {
 		return fmt.Errorf("event %s delivery: %w", eventID, err)
 	}
 	_, err := tx.Get(ctx, kindStream, sid)
 	if errors.Is(err, store.ErrNotFound) { // else it is due already, or backing off
-		return store.PutJSON(ctx, tx, store.Record{Kind: kindStream, ID: sid, Key: keyDue,
+		return store.PutJSON(ctx, tx, store.Record{Kind: kindStream, ID: sid, Parent: urlKey(url), Key: keyDue,
 			Rank: s.cfg.Now().UnixNano()}, stream{URL: url, OrderKey: orderKey})
 	}
 	return err
@@ -293,15 +355,18 @@ func pad(n int64) string {
 	return s
 }
 
-// notify wakes the live streams and the delivery loop of this replica.
-func (s *Service) notify() {
+// notify wakes the live streams and the delivery loops of urls on this
+// replica.
+func (s *Service) notify(urls []string) {
 	s.mu.Lock()
 	close(s.changed)
 	s.changed = make(chan struct{})
 	s.mu.Unlock()
-	select {
-	case s.kick <- struct{}{}:
-	default:
+	for _, u := range urls {
+		select {
+		case s.urls[u].kick <- struct{}{}:
+		default:
+		}
 	}
 }
 

@@ -75,7 +75,9 @@ func (s *Service) applyPlan(ctx context.Context, tx store.Tx, f *fleetRec, p pla
 func (s *Service) applyMove(ctx context.Context, tx store.Tx, f *fleetRec, m move) (bool, error) {
 	now := s.now()
 	if m.Code != "" {
-		if err := s.addEvent(ctx, tx, f.id(), m.Code, now, "%s", m.Message); err != nil {
+		ev := s.newEvent(f.id(), m.Code, now, m.Message)
+		ev.ProcessLog = m.ProcessLog
+		if err := putEvent(ctx, tx, ev); err != nil {
 			return false, err
 		}
 	}

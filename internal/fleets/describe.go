@@ -300,6 +300,9 @@ func (s *Service) DescribeFleetEvents(ctx context.Context, in *api.DescribeFleet
 			if ev.SetupLog != "" && s.cfg.SetupLogURL != nil {
 				ev.Event.PreSignedLogUrl = api.String(s.cfg.SetupLogURL(f.id(), ev.SetupLog))
 			}
+			if ev.ProcessLog != "" && s.cfg.ProcessLogURL != nil {
+				ev.Event.PreSignedLogUrl = api.String(s.cfg.ProcessLogURL(f.id(), ev.ProcessLog))
+			}
 			out.Events = append(out.Events, ev.Event)
 			return true, nil
 		})

@@ -84,6 +84,10 @@ type Config struct {
 	// setup log: DescribeFleetEvents gives it as the PreSignedLogUrl of the
 	// instance's creation events.
 	SetupLogURL func(fleetID, instanceID string) string
+	// ProcessLogURL, when set, returns the download URL of the kept output
+	// of a fleet's server process: DescribeFleetEvents gives it as the
+	// PreSignedLogUrl of the events about the process's end.
+	ProcessLogURL func(fleetID, processID string) string
 	// InstanceIP is the IP address of managed instances. Default 127.0.0.1.
 	InstanceIP string
 	// DNSDomain ends the DNS names of managed instances, after GameLift's
@@ -134,6 +138,11 @@ type Timings struct {
 	// creation states (DOWNLOADING to ACTIVATING) before it goes to ERROR.
 	// Default 30m.
 	ActivationTimeout time.Duration
+	// FirstReadyTimeout is how long a fleet location being created may
+	// stay ACTIVATING with no server process ready before it goes to ERROR.
+	// Default 10m: twice the time a process has to call ProcessReady
+	// (sessions' ReadyTimeout), so each process gets its full allowance.
+	FirstReadyTimeout time.Duration
 	// LaunchBackoff is the wait before a location tries again after an
 	// instance failed to start; it doubles per failure up to 5m.
 	// Default 10s.
@@ -154,6 +163,7 @@ func (t Timings) withDefaults() Timings {
 	def(&t.PolicyInterval, time.Minute)
 	def(&t.TokenTTL, 3*time.Hour)
 	def(&t.ActivationTimeout, 30*time.Minute)
+	def(&t.FirstReadyTimeout, 10*time.Minute)
 	def(&t.LaunchBackoff, 10*time.Second)
 	def(&t.Retention, 24*time.Hour)
 	if t.ScaleInPeriods <= 0 {

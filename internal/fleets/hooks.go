@@ -32,7 +32,8 @@ type instanceHooks struct {
 	ref InstanceRef
 
 	mu         sync.Mutex
-	installing bool // the install script ran (StepInstall started)
+	installing bool              // the install script ran (StepInstall started)
+	outputs    map[string]string // output file of each running process, by ID
 }
 
 func (s *Service) hooks(ref InstanceRef) *instanceHooks { return &instanceHooks{s: s, ref: ref} }
@@ -165,6 +166,12 @@ func (h *instanceHooks) LaunchFailed(ctx context.Context, launchPath string, err
 
 // ProcessStarted tells sessions about a new server process.
 func (h *instanceHooks) ProcessStarted(ctx context.Context, p ProcessStart) {
+	h.mu.Lock()
+	if h.outputs == nil {
+		h.outputs = map[string]string{}
+	}
+	h.outputs[p.ProcessID] = p.OutputPath
+	h.mu.Unlock()
 	if h.s.cfg.Events == nil {
 		return
 	}
@@ -178,7 +185,8 @@ func (h *instanceHooks) ProcessStarted(ctx context.Context, p ProcessStart) {
 }
 
 // ProcessExited records why a server process ended (a crash is a
-// SERVER_PROCESS_CRASHED event) and tells sessions.
+// SERVER_PROCESS_CRASHED event, quoting the end of its output) and tells
+// sessions.
 func (h *instanceHooks) ProcessExited(ctx context.Context, e ProcessExit) {
 	var p *hosting.Process
 	_ = h.s.cfg.Store.View(ctx, func(tx store.Tx) error {
@@ -188,13 +196,25 @@ func (h *instanceHooks) ProcessExited(ctx context.Context, e ProcessExit) {
 		}
 		return nil
 	})
+	output := h.forgetOutput(e.ProcessID, p)
 	code, reason := exitEvent(p, e)
 	if code != "" {
-		h.update(ctx, "process exit", func(tx store.Tx, f *fleetRec, now time.Time) (bool, error) {
-			return false, h.event(ctx, tx, code, now, "server process %s %s", e.ProcessID, exitText(e))
-		})
+		h.recordExit(ctx, e, code, output)
 	}
 	h.s.reportExit(ctx, e.ProcessID, e.ExitCode, reason)
+}
+
+// forgetOutput returns the output file of an ended process (as its
+// ProcessStarted gave it, else as sessions recorded it) and forgets it.
+func (h *instanceHooks) forgetOutput(processID string, p *hosting.Process) string {
+	h.mu.Lock()
+	path, ok := h.outputs[processID]
+	delete(h.outputs, processID)
+	h.mu.Unlock()
+	if !ok && p != nil {
+		path = p.OutputPath
+	}
+	return path
 }
 
 // exitEvent classifies a process exit: the event to record ("" for none)

@@ -3,6 +3,7 @@ package fleets
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
@@ -158,7 +159,24 @@ func (s *Service) stepLocation(ctx context.Context, tx store.Tx, f *fleetRec, lo
 	if _, ok := f.Own.Since[loc.Location]; !ok || !creating(loc.Status) || startedCreation(steps) {
 		f.Own.Since[loc.Location] = now
 	}
+	f.Own.noteActivation(loc, steps, now)
 	return true, nil
+}
+
+// noteActivation keeps what the activation rules need of a location being
+// created: when it entered ACTIVATING, and its failed processes (forgotten
+// when its creation begins or ends).
+func (o *fleetOwn) noteActivation(loc *hosting.FleetLocation, steps []api.FleetStatus, now time.Time) {
+	if !creating(loc.Status) || startedCreation(steps) {
+		delete(o.ActivatingSince, loc.Location)
+		delete(o.Failures, loc.Location)
+	}
+	if loc.Status == api.FleetStatusActivating && slices.Contains(steps, api.FleetStatusActivating) {
+		if o.ActivatingSince == nil {
+			o.ActivatingSince = map[string]time.Time{}
+		}
+		o.ActivatingSince[loc.Location] = now
+	}
 }
 
 // startedCreation reports whether steps begin a location's creation (its

@@ -99,7 +99,8 @@ func (s *Service) reconcileFleet(ctx context.Context, id string, running map[str
 func (s *Service) fleetView(ctx context.Context, tx store.Tx, f *fleetRec, running map[string]InstanceRef) (fleetView, error) {
 	now := s.now()
 	v := fleetView{Fleet: &f.Fleet, Since: f.Own.Since, Now: now, Replica: s.cfg.ReplicaID,
-		ActivationTimeout: s.t.ActivationTimeout, Retention: s.t.Retention, NotBefore: s.notBefore(f.id())}
+		ActivationTimeout: s.t.ActivationTimeout, Retention: s.t.Retention, NotBefore: s.notBefore(f.id()),
+		ActivatingSince: f.Own.ActivatingSince, FirstReadyTimeout: s.t.FirstReadyTimeout, Failures: f.Own.Failures}
 	if f.status() == api.FleetStatusTerminated {
 		return v, nil
 	}

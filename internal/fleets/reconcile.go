@@ -28,6 +28,14 @@ type fleetView struct {
 	// TERMINATED fleet stays.
 	ActivationTimeout time.Duration
 	Retention         time.Duration
+	// ActivatingSince is when each location being created entered
+	// ACTIVATING; FirstReadyTimeout bounds how long it may stay there with
+	// no process ready.
+	ActivatingSince   map[string]time.Time
+	FirstReadyTimeout time.Duration
+	// Failures are, per location being created, its processes that ended
+	// before any became ready.
+	Failures map[string]creationFailures
 }
 
 // computeView is one compute with what the reconciler needs to know of it.
@@ -74,6 +82,9 @@ type move struct {
 	// Direct: go straight to To (Anywhere locations skip the creation
 	// states).
 	Direct bool
+	// ProcessLog, when set, names the server process whose kept output
+	// the cause event's PreSignedLogUrl serves.
+	ProcessLog string
 }
 
 // stopReq is an instance to stop and why.
@@ -199,6 +210,10 @@ func stopAll(cs []computeView, anywhere bool, reason string, p *plan) int {
 // the build cannot be used or creation took too long, else it gets its
 // desired instances.
 func decideCreating(v fleetView, l hosting.FleetLocation, cs []computeView, p *plan) {
+	if m, failed := decideActivation(v, l); failed {
+		p.Moves = append(p.Moves, m)
+		return
+	}
 	since, ok := v.Since[l.Location]
 	if l.Status != api.FleetStatusNew && ok && v.ActivationTimeout > 0 && !v.Now.Before(since.Add(v.ActivationTimeout)) {
 		p.Moves = append(p.Moves, move{Location: l.Location, To: api.FleetStatusError,

@@ -28,6 +28,22 @@ type fleetOwn struct {
 	// Since is when each location entered its current status; for the
 	// creation statuses (DOWNLOADING to ACTIVATING), when creation began.
 	Since map[string]time.Time `json:"since,omitempty"`
+	// ActivatingSince is when each location being created entered
+	// ACTIVATING.
+	ActivatingSince map[string]time.Time `json:"activatingSince,omitempty"`
+	// Failures counts, per location being created, the server processes
+	// that ended before any of the location's became ready.
+	Failures map[string]creationFailures `json:"failures,omitempty"`
+}
+
+// creationFailures are the server processes of a location being created
+// that ended before any became ready.
+type creationFailures struct {
+	Count int `json:"count"`
+	// Last says how the last one ended (with the end of its output), and
+	// Process names it when its output was kept.
+	Last    string `json:"last,omitempty"`
+	Process string `json:"process,omitempty"`
 }
 
 // zeroTime is the zero time (a token without expiry).
@@ -108,10 +124,20 @@ func (f *fleetRec) liveLocation(name string) (*hosting.FleetLocation, error) {
 
 // addEvent records a fleet event.
 func (s *Service) addEvent(ctx context.Context, tx store.Tx, fleetID string, code api.EventCode, now time.Time, format string, a ...any) error {
-	id := s.cfg.NewID()
-	ev := hosting.FleetEvent{Event: api.Event{EventId: api.String(id), ResourceId: api.String(fleetID),
-		EventCode: code, Message: api.String(fmt.Sprintf(format, a...)), EventTime: api.Time(now)}}
-	return store.PutJSON(ctx, tx, store.Record{Kind: hosting.KindFleetEvent, ID: id, Parent: fleetID, Rank: ms(now)}, ev)
+	return putEvent(ctx, tx, s.newEvent(fleetID, code, now, fmt.Sprintf(format, a...)))
+}
+
+// newEvent returns a new fleet event, not yet stored.
+func (s *Service) newEvent(fleetID string, code api.EventCode, now time.Time, msg string) hosting.FleetEvent {
+	return hosting.FleetEvent{Event: api.Event{EventId: api.String(s.cfg.NewID()), ResourceId: api.String(fleetID),
+		EventCode: code, Message: api.String(msg), EventTime: api.Time(now)}}
+}
+
+// putEvent stores a fleet event.
+func putEvent(ctx context.Context, tx store.Tx, ev hosting.FleetEvent) error {
+	fleetID := api.ToString(ev.Event.ResourceId)
+	return store.PutJSON(ctx, tx, store.Record{Kind: hosting.KindFleetEvent, ID: api.ToString(ev.Event.EventId),
+		Parent: fleetID, Rank: ms(ev.Event.EventTime.Time)}, ev)
 }
 
 // --- computes ---

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
-	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -42,13 +41,11 @@ func hasSetupLog(code api.EventCode) bool {
 // addInstanceEvent records an event about an instance and appends it to
 // the instance's setup log; events hasSetupLog names point at that log.
 func (s *Service) addInstanceEvent(ctx context.Context, tx store.Tx, fleetID, instanceID string, code api.EventCode, now time.Time, msg string) error {
-	id := s.cfg.NewID()
-	ev := hosting.FleetEvent{Event: api.Event{EventId: api.String(id), ResourceId: api.String(fleetID),
-		EventCode: code, Message: api.String(msg), EventTime: api.Time(now)}}
+	ev := s.newEvent(fleetID, code, now, msg)
 	if hasSetupLog(code) {
 		ev.SetupLog = instanceID
 	}
-	if err := store.PutJSON(ctx, tx, store.Record{Kind: hosting.KindFleetEvent, ID: id, Parent: fleetID, Rank: ms(now)}, ev); err != nil {
+	if err := putEvent(ctx, tx, ev); err != nil {
 		return err
 	}
 	var l setupLog

@@ -221,6 +221,9 @@ type FleetEvent struct {
 	// SetupLog names the instance whose setup log the event's
 	// PreSignedLogUrl serves ("" for none).
 	SetupLog string `json:"setupLog,omitempty"`
+	// ProcessLog names the server process (of the event's fleet) whose
+	// kept output the event's PreSignedLogUrl serves ("" for none).
+	ProcessLog string `json:"processLog,omitempty"`
 }
 
 // Message is a message from Hoist to a server process (section 3 of the

@@ -167,8 +167,12 @@ func (s *Service) startBackfill(ctx context.Context, config, gameSession, id str
 		if gameSession == "" && c.FlexMatchMode != api.FlexMatchModeStandalone {
 			return api.NewInvalidRequestException("GameSessionArn is required with FlexMatchMode WITH_QUEUE")
 		}
-		t, err = s.startBackfillTx(ctx, tx, c, gameSession, id, players, now)
-		return err
+		if t, err = s.startBackfillTx(ctx, tx, c, gameSession, id, players, now); err != nil {
+			return err
+		}
+		// Automatic backfill tickets (auto.go) are not refused: their
+		// players are a placed match's, counted when they started.
+		return s.checkTicketBytes(ctx, tx, t)
 	})
 	if err != nil {
 		return nil, err

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/store"
 )
 
 // FuzzValidateRuleSet: any RuleSetBody is valid or InvalidRequestException
@@ -37,7 +39,9 @@ func FuzzValidateRuleSet(f *testing.F) {
 
 // FuzzStartMatchmakingPlayers: any Players (as JSON) is queued or refused
 // with InvalidRequestException; never a panic, never another error, and a
-// queued ticket is QUEUED with the players given.
+// queued ticket is QUEUED with the players given. Its record decodes, and
+// its Size (spliced into the record's JSON) is the record's size without
+// it, which is what the configuration's ticket bytes grew by.
 func FuzzStartMatchmakingPlayers(f *testing.F) {
 	f.Add(`[{"PlayerId":"a","PlayerAttributes":{"skill":{"N":3}},"LatencyInMs":{"us-west-2":20}}]`)
 	f.Add(`[{"PlayerId":"a"},{"PlayerId":"a"}]`)
@@ -52,6 +56,7 @@ func FuzzStartMatchmakingPlayers(f *testing.F) {
 		if json.Unmarshal([]byte(players), &ps) != nil {
 			return
 		}
+		before := fuzzBytes(t, h)
 		out, err := h.svc.StartMatchmaking(h.ctx, &api.StartMatchmakingInput{ConfigurationName: cfgStr("duel"), Players: ps})
 		if err != nil {
 			var ir *api.InvalidRequestException
@@ -69,5 +74,30 @@ func FuzzStartMatchmakingPlayers(f *testing.F) {
 				t.Fatalf("%s: a team kept: %+v", players, tk)
 			}
 		}
+		var rec store.Record
+		var st ticketRecord
+		err = h.st.View(h.ctx, func(tx store.Tx) (err error) {
+			if rec, err = tx.Get(h.ctx, KindTicket, api.ToString(tk.TicketId)); err != nil {
+				return err
+			}
+			return decodeTicket(rec, &st)
+		})
+		if err != nil {
+			t.Fatalf("%s: the stored ticket: %v", players, err)
+		}
+		without := len(rec.Data) + len(rec.ID) - len(`,"size":`+strconv.FormatInt(st.Size, 10))
+		if st.Size != int64(without) || fuzzBytes(t, h)-before != st.Size || len(st.Ticket.Players) != len(ps) {
+			t.Fatalf("%s: Size %d, record of %d bytes without it, count grew by %d: %s", players, st.Size, without, fuzzBytes(t, h)-before, rec.Data)
+		}
 	})
+}
+
+// fuzzBytes reads the ticket bytes of the configuration duel.
+func fuzzBytes(t *testing.T, h *ticketHarness) int64 {
+	var n int64
+	err := h.st.View(h.ctx, func(tx store.Tx) (err error) { n, err = ticketBytes(h.ctx, tx, "duel"); return err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -1,12 +1,10 @@
 package matchmaking
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
@@ -23,7 +21,14 @@ const (
 // batch is how many tickets (or matches) one transaction of the
 // matchmaker changes: large enough that a pass over thousands of tickets
 // takes few commits, small enough that API calls are not held up behind it.
-const batch = 256
+// batchBytes bounds the same transactions by the size of the tickets they
+// write (their sizes when they started, ticketRecord.Size): tickets near
+// GameLift's limits are over a megabyte each, and a transaction's writes
+// are held in memory until it commits.
+const (
+	batch      = 256
+	batchBytes = 4 << 20
+)
 
 // matchRecord is a formed match waiting for acceptance or placement.
 type matchRecord struct {
@@ -80,24 +85,17 @@ func matchTickets(ctx context.Context, tx store.Tx, m *matchRecord, st api.Match
 	return ts, nil
 }
 
-// listTickets reads every ticket of a configuration in status st, with
-// Rank at most rankMax when hasMax.
-func listTickets(ctx context.Context, tx store.Tx, config string, st api.MatchmakingConfigurationStatus, rankMax int64, hasMax bool) ([]*ticketRecord, error) {
-	q := store.Query{Kind: KindTicket, Parent: config, HasParent: true, Key: string(st), HasKey: true,
-		Order: store.OrderRankAsc, RankMax: rankMax, HasRankMax: hasMax, Limit: 1024}
-	var out []*ticketRecord
+// listQueued lists the configuration's QUEUED tickets without their data.
+func listQueued(ctx context.Context, tx store.Tx, config string) ([]store.Record, error) {
+	q := store.Query{Kind: KindTicket, Parent: config, HasParent: true, Key: string(stQueued), HasKey: true,
+		Order: store.OrderRankAsc, Limit: 4096, NoData: true}
+	var out []store.Record
 	for {
 		recs, next, err := tx.List(ctx, q)
 		if err != nil {
 			return nil, err
 		}
-		for _, rec := range recs {
-			t := new(ticketRecord)
-			if err := decodeTicket(rec, t); err != nil {
-				return nil, err
-			}
-			out = append(out, t)
-		}
+		out = append(out, recs...)
 		if next == "" {
 			return out, nil
 		}
@@ -182,7 +180,7 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 	now := s.now()
 	name := api.ToString(c.Name)
 	var (
-		queued    []*ticketRecord
+		queued    []store.Record
 		searching []*pooled
 		expired   []*matchRecord
 		rs        *flexmatch.RuleSet
@@ -196,88 +194,47 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 				return rsErr
 			}
 		}
-		if queued, err = listTickets(ctx, tx, name, stQueued, 0, false); err != nil {
+		if queued, err = listQueued(ctx, tx, name); err != nil {
 			return err
 		}
 		if searching, err = s.pool.searching(ctx, tx, name); err != nil {
 			return err
 		}
-		recs, _, err := tx.List(ctx, store.Query{Kind: KindMatch, Parent: name, HasParent: true, Key: matchAccepting, HasKey: true,
-			Order: store.OrderRankAsc, RankMax: now.UnixMilli(), HasRankMax: true})
-		if err != nil {
-			return err
-		}
-		expired = expired[:0]
-		for _, rec := range recs {
-			m := new(matchRecord)
-			if err := store.Decode(rec, m); err != nil {
-				return err
-			}
-			expired = append(expired, m)
-		}
-		return nil
+		expired, err = expiredMatches(ctx, tx, name, now)
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	// QUEUED -> SEARCHING (or TIMED_OUT), and SEARCHING past the deadline
-	// -> TIMED_OUT.
-	var pool []flexmatch.Ticket
-	var moves []*ticketRecord
-	moves = append(moves, queued...)
+	// -> TIMED_OUT. pool is the matcher's view of the SEARCHING tickets,
+	// and inPool each of them as the pool cache keeps it (its record's
+	// version).
+	pool := make([]flexmatch.Ticket, 0, len(searching)+len(queued))
+	inPool := make(map[string]*pooled, len(searching)+len(queued))
+	moves := make([]move, 0, len(queued))
+	for _, rec := range queued {
+		moves = append(moves, move{id: rec.ID, from: stQueued})
+	}
 	for _, e := range searching {
-		if !now.Before(e.t.Deadline) {
-			moves = append(moves, e.t)
+		if !now.Before(e.deadline) {
+			moves = append(moves, move{id: e.flex.ID, from: stSearching})
 		} else {
 			pool = append(pool, e.flex)
+			inPool[e.flex.ID] = e
 		}
 	}
-	for i := 0; i < len(moves); i += batch {
-		part := moves[i:min(i+batch, len(moves))]
-		var moved []*ticketRecord
-		err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
-			moved = moved[:0]
-			est, err := estimate(ctx, tx, name, now)
-			if err != nil {
-				return err
-			}
-			for _, old := range part {
-				t, err := getTicket(ctx, tx, old.id())
-				var nf *api.NotFoundException
-				if errors.As(err, &nf) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				if t.Ticket.Status != old.Ticket.Status {
-					continue // stopped meanwhile
-				}
-				if !now.Before(t.Deadline) {
-					if err := s.endTx(ctx, tx, c, t, stTimedOut, "TIMED_OUT", "Removed from matchmaking due to timing out.", now, nil); err != nil {
-						return err
-					}
-					continue
-				}
-				t.Ticket.Status = stSearching
-				if err := putTicket(ctx, tx, t, t.Deadline.UnixMilli(), false); err != nil {
-					return err
-				}
-				d := s.detail(evSearching, c, []*ticketRecord{t})
-				d.EstimatedWaitMillis = estimatedMillis(est)
-				if err := s.publish(ctx, tx, c, now, d); err != nil {
-					return err
-				}
-				moved = append(moved, t)
-			}
-			return nil
-		})
+	for len(moves) > 0 {
+		moved, n, err := s.moveTickets(ctx, c, moves, now)
 		if err != nil {
 			return err
 		}
-		for _, t := range moved {
-			pool = append(pool, flexTicket(t))
+		moves = moves[n:]
+		for _, e := range moved {
+			pool = append(pool, e.flex)
+			inPool[e.flex.ID] = e
 		}
+		s.pool.add(name, moved)
 	}
 	// Matches whose acceptance timed out.
 	for _, m := range expired {
@@ -314,10 +271,15 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 	var waited time.Duration
 	var matched int
 	for i := 0; i < len(res.Matches); {
-		// Batch matches up to about `batch` tickets per transaction.
-		j, size := i, 0
-		for j < len(res.Matches) && (j == i || size+len(res.Matches[j].Tickets) <= batch) {
-			size += len(res.Matches[j].Tickets)
+		// Batch matches up to about `batch` tickets and batchBytes per
+		// transaction.
+		j, size, bytes := i, 0, int64(0)
+		for j < len(res.Matches) {
+			b := matchBytes(&res.Matches[j], inPool)
+			if j > i && (size+len(res.Matches[j].Tickets) > batch || bytes+b > batchBytes) {
+				break
+			}
+			size, bytes = size+len(res.Matches[j].Tickets), bytes+b
 			j++
 		}
 		part := res.Matches[i:j]
@@ -326,7 +288,7 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 		err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
 			w, n = 0, 0
 			for k := range part {
-				ts, err := s.applyTx(ctx, tx, c, rs, &part[k], now)
+				ts, err := s.applyTx(ctx, tx, c, rs, &part[k], inPool, now)
 				if err != nil {
 					return err
 				}
@@ -352,10 +314,109 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 	return nil
 }
 
+// move is a ticket the loop moves on from status from: a QUEUED ticket
+// starts SEARCHING, a ticket past its deadline times out.
+type move struct {
+	id   string
+	from api.MatchmakingConfigurationStatus
+}
+
+// moveTickets moves the first of the tickets (at most batch of them, and
+// about batchBytes) in one transaction, each only if it is still in the
+// status it was listed in. It returns the tickets that started SEARCHING,
+// as the pool keeps them, and how many of moves it went through.
+func (s *Service) moveTickets(ctx context.Context, c *api.MatchmakingConfiguration, moves []move, now time.Time) ([]*pooled, int, error) {
+	name := api.ToString(c.Name)
+	var moved []*pooled
+	var n int
+	err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
+		moved, n = moved[:0], 0
+		est, err := estimate(ctx, tx, name, now)
+		if err != nil {
+			return err
+		}
+		var bytes int64
+		for _, mv := range moves {
+			if n == batch || bytes >= batchBytes {
+				break
+			}
+			n++
+			t, err := getTicket(ctx, tx, mv.id)
+			var nf *api.NotFoundException
+			if errors.As(err, &nf) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if t.Ticket.Status != mv.from {
+				continue // changed meanwhile
+			}
+			bytes += t.Size
+			if !now.Before(t.Deadline) {
+				if err := s.endTx(ctx, tx, c, t, stTimedOut, "TIMED_OUT", "Removed from matchmaking due to timing out.", now, nil); err != nil {
+					return err
+				}
+				continue
+			}
+			t.Ticket.Status = stSearching
+			if err := putTicket(ctx, tx, t, t.Deadline.UnixMilli(), false); err != nil {
+				return err
+			}
+			d := s.detail(evSearching, c, []*ticketRecord{t})
+			d.EstimatedWaitMillis = estimatedMillis(est)
+			if err := s.publish(ctx, tx, c, now, d); err != nil {
+				return err
+			}
+			// The version just written, for the pool.
+			rec, err := tx.Get(ctx, KindTicket, mv.id)
+			if err != nil {
+				return err
+			}
+			t.seq = rec.Seq
+			moved = append(moved, newPooled(t))
+		}
+		return nil
+	})
+	return moved, n, err
+}
+
+// matchBytes is the size of a match's tickets, as the pool knows them.
+func matchBytes(m *flexmatch.Match, inPool map[string]*pooled) int64 {
+	var n int64
+	for _, id := range m.Tickets {
+		if e := inPool[id]; e != nil {
+			n += e.size
+		}
+	}
+	return n
+}
+
+// expiredMatches reads the configuration's matches whose acceptance
+// deadline has passed.
+func expiredMatches(ctx context.Context, tx store.Tx, config string, now time.Time) ([]*matchRecord, error) {
+	recs, _, err := tx.List(ctx, store.Query{Kind: KindMatch, Parent: config, HasParent: true, Key: matchAccepting, HasKey: true,
+		Order: store.OrderRankAsc, RankMax: now.UnixMilli(), HasRankMax: true})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*matchRecord, 0, len(recs))
+	for _, rec := range recs {
+		m := new(matchRecord)
+		if err := store.Decode(rec, m); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
 // applyTx applies one match the matcher formed, if every one of its
-// tickets is still SEARCHING (else it is dropped, and its tickets that are
-// go on searching). It returns the match's tickets (none when dropped).
-func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, rs *flexmatch.RuleSet, fm *flexmatch.Match, now time.Time) ([]*ticketRecord, error) {
+// tickets is still SEARCHING and its record the version the matcher saw
+// (inPool: the pool's tickets by ID); else it is dropped, and its tickets
+// that are still SEARCHING search on. It returns the match's tickets (none
+// when dropped).
+func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, rs *flexmatch.RuleSet, fm *flexmatch.Match, inPool map[string]*pooled, now time.Time) ([]*ticketRecord, error) {
 	ts := make([]*ticketRecord, 0, len(fm.Tickets))
 	backfills := 0
 	for _, id := range fm.Tickets {
@@ -367,7 +428,7 @@ func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingCo
 		if err != nil {
 			return nil, err
 		}
-		if t.Ticket.Status != stSearching || !now.Before(t.Deadline) {
+		if e := inPool[id]; e == nil || t.seq != e.seq || t.Ticket.Status != stSearching || !now.Before(t.Deadline) {
 			return nil, nil
 		}
 		if t.Backfill {
@@ -465,84 +526,4 @@ func (s *Service) succeedTx(ctx context.Context, tx store.Tx, c *api.Matchmaking
 		d.GameSessionInfo = *gs
 	}
 	return s.publish(ctx, tx, c, now, d)
-}
-
-// flexTicket is the matcher's view of a searching ticket.
-func flexTicket(t *ticketRecord) flexmatch.Ticket {
-	f := flexmatch.Ticket{ID: t.id(), Start: t.Ticket.StartTime.Time, Players: toFlex(t.Ticket.Players), Backfill: t.Backfill}
-	if !t.Backfill {
-		for k := range f.Players {
-			f.Players[k].Team = ""
-		}
-	}
-	return f
-}
-
-// pooled is a SEARCHING ticket as the matchmaker last read it.
-type pooled struct {
-	data []byte
-	t    *ticketRecord
-	flex flexmatch.Ticket
-}
-
-// poolCache keeps the decoded SEARCHING tickets of each configuration
-// between passes, so that a pass decodes only the tickets whose records
-// changed. It is a cache of the store, never the truth: every pass lists
-// the records, and every change re-reads its tickets in its transaction.
-type poolCache struct {
-	mu sync.Mutex
-	m  map[string]map[string]*pooled // configuration -> ticket ID -> entry
-}
-
-// searching lists the configuration's SEARCHING tickets in tx.
-func (c *poolCache) searching(ctx context.Context, tx store.Tx, config string) ([]*pooled, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old := c.m[config]
-	cur := make(map[string]*pooled, len(old))
-	var out []*pooled
-	q := store.Query{Kind: KindTicket, Parent: config, HasParent: true, Key: string(stSearching), HasKey: true,
-		Order: store.OrderRankAsc, Limit: 4096}
-	for {
-		recs, next, err := tx.List(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		for _, rec := range recs {
-			e := old[rec.ID]
-			if e == nil || !bytes.Equal(e.data, rec.Data) {
-				t := new(ticketRecord)
-				if err := decodeTicket(rec, t); err != nil {
-					return nil, err
-				}
-				e = &pooled{data: bytes.Clone(rec.Data), t: t, flex: flexTicket(t)}
-			}
-			cur[rec.ID] = e
-			out = append(out, e)
-		}
-		if next == "" {
-			break
-		}
-		q.After = next
-	}
-	if c.m == nil {
-		c.m = map[string]map[string]*pooled{}
-	}
-	c.m[config] = cur
-	return out, nil
-}
-
-// keep forgets the tickets of configurations that no longer exist.
-func (c *poolCache) keep(cfgs []*api.MatchmakingConfiguration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	names := make(map[string]bool, len(cfgs))
-	for _, cfg := range cfgs {
-		names[api.ToString(cfg.Name)] = true
-	}
-	for n := range c.m {
-		if !names[n] {
-			delete(c.m, n)
-		}
-	}
 }

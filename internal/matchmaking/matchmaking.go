@@ -15,6 +15,8 @@
 //	MatchmakingAutoBackfill   ID game session ARN; Parent configuration name; Data the roster
 //	                          of a game session of an AUTOMATIC configuration's match (auto.go)
 //	MatchmakingWait           ID configuration name; Data its recent wait (EstimatedWaitTime)
+//	MatchmakingTicketBytes    ID configuration name; Data the bytes its active tickets hold
+//	                          (ticketbytes.go)
 //	MatchmakingMatch          ID match ID; Parent configuration name; Key matchAccepting or
 //	                          matchPlacing; Rank the acceptance deadline (Unix ms); removed
 //	                          once the match is decided
@@ -95,6 +97,9 @@ type Service struct {
 	// passWork is the matcher's work budget of one loop pass (passWork;
 	// tests lower it).
 	passWork int
+	// maxTicketBytes bounds a configuration's active tickets
+	// (MaxTicketBytes; tests lower it).
+	maxTicketBytes int64
 }
 
 // New returns a Service.
@@ -117,7 +122,8 @@ func New(cfg Config) *Service {
 	if cfg.ReplicaID == "" {
 		cfg.ReplicaID = "local"
 	}
-	s := &Service{cfg: cfg, activeTickets: activeTickets, kick: make(chan struct{}, 1), log: cfg.Logger, passWork: passWork}
+	s := &Service{cfg: cfg, activeTickets: activeTickets, kick: make(chan struct{}, 1), log: cfg.Logger, passWork: passWork,
+		maxTicketBytes: MaxTicketBytes}
 	if cfg.Tags != nil {
 		cfg.Tags.RegisterResource(arn.TypeMatchmakingConfiguration, s.ConfigurationExists)
 		cfg.Tags.RegisterResource(arn.TypeMatchmakingRuleSet, s.RuleSetExists)

@@ -60,6 +60,13 @@ type ticketRecord struct {
 	// GameSessionArn is the game session a backfill ticket fills ("" for
 	// a STANDALONE backfill without one).
 	GameSessionArn string `json:"gameSessionArn,omitempty"`
+	// Size is what the ticket counts in its configuration's ticket bytes
+	// (ticketbytes.go) while it is active: its record's size when it
+	// started. 0 once it has ended (and on tickets an older Hoist started).
+	Size int64 `json:"size,omitempty"`
+	// seq is the Seq of the record the ticket was read from: the version
+	// of the record, since every write of a ticket inserts it anew.
+	seq int64
 }
 
 func (t *ticketRecord) id() string     { return api.ToString(t.Ticket.TicketId) }
@@ -70,30 +77,44 @@ func (t *ticketRecord) config() string { return api.ToString(t.Ticket.Configurat
 // deadline while REQUIRES_ACCEPTANCE, else its end time (or 0). The data
 // leaves out what the record holds already or what follows from it (the
 // ticket ID, the configuration's name and ARN): decodeTicket puts them
-// back.
+// back. A ticket inserted is counted in its configuration's ticket bytes,
+// and a ticket that ends is taken out of them.
+//
+// Every write deletes the record and inserts it anew, so that the
+// record's Seq changes with each write: the matchmaker's pool cache knows
+// a ticket changed by its Seq alone, without reading it (loop.go). It
+// also keeps the journal store from holding a ticket's earlier version,
+// with its data, in the indexes a Put leaves alone when Parent is
+// unchanged (creation order, Parent). Nothing lists tickets in creation
+// order.
 func putTicket(ctx context.Context, tx store.Tx, t *ticketRecord, rank int64, insert bool) error {
+	if !isActive(t.Ticket.Status) && t.Size > 0 {
+		if err := addTicketBytes(ctx, tx, t.config(), -t.Size); err != nil {
+			return err
+		}
+		t.Size = 0
+	}
 	c := *t
 	c.Ticket.TicketId, c.Ticket.ConfigurationName, c.Ticket.ConfigurationArn = nil, nil, nil
+	if insert {
+		c.Size = 0
+	}
 	data, err := json.Marshal(&c)
 	if err != nil {
 		return err
 	}
 	rec := store.Record{Kind: KindTicket, ID: t.id(), Parent: t.config(), Key: statusKey(t.Ticket.Status), Rank: rank, Data: data}
 	if insert {
-		return tx.Insert(ctx, rec)
-	}
-	if !isActive(t.Ticket.Status) {
-		// An ended ticket stays for TicketRetention: written anew rather
-		// than replaced, so that the journal store's indexes a Put leaves
-		// alone when Parent is unchanged (creation order, Parent) do not
-		// keep its first (QUEUED) version, with its data, alive as long.
-		// Nothing lists tickets in creation order.
-		if err := tx.Delete(ctx, KindTicket, rec.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		// A failed insert (ErrExists) fails the transaction, count and all.
+		if rec.Data, err = sizeTicket(ctx, tx, t, data); err != nil {
 			return err
 		}
 		return tx.Insert(ctx, rec)
 	}
-	return tx.Put(ctx, rec)
+	if err := tx.Delete(ctx, KindTicket, rec.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return tx.Insert(ctx, rec)
 }
 
 // decodeTicket reads a ticket record into t, with the ticket ID and the
@@ -104,6 +125,7 @@ func decodeTicket(rec store.Record, t *ticketRecord) error {
 		return err
 	}
 	t.Ticket.TicketId, t.Ticket.ConfigurationName = api.String(rec.ID), api.String(rec.Parent)
+	t.seq = rec.Seq
 	return nil
 }
 
@@ -289,6 +311,9 @@ func (s *Service) StartMatchmaking(ctx context.Context, in *api.StartMatchmaking
 			return api.NewInvalidRequestException("TicketId %s was already used: ticket IDs cannot be reused", id)
 		}
 		if err != nil {
+			return err
+		}
+		if err := s.checkTicketBytes(ctx, tx, t); err != nil {
 			return err
 		}
 		est, err := estimate(ctx, tx, *c.Name, now)

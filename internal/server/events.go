@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/config"
 	"github.com/hoistgg/hoist/internal/events"
 	"github.com/hoistgg/hoist/internal/ids"
 	"github.com/hoistgg/hoist/internal/sigv4"
@@ -33,6 +34,17 @@ const (
 // webhook requests are signed with (hex), for the operator to give to
 // receivers.
 const WebhookSecretFile = "webhook-secret"
+
+// webhooks converts --webhooks to the events package's form.
+func webhooks(in map[string][]config.Webhook) map[string][]events.Webhook {
+	out := make(map[string][]events.Webhook, len(in))
+	for topic, hooks := range in {
+		for _, w := range hooks {
+			out[topic] = append(out[topic], events.Webhook{URL: w.URL, SNS: w.SNS})
+		}
+	}
+	return out
+}
 
 // webhookSecret returns the secret webhook requests are signed with
 // (hex; kept in the store, so every replica signs alike), and writes it

@@ -48,9 +48,27 @@ func setupLogSubject(fleetID, instanceID string) string {
 	return "setup-log:" + fleetID + "/" + instanceID
 }
 
+// processLogURL returns a signed URL, valid LogURLTTL, that downloads the
+// kept output of one server process of a fleet (the PreSignedLogUrl of the
+// events about its end).
+func (s *Server) processLogURL(fleetID, processID string) string {
+	exp := strconv.FormatInt(s.now().Add(LogURLTTL).Unix(), 10)
+	q := url.Values{"fleetId": {fleetID}, "processId": {processID}, "expires": {exp},
+		"signature": {s.logSignature(processLogSubject(fleetID, processID), exp)}}
+	return s.baseURL + "/hoist/logs?" + q.Encode()
+}
+
+// processLogSubject is what a process output URL signs: a subject of its
+// own, so that no other log URL's signature verifies for it.
+func processLogSubject(fleetID, processID string) string {
+	return "process-output:" + fleetID + "/" + processID
+}
+
 // serveLogs serves GET /hoist/logs?gameSessionId=&expires=&signature=
-// (a game session's logs) and GET /hoist/logs?fleetId=&instanceId=&
-// expires=&signature= (an instance's setup log).
+// (a game session's logs), GET /hoist/logs?fleetId=&instanceId=&
+// expires=&signature= (an instance's setup log) and GET
+// /hoist/logs?fleetId=&processId=&expires=&signature= (a server process's
+// kept output).
 func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -58,6 +76,10 @@ func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
+	if q.Has("processId") {
+		s.serveProcessLog(w, r, q)
+		return
+	}
 	if q.Has("fleetId") {
 		s.serveSetupLog(w, r, q)
 		return
@@ -118,6 +140,7 @@ func (s *Server) serveSetupLog(w http.ResponseWriter, r *http.Request, q url.Val
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if r.Method == http.MethodHead {
 		return
 	}
@@ -133,6 +156,43 @@ func (s *Server) serveSetupLog(w http.ResponseWriter, r *http.Request, q url.Val
 			return
 		}
 		s.log.Error("serving a setup log", "fleet", fleetID, "instance", instanceID, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+	}
+}
+
+// serveProcessLog serves the kept output of one server process as text.
+func (s *Server) serveProcessLog(w http.ResponseWriter, r *http.Request, q url.Values) {
+	fleetID, processID, exp, sig := q.Get("fleetId"), q.Get("processId"), q.Get("expires"), q.Get("signature")
+	expires, err := strconv.ParseInt(exp, 10, 64)
+	if fleetID == "" || processID == "" || err != nil || sig == "" {
+		http.Error(w, "a process output URL carries fleetId, processId, expires and signature: see the PreSignedLogUrl of DescribeFleetEvents", http.StatusBadRequest)
+		return
+	}
+	if !hmac.Equal([]byte(sig), []byte(s.logSignature(processLogSubject(fleetID, processID), exp))) {
+		http.Error(w, "the signature does not match this URL", http.StatusForbidden)
+		return
+	}
+	if s.now().Unix() > expires {
+		http.Error(w, "this log URL has expired: call DescribeFleetEvents for a new one", http.StatusForbidden)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if r.Method == http.MethodHead {
+		return
+	}
+	bw := &bufferedHeader{w: w}
+	if err := s.fleets.WriteProcessOutput(r.Context(), bw, fleetID, processID); err != nil {
+		if bw.started {
+			s.log.Warn("serving a process's output", "fleet", fleetID, "process", processID, "err", err)
+			return
+		}
+		var nf *api.NotFoundException
+		if errors.As(err, &nf) {
+			http.Error(w, nf.ErrorMessage(), http.StatusNotFound)
+			return
+		}
+		s.log.Error("serving a process's output", "fleet", fleetID, "process", processID, "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 	}
 }

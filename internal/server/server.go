@@ -128,6 +128,12 @@ func New(opts Options) (_ *Server, err error) {
 	if cfg == nil {
 		return nil, errors.New("server: Options.Config is required")
 	}
+	if !filepath.IsAbs(cfg.DataDir) {
+		// Every path handed to a server process (SSL_CERT_FILE, its
+		// directories) or kept in a record is made from it, and processes
+		// run elsewhere: config.Parse makes it absolute.
+		return nil, fmt.Errorf("server: Config.DataDir %q is not an absolute path", cfg.DataDir)
+	}
 	s := &Server{cfg: cfg, log: opts.Logger, now: opts.Now, streamsDone: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -221,8 +227,9 @@ func (s *Server) compose(opts Options) error {
 		return err
 	}
 	s.events = events.New(events.Config{
-		Store: s.store, Region: cfg.Region, Account: cfg.Account, Webhooks: cfg.Webhooks,
-		Secret: secret, Now: s.now, Logger: s.log.With("component", "events"), ReplicaID: s.replica,
+		Store: s.store, Region: cfg.Region, Account: cfg.Account, Webhooks: webhooks(cfg.Webhooks),
+		MaxEvents: cfg.EventOutbox,
+		Secret:    secret, Now: s.now, Logger: s.log.With("component", "events"), ReplicaID: s.replica,
 		Timings: events.Timings{Interval: t.EventsDeliver, Backoff: t.EventsBackoff, GiveUp: t.EventsGiveUp,
 			Retention: t.EventsRetention},
 	})
@@ -299,11 +306,12 @@ func (s *Server) compose(opts Options) error {
 		SDKEndpoint: sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP),
 		InstanceIP:  cfg.InstanceIP, DataDir: cfg.DataDir, ProcessEnv: cfg.ProcessEnv,
 		CABundle: s.caBundle, CA: s.ca, DNSDomain: cfg.DNSSuffix,
-		SetupLogURL: s.setupLogURL,
+		SetupLogURL: s.setupLogURL, ProcessLogURL: s.processLogURL,
 		Timings: fleets.Timings{
 			ReconcileInterval: t.FleetsReconcile,
 			PolicyInterval:    t.FleetsPolicyInterval,
 			ActivationTimeout: t.FleetsActivationTimeout,
+			FirstReadyTimeout: t.FleetsFirstReadyTimeout,
 			LaunchBackoff:     t.FleetsLaunchBackoff,
 			TokenTTL:          t.FleetsTokenTTL,
 		},

@@ -106,6 +106,12 @@ type Query struct {
 	// After is an opaque cursor returned as Next by a previous List with the
 	// same query: results continue strictly after it.
 	After string
+	// NoData makes List return the records without their Data (nil): the
+	// ID, the indexed columns and Seq only, so that a caller can learn
+	// which records exist, and which of them changed (a write that
+	// deletes and inserts a record gives it a new Seq), without reading
+	// or copying their documents. Count ignores it.
+	NoData bool
 }
 
 // Tx is a transaction. A Tx must not be used after its function returns.

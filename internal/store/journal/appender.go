@@ -112,6 +112,9 @@ func (a *appender) append(data []byte) error {
 	// Keep the new last partial block at the start of the buffer.
 	last := a.size &^ (dioBlock - 1)
 	copy(a.buf, a.buf[last-start:a.size-start])
+	if cap(a.buf) > keptBuffer {
+		a.buf = alignedBuf(2*dioBlock, a.buf[:a.size-last])
+	}
 	return nil
 }
 

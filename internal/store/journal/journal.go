@@ -309,6 +309,12 @@ func (s *Store) leaveWithoutTurn() {
 	}
 }
 
+// keptBuffer is the largest buffer a batch leaves for the next one to
+// reuse (its entries, its frame, the direct writes' aligned copy): a batch
+// larger than that, rare, allocates its own, and the memory goes back to
+// the heap once it is written.
+const keptBuffer = 4 << 20
+
 // job is a batch taken for the syncer: its entries, the state they lead
 // to, and the batch to complete.
 type job struct {
@@ -455,8 +461,14 @@ func (s *Store) sync(j *job) {
 	}
 	j.b.err = err
 	close(j.b.done)
+	if cap(s.frame) > keptBuffer {
+		s.frame = nil
+	}
 	s.mu.Lock()
-	s.spare = j.data[:0]
+	s.spare = nil
+	if cap(j.data) <= keptBuffer {
+		s.spare = j.data[:0]
+	}
 	s.mu.Unlock()
 	if err == nil && s.out.size >= s.opts.SnapshotBytes && !s.snapBusy.Load() {
 		s.rotate(j.snap)

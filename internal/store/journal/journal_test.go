@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -606,4 +607,37 @@ func TestDirectWritesReported(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLargeBatchBuffersReleased: the buffers a batch needs (its entries,
+// its frame, the direct writes' aligned copy) are reused for the next
+// batch only while they are small: after one 32 MiB write and a few small
+// ones, the store holds no more than a few MiB of them.
+func TestLargeBatchBuffersReleased(t *testing.T) {
+	forWriteModes(t, func(t *testing.T, opts Options) {
+		s := openDir(t, t.TempDir(), opts)
+		put(t, s, "small", "{}")
+		base := liveHeap()
+		big := `"` + strings.Repeat("x", 32<<20) + `"`
+		put(t, s, "big", big)
+		big = ""
+		if err := s.Update(t.Context(), func(tx store.Tx) error { return tx.Delete(t.Context(), "K", "big") }); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			put(t, s, fmt.Sprint("small-", i), "{}")
+		}
+		if grown := int64(liveHeap()) - int64(base); grown > 8<<20 {
+			t.Errorf("after a 32 MiB batch the store holds %d MiB more, want at most 8 MiB", grown>>20)
+		}
+	})
+}
+
+// liveHeap collects garbage and returns the live heap in bytes.
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

@@ -25,8 +25,14 @@ type rec struct {
 }
 
 func (r *rec) record(kind store.Kind) store.Record {
-	return store.Record{Kind: kind, ID: r.id, Parent: r.parent, Key: r.key, Rank: r.rank, Seq: r.seq,
-		Data: bytes.Clone(r.data)}
+	rec := r.header(kind)
+	rec.Data = bytes.Clone(r.data)
+	return rec
+}
+
+// header is r without its data (a List with Query.NoData).
+func (r *rec) header(kind store.Kind) store.Record {
+	return store.Record{Kind: kind, ID: r.id, Parent: r.parent, Key: r.key, Rank: r.rank, Seq: r.seq}
 }
 
 func cmpID(a, b *rec) int {

@@ -76,7 +76,11 @@ func (x *reader) List(ctx context.Context, q store.Query) ([]store.Record, strin
 			more = true
 			return false
 		}
-		recs = append(recs, r.record(q.Kind))
+		if q.NoData {
+			recs = append(recs, r.header(q.Kind))
+		} else {
+			recs = append(recs, r.record(q.Kind))
+		}
 		return true
 	})
 	if !more {

@@ -35,16 +35,20 @@ func TestQueryPlans(t *testing.T) {
 		"key rank, no parent": {store.Query{Kind: "K", Key: "free", HasKey: true, Order: store.OrderRankAsc, Limit: 1}, "records_kind_key_rank"},
 		"key rank max":        {store.Query{Kind: "K", Key: "free", HasKey: true, RankMax: 4, HasRankMax: true, Order: store.OrderRankAsc}, "records_kind_key_rank"},
 		"parent key rank max": {with(free, func(q *store.Query) { q.Order, q.RankMax, q.HasRankMax = store.OrderRankAsc, 4, true }), "records_kind_parent_key_rank"},
+		"parent key, no data": {with(free, func(q *store.Query) { q.Order, q.NoData, q.Limit = store.OrderRankAsc, true, 4096 }), "records_kind_parent_key_rank"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			plan := explain(t, s, tc.q)
-			if !strings.Contains(plan, "USING INDEX "+tc.index+" ") {
+			if !strings.Contains(plan, "INDEX "+tc.index+" ") {
 				t.Errorf("plan %q does not use %s", plan, tc.index)
 			}
 			// A partial sort ("LAST TERM OF ORDER BY": ties on rank by id) is fine.
 			if strings.Contains(plan, "TEMP B-TREE FOR ORDER BY") || strings.Contains(plan, "SCAN records") {
 				t.Errorf("plan %q sorts or scans the whole table", plan)
+			}
+			if tc.q.NoData && !strings.Contains(plan, "COVERING INDEX") {
+				t.Errorf("plan %q of a List without data reads the table", plan)
 			}
 		})
 	}

@@ -81,6 +81,7 @@ type stmtKey struct {
 	order                store.Order
 	desc                 bool
 	after, limit         bool
+	noData               bool // List without the data column (Query.NoData)
 }
 
 // sql returns the statement text of k.
@@ -94,6 +95,10 @@ func (k stmtKey) sql() string {
 		b.WriteString(`SELECT count(*) FROM records WHERE kind = ?`)
 	case k.exists:
 		b.WriteString(`SELECT 1 FROM records WHERE kind = ?`)
+	case k.noData:
+		// NULL for data: the index holding the filters and the order
+		// then covers the query, and no row of the table is read.
+		b.WriteString(`SELECT id, parent, key, rank, seq, NULL FROM records WHERE kind = ?`)
 	default:
 		b.WriteString(`SELECT id, parent, key, rank, seq, data FROM records WHERE kind = ?`)
 	}
@@ -173,7 +178,7 @@ type plan struct {
 func planQuery(q store.Query, count bool) (plan, error) {
 	desc := q.Desc && (q.Order == store.OrderID || q.Order == store.OrderCreated)
 	p := plan{key: stmtKey{count: count, parent: q.HasParent, key: q.HasKey, rankMax: q.HasRankMax,
-		order: q.Order, desc: desc}}
+		order: q.Order, desc: desc, noData: q.NoData && !count}}
 	p.args = make([]any, 1, 8)
 	p.args[0] = string(q.Kind)
 	if q.HasParent {

@@ -19,6 +19,7 @@ var listTests = []test{
 	{"PagesWhileDeleting", testPagesWhileDeleting},
 	{"InvalidCursor", testInvalidCursor},
 	{"CountIgnoresPaging", testCountIgnoresPaging},
+	{"NoData", testListNoData},
 }
 
 // listFixture is inserted in this order (so OrderCreated follows it). Its IDs
@@ -320,5 +321,59 @@ func testCountIgnoresPaging(t *testing.T, s store.Store) {
 	}
 	if n := count(t, s, store.Query{Kind: "Empty"}); n != 0 {
 		t.Errorf("Count of an empty kind = %d", n)
+	}
+}
+
+// testListNoData: a List with NoData selects, orders and pages as without
+// it, and returns every column but Data (nil), in a View and in an Update.
+func testListNoData(t *testing.T, s store.Store) {
+	all := loadFixture(t, s)
+	byID := map[string]store.Record{}
+	for _, r := range all {
+		byID[r.ID] = r
+	}
+	check := func(t *testing.T, recs []store.Record) {
+		t.Helper()
+		for _, r := range recs {
+			w := byID[r.ID]
+			if r.Data != nil || r.Kind != w.Kind || r.Parent != w.Parent || r.Key != w.Key || r.Rank != w.Rank || r.Seq != w.Seq {
+				t.Errorf("List without data returned %+v, want %+v without Data", r, w)
+			}
+		}
+	}
+	for _, o := range listOrders {
+		t.Run(o.name, func(t *testing.T) {
+			q := store.Query{Kind: kindItem, Key: "free", HasKey: true, Order: o.order, Desc: o.desc, NoData: true}
+			want := expect(all, q)
+			recs, _ := list(t, s, q)
+			if got := ids(recs); !slices.Equal(got, want) {
+				t.Errorf("List = %q, want %q", got, want)
+			}
+			check(t, recs)
+			if got := pages(t, s, q, 2, nil); !slices.Equal(got, want) {
+				t.Errorf("pages = %q, want %q", got, want)
+			}
+		})
+	}
+	err := s.Update(t.Context(), func(tx store.Tx) error {
+		recs, _, err := tx.List(t.Context(), store.Query{Kind: kindItem, Parent: "p1", HasParent: true, NoData: true})
+		if err != nil {
+			return err
+		}
+		if got, want := ids(recs), expect(all, store.Query{Kind: kindItem, Parent: "p1", HasParent: true}); !slices.Equal(got, want) {
+			t.Errorf("List in an Update = %q, want %q", got, want)
+		}
+		check(t, recs)
+		// A record listed without its data is written as any other.
+		r := recs[0]
+		r.Data = []byte(`"new"`)
+		return tx.Put(t.Context(), r)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := expect(all, store.Query{Kind: kindItem, Parent: "p1", HasParent: true})[0]
+	if got := mustGet(t, s, kindItem, first); string(got.Data) != `"new"` {
+		t.Errorf("after a Put of a record listed without data: %+v", got)
 	}
 }
