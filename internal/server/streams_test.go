@@ -107,3 +107,24 @@ func TestEventStreamsCapped(t *testing.T) {
 		t.Fatalf("once a stream closed: %d, want 200", st)
 	}
 }
+
+// TestLongConnectionLimit: the bound on long-lived connections keeps a
+// quarter of the open-file limit, at least 128 files, for the rest.
+func TestLongConnectionLimit(t *testing.T) {
+	for _, c := range []struct {
+		configured int
+		files      uint64
+		want       int
+	}{
+		{0, 1 << 20, 786432},
+		{0, 1024, 768},
+		{0, 256, 128},
+		{0, 100, 1},
+		{0, 0, 10_000},
+		{500, 256, 500},
+	} {
+		if got := longConnectionLimit(c.configured, c.files); got != c.want {
+			t.Errorf("longConnectionLimit(%d, %d) = %d, want %d", c.configured, c.files, got, c.want)
+		}
+	}
+}
