@@ -108,6 +108,12 @@ def main():
     expect_error("tags of an unknown group", ex.NotFoundException, gl.list_tags_for_resource,
                  ResourceARN=arn.replace(GROUP, "NoSuchGroup"))
 
+    # A body larger than the operation's input can be (a GameServerId of at
+    # most 128 characters) is refused before it is read, as a ClientError.
+    err = expect_error("describe with a 1 MB GameServerId", gl.exceptions.ClientError, gl.describe_game_server,
+                       GameServerGroupName=GROUP, GameServerId="g" * 1_000_000)
+    check("oversized body code", err["Code"], "RequestEntityTooLargeException")
+
     gl.deregister_game_server(GameServerGroupName=GROUP, GameServerId=GAME_SERVER)
     expect_error("describe after deregister", ex.NotFoundException, gl.describe_game_server,
                  GameServerGroupName=GROUP, GameServerId=GAME_SERVER)

@@ -72,7 +72,9 @@ func (e *env) runPlacement(ctx context.Context, rep *Report) error {
 // one burst per -clients value, each on fresh processes.
 func (e *env) placementRun(ctx context.Context, run int) ([]*PlacementPhase, error) {
 	cfg := e.cfg
-	h, pprofAddr, err := e.startHoist()
+	// Thousands of simulated processes share one Anywhere compute, more
+	// than --sdk-compute-sockets lets one compute's credentials open.
+	h, pprofAddr, err := e.startHoist("--sdk-compute-sockets", "0")
 	if err != nil {
 		return nil, err
 	}

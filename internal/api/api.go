@@ -40,6 +40,10 @@ type Operation struct {
 	Invoke func(ctx context.Context, s Service, in Input) (any, error)
 	// Errors lists the error codes the model says the operation returns.
 	Errors []string
+	// MaxBodyBytes is the most bytes a request body of the operation can
+	// take within the model's constraints (internal/apigen, bodyBound);
+	// 0 when the model does not bound its lists and maps.
+	MaxBodyBytes int64
 }
 
 // LookupOperation returns the operation called name.

@@ -529,7 +529,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "ConflictException", "InternalServiceException", "LimitExceededException", "TaggingFailedException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "ConflictException", "InternalServiceException", "LimitExceededException", "TaggingFailedException"},
+		MaxBodyBytes: 1007346,
 	},
 	"CreateBuild": {
 		Name:     "CreateBuild",
@@ -541,7 +542,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "ConflictException", "TaggingFailedException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "ConflictException", "TaggingFailedException", "InternalServiceException"},
+		MaxBodyBytes: 1154993,
 	},
 	"CreateContainerFleet": {
 		Name:     "CreateContainerFleet",
@@ -553,7 +555,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "ConflictException", "LimitExceededException", "InvalidRequestException", "UnauthorizedException", "TaggingFailedException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "ConflictException", "LimitExceededException", "InvalidRequestException", "UnauthorizedException", "TaggingFailedException", "UnsupportedRegionException"},
+		MaxBodyBytes: 3578644,
 	},
 	"CreateContainerGroupDefinition": {
 		Name:     "CreateContainerGroupDefinition",
@@ -565,7 +568,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"ConflictException", "InternalServiceException", "InvalidRequestException", "LimitExceededException", "TaggingFailedException", "UnauthorizedException", "UnsupportedRegionException"},
+		Errors:       []string{"ConflictException", "InternalServiceException", "InvalidRequestException", "LimitExceededException", "TaggingFailedException", "UnauthorizedException", "UnsupportedRegionException"},
+		MaxBodyBytes: 6070552,
 	},
 	"CreateFleet": {
 		Name:     "CreateFleet",
@@ -589,7 +593,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "NotReadyException", "InvalidFleetStatusException", "UnsupportedRegionException", "ConflictException", "LimitExceededException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "NotReadyException", "InvalidFleetStatusException", "UnsupportedRegionException", "ConflictException", "LimitExceededException"},
+		MaxBodyBytes: 86610,
 	},
 	"CreateGameServerGroup": {
 		Name:     "CreateGameServerGroup",
@@ -601,7 +606,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "ConflictException", "UnauthorizedException", "InternalServiceException", "LimitExceededException"},
+		Errors:       []string{"InvalidRequestException", "ConflictException", "UnauthorizedException", "InternalServiceException", "LimitExceededException"},
+		MaxBodyBytes: 954405,
 	},
 	"CreateGameSession": {
 		Name:     "CreateGameSession",
@@ -613,7 +619,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"ConflictException", "InternalServiceException", "UnauthorizedException", "InvalidFleetStatusException", "TerminalRoutingStrategyException", "InvalidRequestException", "NotFoundException", "FleetCapacityExceededException", "LimitExceededException", "IdempotentParameterMismatchException", "UnsupportedRegionException"},
+		Errors:       []string{"ConflictException", "InternalServiceException", "UnauthorizedException", "InvalidFleetStatusException", "TerminalRoutingStrategyException", "InvalidRequestException", "NotFoundException", "FleetCapacityExceededException", "LimitExceededException", "IdempotentParameterMismatchException", "UnsupportedRegionException"},
+		MaxBodyBytes: 3253222,
 	},
 	"CreateGameSessionQueue": {
 		Name:     "CreateGameSessionQueue",
@@ -637,7 +644,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "LimitExceededException", "ConflictException", "TaggingFailedException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "LimitExceededException", "ConflictException", "TaggingFailedException", "InternalServiceException"},
+		MaxBodyBytes: 932634,
 	},
 	"CreateMatchmakingConfiguration": {
 		Name:     "CreateMatchmakingConfiguration",
@@ -661,7 +669,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "LimitExceededException", "InternalServiceException", "UnsupportedRegionException", "TaggingFailedException"},
+		Errors:       []string{"InvalidRequestException", "LimitExceededException", "InternalServiceException", "UnsupportedRegionException", "TaggingFailedException"},
+		MaxBodyBytes: 1719840,
 	},
 	"CreatePlayerSession": {
 		Name:     "CreatePlayerSession",
@@ -673,7 +682,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "UnauthorizedException", "InvalidGameSessionStatusException", "GameSessionFullException", "TerminalRoutingStrategyException", "InvalidRequestException", "NotFoundException"},
+		Errors:       []string{"InternalServiceException", "UnauthorizedException", "InvalidGameSessionStatusException", "GameSessionFullException", "TerminalRoutingStrategyException", "InvalidRequestException", "NotFoundException"},
+		MaxBodyBytes: 43095,
 	},
 	"CreatePlayerSessions": {
 		Name:     "CreatePlayerSessions",
@@ -697,7 +707,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "ConflictException", "TaggingFailedException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "ConflictException", "TaggingFailedException", "InternalServiceException"},
+		MaxBodyBytes: 7820102,
 	},
 	"CreateVpcPeeringAuthorization": {
 		Name:     "CreateVpcPeeringAuthorization",
@@ -709,7 +720,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		MaxBodyBytes: 24646,
 	},
 	"CreateVpcPeeringConnection": {
 		Name:     "CreateVpcPeeringConnection",
@@ -721,7 +733,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		MaxBodyBytes: 26203,
 	},
 	"DeleteAlias": {
 		Name:     "DeleteAlias",
@@ -729,7 +742,8 @@ var operations = map[string]*Operation{
 		Invoke: func(ctx context.Context, s Service, in Input) (any, error) {
 			return nil, s.DeleteAlias(ctx, in.(*DeleteAliasInput))
 		},
-		Errors: []string{"UnauthorizedException", "NotFoundException", "InvalidRequestException", "TaggingFailedException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "NotFoundException", "InvalidRequestException", "TaggingFailedException", "InternalServiceException"},
+		MaxBodyBytes: 49185,
 	},
 	"DeleteBuild": {
 		Name:     "DeleteBuild",
@@ -737,7 +751,8 @@ var operations = map[string]*Operation{
 		Invoke: func(ctx context.Context, s Service, in Input) (any, error) {
 			return nil, s.DeleteBuild(ctx, in.(*DeleteBuildInput))
 		},
-		Errors: []string{"UnauthorizedException", "NotFoundException", "InternalServiceException", "TaggingFailedException", "InvalidRequestException"},
+		Errors:       []string{"UnauthorizedException", "NotFoundException", "InternalServiceException", "TaggingFailedException", "InvalidRequestException"},
+		MaxBodyBytes: 49185,
 	},
 	"DeleteContainerFleet": {
 		Name:     "DeleteContainerFleet",
@@ -749,7 +764,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"NotFoundException", "InternalServiceException", "UnauthorizedException", "InvalidRequestException", "TaggingFailedException", "UnsupportedRegionException"},
+		Errors:       []string{"NotFoundException", "InternalServiceException", "UnauthorizedException", "InvalidRequestException", "TaggingFailedException", "UnsupportedRegionException"},
+		MaxBodyBytes: 6177,
 	},
 	"DeleteContainerGroupDefinition": {
 		Name:     "DeleteContainerGroupDefinition",
@@ -761,7 +777,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "NotFoundException", "TaggingFailedException", "UnauthorizedException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "NotFoundException", "TaggingFailedException", "UnauthorizedException", "UnsupportedRegionException"},
+		MaxBodyBytes: 6281,
 	},
 	"DeleteFleet": {
 		Name:     "DeleteFleet",
@@ -769,7 +786,8 @@ var operations = map[string]*Operation{
 		Invoke: func(ctx context.Context, s Service, in Input) (any, error) {
 			return nil, s.DeleteFleet(ctx, in.(*DeleteFleetInput))
 		},
-		Errors: []string{"NotFoundException", "InternalServiceException", "InvalidFleetStatusException", "UnauthorizedException", "InvalidRequestException", "TaggingFailedException"},
+		Errors:       []string{"NotFoundException", "InternalServiceException", "InvalidFleetStatusException", "UnauthorizedException", "InvalidRequestException", "TaggingFailedException"},
+		MaxBodyBytes: 6177,
 	},
 	"DeleteFleetLocations": {
 		Name:     "DeleteFleetLocations",
@@ -781,7 +799,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		MaxBodyBytes: 83410,
 	},
 	"DeleteGameServerGroup": {
 		Name:     "DeleteGameServerGroup",
@@ -793,7 +812,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		Errors:       []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		MaxBodyBytes: 3288,
 	},
 	"DeleteGameSessionQueue": {
 		Name:     "DeleteGameSessionQueue",
@@ -805,7 +825,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "NotFoundException", "UnauthorizedException", "TaggingFailedException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "NotFoundException", "UnauthorizedException", "TaggingFailedException"},
+		MaxBodyBytes: 3102,
 	},
 	"DeleteLocation": {
 		Name:     "DeleteLocation",
@@ -817,7 +838,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		MaxBodyBytes: 1574,
 	},
 	"DeleteMatchmakingConfiguration": {
 		Name:     "DeleteMatchmakingConfiguration",
@@ -829,7 +851,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "NotFoundException", "InternalServiceException", "UnsupportedRegionException", "TaggingFailedException"},
+		Errors:       []string{"InvalidRequestException", "NotFoundException", "InternalServiceException", "UnsupportedRegionException", "TaggingFailedException"},
+		MaxBodyBytes: 3102,
 	},
 	"DeleteMatchmakingRuleSet": {
 		Name:     "DeleteMatchmakingRuleSet",
@@ -841,7 +864,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "InternalServiceException", "UnsupportedRegionException", "NotFoundException", "TaggingFailedException"},
+		Errors:       []string{"InvalidRequestException", "InternalServiceException", "UnsupportedRegionException", "NotFoundException", "TaggingFailedException"},
+		MaxBodyBytes: 3102,
 	},
 	"DeleteScalingPolicy": {
 		Name:     "DeleteScalingPolicy",
@@ -849,7 +873,8 @@ var operations = map[string]*Operation{
 		Invoke: func(ctx context.Context, s Service, in Input) (any, error) {
 			return nil, s.DeleteScalingPolicy(ctx, in.(*DeleteScalingPolicyInput))
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		MaxBodyBytes: 18484,
 	},
 	"DeleteScript": {
 		Name:     "DeleteScript",
@@ -857,7 +882,8 @@ var operations = map[string]*Operation{
 		Invoke: func(ctx context.Context, s Service, in Input) (any, error) {
 			return nil, s.DeleteScript(ctx, in.(*DeleteScriptInput))
 		},
-		Errors: []string{"InvalidRequestException", "UnauthorizedException", "NotFoundException", "TaggingFailedException", "InternalServiceException"},
+		Errors:       []string{"InvalidRequestException", "UnauthorizedException", "NotFoundException", "TaggingFailedException", "InternalServiceException"},
+		MaxBodyBytes: 49186,
 	},
 	"DeleteVpcPeeringAuthorization": {
 		Name:     "DeleteVpcPeeringAuthorization",
@@ -869,7 +895,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		MaxBodyBytes: 24646,
 	},
 	"DeleteVpcPeeringConnection": {
 		Name:     "DeleteVpcPeeringConnection",
@@ -881,7 +908,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		MaxBodyBytes: 13894,
 	},
 	"DeregisterCompute": {
 		Name:     "DeregisterCompute",
@@ -893,7 +921,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		MaxBodyBytes: 18491,
 	},
 	"DeregisterGameServer": {
 		Name:     "DeregisterGameServer",
@@ -901,7 +930,8 @@ var operations = map[string]*Operation{
 		Invoke: func(ctx context.Context, s Service, in Input) (any, error) {
 			return nil, s.DeregisterGameServer(ctx, in.(*DeregisterGameServerInput))
 		},
-		Errors: []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		Errors:       []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		MaxBodyBytes: 4680,
 	},
 	"DescribeAlias": {
 		Name:     "DescribeAlias",
@@ -913,7 +943,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		MaxBodyBytes: 49185,
 	},
 	"DescribeBuild": {
 		Name:     "DescribeBuild",
@@ -925,7 +956,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		MaxBodyBytes: 49185,
 	},
 	"DescribeCompute": {
 		Name:     "DescribeCompute",
@@ -937,7 +969,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException", "UnsupportedRegionException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException", "UnsupportedRegionException"},
+		MaxBodyBytes: 18491,
 	},
 	"DescribeContainerFleet": {
 		Name:     "DescribeContainerFleet",
@@ -949,7 +982,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "NotFoundException", "InvalidRequestException", "UnauthorizedException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "NotFoundException", "InvalidRequestException", "UnauthorizedException", "UnsupportedRegionException"},
+		MaxBodyBytes: 6177,
 	},
 	"DescribeContainerGroupDefinition": {
 		Name:     "DescribeContainerGroupDefinition",
@@ -961,7 +995,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "NotFoundException", "UnauthorizedException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "NotFoundException", "UnauthorizedException", "UnsupportedRegionException"},
+		MaxBodyBytes: 6224,
 	},
 	"DescribeContainerGroupPortMappings": {
 		Name:     "DescribeContainerGroupPortMappings",
@@ -973,7 +1008,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "NotFoundException", "InvalidRequestException", "UnauthorizedException", "LimitExceededException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "NotFoundException", "InvalidRequestException", "UnauthorizedException", "LimitExceededException", "UnsupportedRegionException"},
+		MaxBodyBytes: 69409,
 	},
 	"DescribeEC2InstanceLimits": {
 		Name:     "DescribeEC2InstanceLimits",
@@ -985,7 +1021,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "InternalServiceException", "UnauthorizedException", "UnsupportedRegionException"},
+		Errors:       []string{"InvalidRequestException", "InternalServiceException", "UnauthorizedException", "UnsupportedRegionException"},
+		MaxBodyBytes: 1000,
 	},
 	"DescribeFleetAttributes": {
 		Name:     "DescribeFleetAttributes",
@@ -1021,7 +1058,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"NotFoundException", "InternalServiceException", "UnauthorizedException", "InvalidRequestException", "UnsupportedRegionException"},
+		Errors:       []string{"NotFoundException", "InternalServiceException", "UnauthorizedException", "InvalidRequestException", "UnsupportedRegionException"},
+		MaxBodyBytes: 18492,
 	},
 	"DescribeFleetEvents": {
 		Name:     "DescribeFleetEvents",
@@ -1033,7 +1071,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"NotFoundException", "InternalServiceException", "UnauthorizedException", "InvalidRequestException", "UnsupportedRegionException"},
+		Errors:       []string{"NotFoundException", "InternalServiceException", "UnauthorizedException", "InvalidRequestException", "UnsupportedRegionException"},
+		MaxBodyBytes: 18621,
 	},
 	"DescribeFleetLocationAttributes": {
 		Name:     "DescribeFleetLocationAttributes",
@@ -1045,7 +1084,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		MaxBodyBytes: 95764,
 	},
 	"DescribeFleetLocationCapacity": {
 		Name:     "DescribeFleetLocationCapacity",
@@ -1057,7 +1097,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		MaxBodyBytes: 6968,
 	},
 	"DescribeFleetLocationUtilization": {
 		Name:     "DescribeFleetLocationUtilization",
@@ -1069,7 +1110,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		MaxBodyBytes: 6968,
 	},
 	"DescribeFleetPortSettings": {
 		Name:     "DescribeFleetPortSettings",
@@ -1081,7 +1123,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "NotFoundException", "InvalidRequestException", "UnauthorizedException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "NotFoundException", "InvalidRequestException", "UnauthorizedException", "UnsupportedRegionException"},
+		MaxBodyBytes: 6968,
 	},
 	"DescribeFleetUtilization": {
 		Name:     "DescribeFleetUtilization",
@@ -1105,7 +1148,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		Errors:       []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		MaxBodyBytes: 4680,
 	},
 	"DescribeGameServerGroup": {
 		Name:     "DescribeGameServerGroup",
@@ -1117,7 +1161,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		Errors:       []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		MaxBodyBytes: 3117,
 	},
 	"DescribeGameServerInstances": {
 		Name:     "DescribeGameServerInstances",
@@ -1129,7 +1174,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		Errors:       []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		MaxBodyBytes: 20146,
 	},
 	"DescribeGameSessionDetails": {
 		Name:     "DescribeGameSessionDetails",
@@ -1141,7 +1187,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "NotFoundException", "InvalidRequestException", "UnauthorizedException", "TerminalRoutingStrategyException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "NotFoundException", "InvalidRequestException", "UnauthorizedException", "TerminalRoutingStrategyException", "UnsupportedRegionException"},
+		MaxBodyBytes: 86983,
 	},
 	"DescribeGameSessionPlacement": {
 		Name:     "DescribeGameSessionPlacement",
@@ -1153,7 +1200,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "NotFoundException", "UnauthorizedException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "NotFoundException", "UnauthorizedException"},
+		MaxBodyBytes: 613,
 	},
 	"DescribeGameSessionQueues": {
 		Name:     "DescribeGameSessionQueues",
@@ -1177,7 +1225,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "NotFoundException", "InvalidRequestException", "UnauthorizedException", "TerminalRoutingStrategyException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "NotFoundException", "InvalidRequestException", "UnauthorizedException", "TerminalRoutingStrategyException", "UnsupportedRegionException"},
+		MaxBodyBytes: 86983,
 	},
 	"DescribeInstances": {
 		Name:     "DescribeInstances",
@@ -1189,7 +1238,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException", "UnsupportedRegionException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException", "UnsupportedRegionException"},
+		MaxBodyBytes: 68499,
 	},
 	"DescribeMatchmaking": {
 		Name:     "DescribeMatchmaking",
@@ -1225,7 +1275,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "InternalServiceException", "NotFoundException", "UnsupportedRegionException"},
+		Errors:       []string{"InvalidRequestException", "InternalServiceException", "NotFoundException", "UnsupportedRegionException"},
+		MaxBodyBytes: 43154,
 	},
 	"DescribePlayerSessions": {
 		Name:     "DescribePlayerSessions",
@@ -1237,7 +1288,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "NotFoundException", "InvalidRequestException", "UnauthorizedException"},
+		Errors:       []string{"InternalServiceException", "NotFoundException", "InvalidRequestException", "UnauthorizedException"},
+		MaxBodyBytes: 92358,
 	},
 	"DescribeRuntimeConfiguration": {
 		Name:     "DescribeRuntimeConfiguration",
@@ -1249,7 +1301,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "NotFoundException", "InternalServiceException", "InvalidRequestException"},
+		Errors:       []string{"UnauthorizedException", "NotFoundException", "InternalServiceException", "InvalidRequestException"},
+		MaxBodyBytes: 6177,
 	},
 	"DescribeScalingPolicies": {
 		Name:     "DescribeScalingPolicies",
@@ -1261,7 +1314,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		MaxBodyBytes: 19541,
 	},
 	"DescribeScript": {
 		Name:     "DescribeScript",
@@ -1273,7 +1327,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "InternalServiceException", "NotFoundException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "InternalServiceException", "NotFoundException"},
+		MaxBodyBytes: 49186,
 	},
 	"DescribeVpcPeeringAuthorizations": {
 		Name:     "DescribeVpcPeeringAuthorizations",
@@ -1285,7 +1340,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "InternalServiceException"},
+		MaxBodyBytes: 11,
 	},
 	"DescribeVpcPeeringConnections": {
 		Name:     "DescribeVpcPeeringConnections",
@@ -1297,7 +1353,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		MaxBodyBytes: 1569,
 	},
 	"GetComputeAccess": {
 		Name:     "GetComputeAccess",
@@ -1309,7 +1366,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException", "UnsupportedRegionException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException", "UnsupportedRegionException"},
+		MaxBodyBytes: 18491,
 	},
 	"GetComputeAuthToken": {
 		Name:     "GetComputeAuthToken",
@@ -1321,7 +1379,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException", "UnsupportedRegionException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException", "UnsupportedRegionException"},
+		MaxBodyBytes: 18491,
 	},
 	"GetGameSessionLogUrl": {
 		Name:     "GetGameSessionLogUrl",
@@ -1333,7 +1392,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "NotFoundException", "UnauthorizedException", "InvalidRequestException"},
+		Errors:       []string{"InternalServiceException", "NotFoundException", "UnauthorizedException", "InvalidRequestException"},
+		MaxBodyBytes: 6183,
 	},
 	"GetInstanceAccess": {
 		Name:     "GetInstanceAccess",
@@ -1345,7 +1405,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		MaxBodyBytes: 55354,
 	},
 	"GetPlayerConnectionDetails": {
 		Name:     "GetPlayerConnectionDetails",
@@ -1357,7 +1418,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "NotFoundException", "InvalidGameSessionStatusException", "InvalidRequestException", "InternalServiceException", "LimitExceededException", "UnsupportedRegionException"},
+		Errors:       []string{"UnauthorizedException", "NotFoundException", "InvalidGameSessionStatusException", "InvalidRequestException", "InternalServiceException", "LimitExceededException", "UnsupportedRegionException"},
+		MaxBodyBytes: 313516,
 	},
 	"ListAliases": {
 		Name:     "ListAliases",
@@ -1369,7 +1431,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "InternalServiceException"},
+		MaxBodyBytes: 98530,
 	},
 	"ListBuilds": {
 		Name:     "ListBuilds",
@@ -1381,7 +1444,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "InternalServiceException"},
+		MaxBodyBytes: 49382,
 	},
 	"ListCompute": {
 		Name:     "ListCompute",
@@ -1393,7 +1457,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "InternalServiceException", "UnsupportedRegionException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "InternalServiceException", "UnsupportedRegionException"},
+		MaxBodyBytes: 25633,
 	},
 	"ListContainerFleets": {
 		Name:     "ListContainerFleets",
@@ -1405,7 +1470,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "UnsupportedRegionException"},
+		MaxBodyBytes: 18552,
 	},
 	"ListContainerGroupDefinitionVersions": {
 		Name:     "ListContainerGroupDefinitionVersions",
@@ -1417,7 +1483,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "NotFoundException", "UnauthorizedException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "NotFoundException", "UnauthorizedException", "UnsupportedRegionException"},
+		MaxBodyBytes: 18528,
 	},
 	"ListContainerGroupDefinitions": {
 		Name:     "ListContainerGroupDefinitions",
@@ -1429,7 +1496,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "UnsupportedRegionException"},
+		MaxBodyBytes: 12542,
 	},
 	"ListFleetDeployments": {
 		Name:     "ListFleetDeployments",
@@ -1441,7 +1509,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"NotFoundException", "InternalServiceException", "UnauthorizedException", "InvalidRequestException", "UnsupportedRegionException"},
+		Errors:       []string{"NotFoundException", "InternalServiceException", "UnauthorizedException", "InvalidRequestException", "UnsupportedRegionException"},
+		MaxBodyBytes: 18531,
 	},
 	"ListFleets": {
 		Name:     "ListFleets",
@@ -1453,7 +1522,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "NotFoundException", "InvalidRequestException", "UnauthorizedException"},
+		Errors:       []string{"InternalServiceException", "NotFoundException", "InvalidRequestException", "UnauthorizedException"},
+		MaxBodyBytes: 110714,
 	},
 	"ListGameServerGroups": {
 		Name:     "ListGameServerGroups",
@@ -1465,7 +1535,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "UnauthorizedException", "InternalServiceException"},
+		Errors:       []string{"InvalidRequestException", "UnauthorizedException", "InternalServiceException"},
+		MaxBodyBytes: 12365,
 	},
 	"ListGameServers": {
 		Name:     "ListGameServers",
@@ -1477,7 +1548,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "UnauthorizedException", "InternalServiceException"},
+		Errors:       []string{"InvalidRequestException", "UnauthorizedException", "InternalServiceException"},
+		MaxBodyBytes: 15615,
 	},
 	"ListLocations": {
 		Name:     "ListLocations",
@@ -1489,7 +1561,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "InternalServiceException"},
+		MaxBodyBytes: 12548,
 	},
 	"ListScripts": {
 		Name:     "ListScripts",
@@ -1501,7 +1574,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "InternalServiceException"},
+		MaxBodyBytes: 49229,
 	},
 	"ListTagsForResource": {
 		Name:     "ListTagsForResource",
@@ -1513,7 +1587,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"NotFoundException", "InvalidRequestException", "TaggingFailedException", "InternalServiceException", "UnsupportedRegionException"},
+		Errors:       []string{"NotFoundException", "InvalidRequestException", "TaggingFailedException", "InternalServiceException", "UnsupportedRegionException"},
+		MaxBodyBytes: 12169,
 	},
 	"PutScalingPolicy": {
 		Name:     "PutScalingPolicy",
@@ -1525,7 +1600,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		MaxBodyBytes: 20000,
 	},
 	"RegisterCompute": {
 		Name:     "RegisterCompute",
@@ -1537,7 +1613,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "ConflictException", "InternalServiceException", "NotReadyException", "LimitExceededException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "ConflictException", "InternalServiceException", "NotReadyException", "LimitExceededException"},
+		MaxBodyBytes: 25502,
 	},
 	"RegisterGameServer": {
 		Name:     "RegisterGameServer",
@@ -1549,7 +1626,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "ConflictException", "UnauthorizedException", "LimitExceededException", "InternalServiceException"},
+		Errors:       []string{"InvalidRequestException", "ConflictException", "UnauthorizedException", "LimitExceededException", "InternalServiceException"},
+		MaxBodyBytes: 23423,
 	},
 	"RequestUploadCredentials": {
 		Name:     "RequestUploadCredentials",
@@ -1561,7 +1639,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		MaxBodyBytes: 49185,
 	},
 	"ResolveAlias": {
 		Name:     "ResolveAlias",
@@ -1573,7 +1652,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "TerminalRoutingStrategyException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "TerminalRoutingStrategyException", "InternalServiceException"},
+		MaxBodyBytes: 49185,
 	},
 	"ResumeGameServerGroup": {
 		Name:     "ResumeGameServerGroup",
@@ -1585,7 +1665,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		Errors:       []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		MaxBodyBytes: 3422,
 	},
 	"SearchGameSessions": {
 		Name:     "SearchGameSessions",
@@ -1597,7 +1678,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "NotFoundException", "InvalidRequestException", "UnauthorizedException", "TerminalRoutingStrategyException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "NotFoundException", "InvalidRequestException", "UnauthorizedException", "TerminalRoutingStrategyException", "UnsupportedRegionException"},
+		MaxBodyBytes: 93132,
 	},
 	"StartFleetActions": {
 		Name:     "StartFleetActions",
@@ -1609,7 +1691,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		MaxBodyBytes: 7147,
 	},
 	"StartGameSessionPlacement": {
 		Name:     "StartGameSessionPlacement",
@@ -1657,7 +1740,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "UnauthorizedException", "NotFoundException", "UnsupportedRegionException"},
+		MaxBodyBytes: 7147,
 	},
 	"StopGameSessionPlacement": {
 		Name:     "StopGameSessionPlacement",
@@ -1669,7 +1753,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "NotFoundException", "UnauthorizedException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "NotFoundException", "UnauthorizedException"},
+		MaxBodyBytes: 613,
 	},
 	"StopMatchmaking": {
 		Name:     "StopMatchmaking",
@@ -1681,7 +1766,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "NotFoundException", "InternalServiceException", "UnsupportedRegionException"},
+		Errors:       []string{"InvalidRequestException", "NotFoundException", "InternalServiceException", "UnsupportedRegionException"},
+		MaxBodyBytes: 1570,
 	},
 	"SuspendGameServerGroup": {
 		Name:     "SuspendGameServerGroup",
@@ -1693,7 +1779,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		Errors:       []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		MaxBodyBytes: 3423,
 	},
 	"TagResource": {
 		Name:     "TagResource",
@@ -1705,7 +1792,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"NotFoundException", "InvalidRequestException", "TaggingFailedException", "InternalServiceException", "UnsupportedRegionException"},
+		Errors:       []string{"NotFoundException", "InvalidRequestException", "TaggingFailedException", "InternalServiceException", "UnsupportedRegionException"},
+		MaxBodyBytes: 943997,
 	},
 	"TerminateGameSession": {
 		Name:     "TerminateGameSession",
@@ -1717,7 +1805,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "NotFoundException", "UnauthorizedException", "InvalidGameSessionStatusException", "NotReadyException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "NotFoundException", "UnauthorizedException", "InvalidGameSessionStatusException", "NotReadyException"},
+		MaxBodyBytes: 6549,
 	},
 	"UntagResource": {
 		Name:     "UntagResource",
@@ -1729,7 +1818,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"NotFoundException", "InvalidRequestException", "TaggingFailedException", "InternalServiceException", "UnsupportedRegionException"},
+		Errors:       []string{"NotFoundException", "InvalidRequestException", "TaggingFailedException", "InternalServiceException", "UnsupportedRegionException"},
+		MaxBodyBytes: 320200,
 	},
 	"UpdateAlias": {
 		Name:     "UpdateAlias",
@@ -1741,7 +1831,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		MaxBodyBytes: 124692,
 	},
 	"UpdateBuild": {
 		Name:     "UpdateBuild",
@@ -1753,7 +1844,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		MaxBodyBytes: 73802,
 	},
 	"UpdateContainerFleet": {
 		Name:     "UpdateContainerFleet",
@@ -1765,7 +1857,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "NotFoundException", "NotReadyException", "LimitExceededException", "InvalidRequestException", "UnauthorizedException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "NotFoundException", "NotReadyException", "LimitExceededException", "InvalidRequestException", "UnauthorizedException", "UnsupportedRegionException"},
+		MaxBodyBytes: 5024632,
 	},
 	"UpdateContainerGroupDefinition": {
 		Name:     "UpdateContainerGroupDefinition",
@@ -1777,7 +1870,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "InvalidRequestException", "LimitExceededException", "NotFoundException", "UnauthorizedException", "UnsupportedRegionException"},
+		Errors:       []string{"InternalServiceException", "InvalidRequestException", "LimitExceededException", "NotFoundException", "UnauthorizedException", "UnsupportedRegionException"},
+		MaxBodyBytes: 5143211,
 	},
 	"UpdateFleetAttributes": {
 		Name:     "UpdateFleetAttributes",
@@ -1789,7 +1883,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"NotFoundException", "ConflictException", "InvalidFleetStatusException", "LimitExceededException", "InternalServiceException", "InvalidRequestException", "UnauthorizedException"},
+		Errors:       []string{"NotFoundException", "ConflictException", "InvalidFleetStatusException", "LimitExceededException", "InternalServiceException", "InvalidRequestException", "UnauthorizedException"},
+		MaxBodyBytes: 34478,
 	},
 	"UpdateFleetCapacity": {
 		Name:     "UpdateFleetCapacity",
@@ -1801,7 +1896,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"NotFoundException", "ConflictException", "LimitExceededException", "InvalidFleetStatusException", "InternalServiceException", "InvalidRequestException", "UnauthorizedException", "UnsupportedRegionException"},
+		Errors:       []string{"NotFoundException", "ConflictException", "LimitExceededException", "InvalidFleetStatusException", "InternalServiceException", "InvalidRequestException", "UnauthorizedException", "UnsupportedRegionException"},
+		MaxBodyBytes: 7526,
 	},
 	"UpdateFleetPortSettings": {
 		Name:     "UpdateFleetPortSettings",
@@ -1813,7 +1909,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"NotFoundException", "ConflictException", "InvalidFleetStatusException", "LimitExceededException", "InternalServiceException", "InvalidRequestException", "UnauthorizedException"},
+		Errors:       []string{"NotFoundException", "ConflictException", "InvalidFleetStatusException", "LimitExceededException", "InternalServiceException", "InvalidRequestException", "UnauthorizedException"},
+		MaxBodyBytes: 4939684,
 	},
 	"UpdateGameServer": {
 		Name:     "UpdateGameServer",
@@ -1825,7 +1922,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		Errors:       []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		MaxBodyBytes: 17247,
 	},
 	"UpdateGameServerGroup": {
 		Name:     "UpdateGameServerGroup",
@@ -1837,7 +1935,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		Errors:       []string{"InvalidRequestException", "NotFoundException", "UnauthorizedException", "InternalServiceException"},
+		MaxBodyBytes: 11695,
 	},
 	"UpdateGameSession": {
 		Name:     "UpdateGameSession",
@@ -1849,7 +1948,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"NotFoundException", "ConflictException", "InternalServiceException", "UnauthorizedException", "InvalidGameSessionStatusException", "InvalidRequestException", "NotReadyException"},
+		Errors:       []string{"NotFoundException", "ConflictException", "InternalServiceException", "UnauthorizedException", "InvalidGameSessionStatusException", "InvalidRequestException", "NotReadyException"},
+		MaxBodyBytes: 44343,
 	},
 	"UpdateGameSessionQueue": {
 		Name:     "UpdateGameSessionQueue",
@@ -1885,7 +1985,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "NotFoundException", "InternalServiceException", "InvalidRequestException", "InvalidFleetStatusException", "LimitExceededException"},
+		Errors:       []string{"UnauthorizedException", "NotFoundException", "InternalServiceException", "InvalidRequestException", "InvalidFleetStatusException", "LimitExceededException"},
+		MaxBodyBytes: 1241204,
 	},
 	"UpdateScript": {
 		Name:     "UpdateScript",
@@ -1897,7 +1998,8 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		Errors:       []string{"UnauthorizedException", "InvalidRequestException", "NotFoundException", "InternalServiceException"},
+		MaxBodyBytes: 6937229,
 	},
 	"ValidateMatchmakingRuleSet": {
 		Name:     "ValidateMatchmakingRuleSet",
@@ -1909,6 +2011,7 @@ var operations = map[string]*Operation{
 			}
 			return out, err
 		},
-		Errors: []string{"InternalServiceException", "UnsupportedRegionException", "InvalidRequestException"},
+		Errors:       []string{"InternalServiceException", "UnsupportedRegionException", "InvalidRequestException"},
+		MaxBodyBytes: 786457,
 	},
 }

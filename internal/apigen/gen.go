@@ -247,7 +247,11 @@ func (g *gen) service(b *bytes.Buffer) error {
 		} else {
 			fmt.Fprintf(b, "\t\tInvoke: func(ctx context.Context, s Service, in Input) (any, error) {\n\t\t\tout, err := s.%s(ctx, in.(*%s))\n\t\t\tif out == nil {\n\t\t\t\treturn nil, err\n\t\t\t}\n\t\t\treturn out, err\n\t\t},\n", op, o.Input.Shape)
 		}
-		fmt.Fprintf(b, "\t\tErrors: []string{%s},\n\t},\n", strings.Join(errs, ", "))
+		fmt.Fprintf(b, "\t\tErrors: []string{%s},\n", strings.Join(errs, ", "))
+		if n, ok := g.bodyBound(o.Input.Shape); ok {
+			fmt.Fprintf(b, "\t\tMaxBodyBytes: %d,\n", n)
+		}
+		b.WriteString("\t},\n")
 	}
 	b.WriteString("}\n")
 	return nil

@@ -64,7 +64,8 @@ type entry struct {
 // than store and deflate, names the same path twice (or a file and a
 // directory alike), has a symlink whose target is absolute or resolves
 // outside dir (or to nothing), or exceeds maxBytes of content or maxEntries
-// entries.
+// entries. Its central directory is read only within the bytes its end
+// record declares, and counted before it is parsed (openArchive).
 //
 // Directories and files are created first, through an os.Root on dir, with
 // O_EXCL; symlinks last, so no file is ever written through a link. Files
@@ -73,16 +74,9 @@ type entry struct {
 // as separators (archives made by some Windows tools use them). On error dir
 // may hold a partial tree; the caller removes it.
 func Unpack(r io.ReaderAt, size int64, dir string, maxBytes int64, maxEntries int) (int64, error) {
-	idx, err := readZipIndex(r, size)
+	zr, size, err := openArchive(r, size, maxEntries)
 	if err != nil {
-		return 0, archiveErrorf("not a valid zip archive: %v", err)
-	}
-	if err := checkZipIndex(idx, maxEntries); err != nil {
 		return 0, err
-	}
-	zr, err := zip.NewReader(r, size)
-	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
-		return 0, archiveErrorf("not a valid zip archive: %v", err)
 	}
 	entries, err := checkEntries(zr.File, unpackLimits{maxBytes: maxBytes, maxEntries: maxEntries})
 	if err != nil {

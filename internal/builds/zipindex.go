@@ -31,6 +31,9 @@ type zipIndex struct {
 	entries uint64 // total entries
 	size    uint64 // bytes of the central directory
 	offset  uint64 // where the central directory starts
+	// endAt is where the end record (the zip64 one if there is one)
+	// starts: archive/zip takes the directory to end there.
+	endAt int64
 }
 
 // readZipIndex reads the entry count, size and offset of the central
@@ -52,14 +55,15 @@ func readZipIndex(r io.ReaderAt, size int64) (zipIndex, error) {
 	}
 	rec := buf[at:]
 	le := binary.LittleEndian
+	eocdAt := size - tail + int64(at)
 	idx := zipIndex{
 		entries: uint64(le.Uint16(rec[10:])),
 		size:    uint64(le.Uint32(rec[12:])),
 		offset:  uint64(le.Uint32(rec[16:])),
+		endAt:   eocdAt,
 	}
 	// archive/zip's test, 0xffff for the size included.
 	if idx.entries == 0xffff || idx.size == 0xffff || idx.offset == 0xffffffff {
-		eocdAt := size - tail + int64(at)
 		if z, ok, err := readZip64Index(r, eocdAt); err != nil {
 			return zipIndex{}, err
 		} else if ok {
@@ -110,7 +114,8 @@ func readZip64Index(r io.ReaderAt, eocdAt int64) (idx zipIndex, ok bool, err err
 	if le.Uint32(rec) != zip64EOCDSignature {
 		return idx, false, errors.New("no zip64 end of central directory record where the locator points")
 	}
-	return zipIndex{entries: le.Uint64(rec[32:]), size: le.Uint64(rec[40:]), offset: le.Uint64(rec[48:])}, true, nil
+	z := zipIndex{entries: le.Uint64(rec[32:]), size: le.Uint64(rec[40:]), offset: le.Uint64(rec[48:]), endAt: int64(at)}
+	return z, true, nil
 }
 
 // checkZipIndex refuses, before archive/zip parses the central directory

@@ -2,12 +2,14 @@ package builds
 
 import (
 	"archive/zip"
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -114,29 +116,115 @@ func TestManyEntriesSynthetic(t *testing.T) {
 	}
 }
 
-// TestUnpackRefusesMillionsOfEntries: an archive declaring 4 million
-// entries (216 MB of central directory) is refused from its end records,
-// quickly and without parsing the directory. Before the check archive/zip
-// parsed all of it first (about a gigabyte of memory).
+// TestUnpackRefusesMillionsOfEntries: archives with millions of central
+// directory records are refused quickly and without parsing the records:
+//   - declared: a zip64 end record declares 4 million entries (216 MB of
+//     directory); refused from the end records (archive/zip parsed all of
+//     it before, about a gigabyte of memory);
+//   - past the directory: the end record declares 2,304 entries in a
+//     directory of their size, and 4 million records follow it (184 MB);
+//     archive/zip read on past the declared directory until the records
+//     ended (2,304 is 4 million modulo 65,536, all it compares), 800 MB
+//     before the entry limit refused them;
+//   - in the directory: 2.2 million records of 46 bytes fill a declared
+//     directory within the byte limit, declaring 2,304 (the same modulo
+//     65,536); archive/zip parsed them all before the entry limit.
+//
+// The last two are streamed to a temporary file, never held in memory.
 func TestUnpackRefusesMillionsOfEntries(t *testing.T) {
-	m := newManyEntries(4_000_000)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	start := time.Now()
-	_, err := Unpack(m, m.size(), t.TempDir(), 1<<30, DefaultMaxEntries)
-	took := time.Since(start)
-	runtime.ReadMemStats(&after)
-	var ae *ArchiveError
-	if !errors.As(err, &ae) || !strings.Contains(ae.Reason, "4000000 entries; the limit is 200000") {
-		t.Fatalf("Unpack = %v, want the entry limit", err)
+	inDir := 2304 + 33*65536
+	cases := map[string]struct {
+		open func(t *testing.T) (io.ReaderAt, int64)
+		want string
+	}{
+		"declared": {func(*testing.T) (io.ReaderAt, int64) {
+			m := newManyEntries(4_000_000)
+			return m, m.size()
+		}, "4000000 entries; the limit is 200000"},
+		"past the directory": {func(t *testing.T) (io.ReaderAt, int64) {
+			return recordsFile(t, 4_000_000, 2304, 2304*centralHeaderMinimum)
+		}, "central directory records past"},
+		"in the directory": {func(t *testing.T) (io.ReaderAt, int64) {
+			return recordsFile(t, inDir, 2304, uint32(inDir*centralHeaderMinimum))
+		}, "more than 200000 entries"},
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
-		t.Errorf("refusing allocated %d bytes; want under 8 MiB", alloc)
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			r, size := c.open(t)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			_, err := Unpack(r, size, t.TempDir(), 1<<30, DefaultMaxEntries)
+			took := time.Since(start)
+			runtime.ReadMemStats(&after)
+			var ae *ArchiveError
+			if !errors.As(err, &ae) || !strings.Contains(ae.Reason, c.want) {
+				t.Errorf("Unpack = %v, want %q", err, c.want)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+				t.Errorf("refusing allocated %d bytes; want under 8 MiB", alloc)
+			}
+			if took > 5*time.Second {
+				t.Errorf("refusing took %s", took)
+			}
+		})
 	}
-	if took > 5*time.Second {
-		t.Errorf("refusing took %s", took)
+}
+
+// recordsFile streams to a temporary file an archive of one empty stored
+// file "a", then n central directory records with empty names all pointing
+// at it, then an end record declaring `declared` entries in a directory of
+// dirSize bytes right after "a". It returns the file, open.
+func recordsFile(t *testing.T, n int, declared uint16, dirSize uint32) (io.ReaderAt, int64) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "records.zip"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { f.Close() })
+	w := bufio.NewWriterSize(f, 1<<20)
+	if err := writeRecordsZip(w, n, declared, dirSize); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, st.Size()
+}
+
+// writeRecordsZip writes recordsFile's archive to w.
+func writeRecordsZip(w io.Writer, n int, declared uint16, dirSize uint32) error {
+	le := binary.LittleEndian
+	local := make([]byte, 31)
+	le.PutUint32(local, 0x04034b50)
+	le.PutUint16(local[4:], 20)
+	le.PutUint16(local[26:], 1)
+	local[30] = 'a'
+	if _, err := w.Write(local); err != nil {
+		return err
+	}
+	rec := make([]byte, centralHeaderMinimum)
+	le.PutUint32(rec, 0x02014b50)
+	le.PutUint16(rec[4:], 20)
+	le.PutUint16(rec[6:], 20)
+	for range n {
+		if _, err := w.Write(rec); err != nil {
+			return err
+		}
+	}
+	end := make([]byte, eocdLen)
+	le.PutUint32(end, eocdSignature)
+	le.PutUint16(end[8:], declared)
+	le.PutUint16(end[10:], declared)
+	le.PutUint32(end[12:], dirSize)
+	le.PutUint32(end[16:], uint32(len(local)))
+	_, err := w.Write(end)
+	return err
 }
 
 // TestUnpackRefusesLargeDirectory: few entries with huge comments make a
@@ -235,4 +323,60 @@ func FuzzReadZipIndex(f *testing.F) {
 			t.Fatalf("readZipIndex says %d entries, archive/zip read %d", idx.entries, len(zr.File))
 		}
 	})
+}
+
+// FuzzOpenArchive: openArchive never panics and never lets archive/zip
+// list more entries than the limit, and an archive archive/zip reads
+// within the limit, with its directory where the end record says (no
+// prefix), opens with the same entries.
+func FuzzOpenArchive(f *testing.F) {
+	f.Add(makeZip(f, zent{name: "a", body: "x"}, zent{name: "d/", mode: 0}))
+	m := newManyEntries(2)
+	b := make([]byte, m.size())
+	m.ReadAt(b, 0)
+	f.Add(b)
+	var rec bytes.Buffer
+	writeRecordsZip(&rec, 9, 2, 2*centralHeaderMinimum)
+	f.Add(rec.Bytes())
+	const limit = 4
+	f.Fuzz(func(t *testing.T, b []byte) {
+		zr, _, err := openArchive(bytes.NewReader(b), int64(len(b)), limit)
+		if err == nil && len(zr.File) > limit {
+			t.Fatalf("openArchive listed %d entries; the limit is %d", len(zr.File), limit)
+		}
+		want, werr := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+		if werr != nil || len(want.File) > limit || !directoryAtItsOffset(b) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("archive/zip reads %d entries, openArchive: %v", len(want.File), err)
+		}
+		for i, f := range want.File {
+			if i >= len(zr.File) || zr.File[i].Name != f.Name {
+				t.Fatalf("entry %d is %q; openArchive listed %d entries", i, f.Name, len(zr.File))
+			}
+		}
+	})
+}
+
+// directoryAtItsOffset reports whether b's end record puts the central
+// directory right before itself, at the offset it declares.
+func directoryAtItsOffset(b []byte) bool {
+	idx, err := readZipIndex(bytes.NewReader(b), int64(len(b)))
+	return err == nil && idx.size <= uint64(idx.endAt) && uint64(idx.endAt)-idx.size == idx.offset
+}
+
+// TestUnpackPrefixedArchive: an archive behind a prefix (a self-extracting
+// stub), whose offsets count from the archive's own start, still unpacks:
+// the confined view keeps archive/zip's base offset.
+func TestUnpackPrefixedArchive(t *testing.T) {
+	b := makeZip(t, zent{name: "bin/server", body: "hello"}, zent{name: "README", body: "hi"})
+	b = append([]byte(strings.Repeat("#!stub\n", 100)), b...)
+	dir, n, err := unpackBytes(t, b, 1<<20, 10)
+	if err != nil || n != 7 {
+		t.Fatalf("Unpack = %d, %v", n, err)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "bin", "server")); err != nil || string(got) != "hello" {
+		t.Fatalf("bin/server = %q, %v", got, err)
+	}
 }

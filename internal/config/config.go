@@ -87,11 +87,22 @@ type Config struct {
 	// long a client may take to send a request's headers and its body,
 	// and how long an idle keep-alive connection stays open; 0 disables
 	// one. HTTPMaxBodies caps the API and admin request bodies read at
-	// once (0: no cap). See docs/security.md.
+	// once (0: no cap), HTTPBodyMemory the bytes of those bodies (0: no
+	// cap). See docs/security.md.
 	HTTPHeaderTimeout time.Duration
 	HTTPBodyTimeout   time.Duration
 	HTTPIdleTimeout   time.Duration
 	HTTPMaxBodies     int
+	HTTPBodyMemory    int64
+	// MaxLongConnections bounds the SDK WebSockets and live event streams
+	// open at once (0: from the open-file limit); MaxEventStreams the
+	// event streams; SDKComputeSockets the SDK WebSockets of one compute
+	// (0: none); SDKMessageRate the requests one SDK WebSocket is served a
+	// second (0: none). See docs/security.md.
+	MaxLongConnections int
+	MaxEventStreams    int
+	SDKComputeSockets  int
+	SDKMessageRate     int
 	// SDKScheme is the scheme of the Server SDK URL Hoist hands out:
 	// SDKSchemeAuto (wss:// when the TLS listener is on, else ws://),
 	// SDKSchemeWS or SDKSchemeWSS.
@@ -124,6 +135,10 @@ const (
 	DefaultHTTPBodyTimeout   = time.Minute
 	DefaultHTTPIdleTimeout   = 2 * time.Minute
 	DefaultHTTPMaxBodies     = 32
+	// DefaultMaxEventStreams is the default of --max-event-streams.
+	DefaultMaxEventStreams = 64
+	// DefaultHTTPBodyMemory is the default of --http-body-memory.
+	DefaultHTTPBodyMemory int64 = 64 << 20
 
 	// DefaultEventOutbox is the default of --event-outbox.
 	DefaultEventOutbox = 10000
@@ -174,6 +189,9 @@ func (c *Config) check() error {
 	}
 	if c.HTTPHeaderTimeout < 0 || c.HTTPBodyTimeout < 0 || c.HTTPIdleTimeout < 0 || c.HTTPMaxBodies < 0 {
 		return errors.New("--http-header-timeout, --http-body-timeout, --http-idle-timeout and --http-max-bodies must not be negative")
+	}
+	if c.MaxLongConnections < 0 || c.MaxEventStreams < 1 || c.SDKComputeSockets < 0 || c.SDKMessageRate < 0 {
+		return errors.New("--max-long-connections, --sdk-compute-sockets and --sdk-message-rate must not be negative, --max-event-streams must be at least 1")
 	}
 	if c.EventOutbox < 1 {
 		return fmt.Errorf("--event-outbox %d: want at least 1", c.EventOutbox)

@@ -239,8 +239,8 @@ func TestHTTPLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.HTTPHeaderTimeout != DefaultHTTPHeaderTimeout || c.HTTPBodyTimeout != DefaultHTTPBodyTimeout ||
-		c.HTTPIdleTimeout != DefaultHTTPIdleTimeout || c.HTTPMaxBodies != DefaultHTTPMaxBodies {
-		t.Errorf("defaults: %v %v %v %d", c.HTTPHeaderTimeout, c.HTTPBodyTimeout, c.HTTPIdleTimeout, c.HTTPMaxBodies)
+		c.HTTPIdleTimeout != DefaultHTTPIdleTimeout || c.HTTPMaxBodies != DefaultHTTPMaxBodies || c.HTTPBodyMemory != DefaultHTTPBodyMemory {
+		t.Errorf("defaults: %v %v %v %d %d", c.HTTPHeaderTimeout, c.HTTPBodyTimeout, c.HTTPIdleTimeout, c.HTTPMaxBodies, c.HTTPBodyMemory)
 	}
 	env := map[string]string{"HOIST_HTTP_HEADER_TIMEOUT": "1s", "HOIST_HTTP_BODY_TIMEOUT": "2s", "HOIST_HTTP_IDLE_TIMEOUT": "3s", "HOIST_HTTP_MAX_BODIES": "4"}
 	c, err = Parse([]string{"--http-max-bodies", "5"}, envOf(env), io.Discard)

@@ -152,7 +152,7 @@ func (x *exchange) serve() (any, error) {
 	}
 	buf := getBuffer()
 	defer putBuffer(buf)
-	if err := x.readBody(buf); err != nil {
+	if err := x.readBody(buf, x.h.bodyLimit(opName)); err != nil {
 		return nil, err
 	}
 	body := buf.Bytes()
@@ -207,14 +207,47 @@ func errNoRoute(r *http.Request) error {
 		strconv.Quote(clip(r.URL.Path)))
 }
 
-// readBody reads the whole body into buf, at most maxBody bytes.
-func (x *exchange) readBody(buf *bytes.Buffer) error {
-	max := x.h.maxBody
-	tooLarge := func() error {
-		return newError(CodeRequestTooLarge, http.StatusRequestEntityTooLarge, "the request body is larger than %d bytes", max)
+// bodyLimit is the most bytes a request body of the operation called name
+// may have: what the model allows its input (api.Operation.MaxBodyBytes,
+// at least minOperationBody), within the handler's MaxBodyBytes.
+func (h *handler) bodyLimit(name string) bodyLimit {
+	op, ok := api.LookupOperation(name)
+	if !ok || op.MaxBodyBytes == 0 {
+		return bodyLimit{bytes: h.maxBody}
 	}
+	if n := max(op.MaxBodyBytes, minOperationBody); n < h.maxBody {
+		return bodyLimit{bytes: n, op: op.Name}
+	}
+	return bodyLimit{bytes: h.maxBody}
+}
+
+// minOperationBody is the least an operation's body limit is: below it a
+// value over its length constraint is answered as such, with the field
+// named, rather than as a body too large.
+const minOperationBody = 64 << 10
+
+// bodyLimit is a bound on a request body: its bytes, and the operation
+// whose model set it ("" for the handler's own).
+type bodyLimit struct {
+	bytes int64
+	op    string
+}
+
+// tooLarge is the error of a body over the limit.
+func (l bodyLimit) tooLarge() error {
+	if l.op != "" {
+		return newError(CodeRequestTooLarge, http.StatusRequestEntityTooLarge,
+			"the request body is larger than %d bytes, the most a %s request can take within the model's limits", l.bytes, l.op)
+	}
+	return newError(CodeRequestTooLarge, http.StatusRequestEntityTooLarge, "the request body is larger than %d bytes", l.bytes)
+}
+
+// readBody reads the whole body into buf, at most lim bytes; a body
+// announcing more is refused unread.
+func (x *exchange) readBody(buf *bytes.Buffer, lim bodyLimit) error {
+	max := lim.bytes
 	if x.r.ContentLength > max {
-		return tooLarge()
+		return lim.tooLarge()
 	}
 	// The buffer grows with what arrives, beyond what a pooled buffer
 	// holds: a Content-Length alone (the body may never come) does not
@@ -229,7 +262,7 @@ func (x *exchange) readBody(buf *bytes.Buffer) error {
 		return errSerialization("could not read the request body: %s", err.Error())
 	}
 	if int64(buf.Len()) > max {
-		return tooLarge()
+		return lim.tooLarge()
 	}
 	return nil
 }

@@ -62,7 +62,7 @@ func BenchmarkHeartbeats(b *testing.B) {
 }
 
 func benchHeartbeats(b *testing.B, conns, inflight int) {
-	e := sdkconntest.Start(b, sdkconn.Config{API: nopAPI{}, Logger: slog.New(slog.DiscardHandler)},
+	e := sdkconntest.Start(b, sdkconn.Config{API: nopAPI{}, Logger: slog.New(slog.DiscardHandler), MessageBurst: 1 << 30, MessageRate: 1e9, MaxComputeSockets: 1024},
 		sdkconntest.Tokens{token: {FleetID: fleetID, ComputeName: computeID}})
 	clients := make([]*sdkclient.Client, conns)
 	for i := range clients {

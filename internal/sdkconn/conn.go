@@ -41,8 +41,14 @@ type procConn struct {
 	closeCode   websocket.StatusCode
 	closeReason string
 	// badFrames counts frames that could not be answered (only the first
-	// is logged above debug level).
-	badFrames int
+	// is logged above debug level); throttledFrames those answered 429.
+	badFrames       int
+	throttledFrames int
+	// frames bounds the requests the socket is served (MessageBurst,
+	// MessageRate); read by the reader only.
+	frames bucket
+	// forgotten is set (under Server.mu) once forget unregistered it.
+	forgotten bool
 
 	// orderMu orders frames: while a request is being served, messages
 	// from SendToProcess wait in held and follow its reply, so a process
@@ -139,6 +145,12 @@ func (pc *procConn) readLoop() error {
 		}
 		if typ != websocket.MessageText {
 			pc.log.Debug("sdk: binary frame ignored", "bytes", len(data))
+			continue
+		}
+		if pc.s.cfg.MessageRate > 0 && !pc.frames.take(pc.s.cfg.Now(), float64(pc.s.cfg.MessageBurst), pc.s.messageEvery()) {
+			if err := pc.throttle(data); err != nil {
+				return err
+			}
 			continue
 		}
 		pc.setServing()

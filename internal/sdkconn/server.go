@@ -68,6 +68,39 @@ type Config struct {
 	// SendQueue is how many frames may wait for the writer of one socket
 	// (default 64).
 	SendQueue int
+	// Slots, when set, bounds the long-lived connections of the whole
+	// Hoist: a socket takes one before its upgrade (503 when none is free)
+	// and gives it back when it closes.
+	Slots Slots
+	// MaxComputeSockets bounds the sockets open at once with the
+	// credentials of one compute (default 100: two sockets, during a
+	// RefreshConnection, for each of the 50 server processes an instance
+	// runs at most); more are refused 429; negative: no bound. On Anywhere
+	// computes any process ID is accepted, so this is what bounds one
+	// token.
+	MaxComputeSockets int
+	// ReplaceGrace is how long a process's older socket stays open once a
+	// newer one is up (default 10 s; the SDKs close it themselves within
+	// 5 s of a RefreshConnection). Then, or when a third socket of the
+	// process comes up meanwhile, Hoist drops it without a close frame.
+	ReplaceGrace time.Duration
+	// MessageBurst and MessageRate bound the requests one socket is
+	// served: MessageBurst at once, then MessageRate a second (defaults 30
+	// and 10, above GameLift's documented per-process limits; a negative
+	// MessageRate: no bound). Beyond, a request is answered 429 without
+	// being served, and the socket is not read again until it may be
+	// served.
+	MessageBurst int
+	MessageRate  float64
+}
+
+// Slots counts long-lived connections against a bound shared with other
+// routes (internal/server gives the event streams and the SDK sockets one).
+type Slots interface {
+	// TryTake takes a slot; false when none is free.
+	TryTake() bool
+	// Give gives a slot back.
+	Give()
 }
 
 // Defaults.
@@ -77,6 +110,10 @@ const (
 	DefaultWriteTimeout    = 10 * time.Second
 	DefaultSendQueue       = 64
 	DefaultRefreshBefore   = 15 * time.Minute
+	DefaultComputeSockets  = 100
+	DefaultReplaceGrace    = 10 * time.Second
+	DefaultMessageBurst    = 30
+	DefaultMessageRate     = 10
 	// signedURLLifetime is how long a SigV4-signed connection URL is
 	// accepted after its X-Amz-Date (the signature's clock-skew window).
 	signedURLLifetime = 15 * time.Minute
@@ -97,8 +134,11 @@ type Server struct {
 	// backfills bounds each connected process's backfill requests
 	// (throttle.go); an entry goes with the process's last socket.
 	backfills map[string]*bucket
-	closed    bool
-	wg        sync.WaitGroup // live connections
+	// computes counts the open sockets of each compute (fleet and compute
+	// name), for MaxComputeSockets.
+	computes map[string]int
+	closed   bool
+	wg       sync.WaitGroup // live connections
 }
 
 var _ hosting.Messenger = (*Server)(nil)
@@ -132,7 +172,9 @@ func New(cfg Config) *Server {
 	if cfg.RefreshBefore <= 0 {
 		cfg.RefreshBefore = DefaultRefreshBefore
 	}
-	return &Server{cfg: cfg, log: cfg.Logger, procs: make(map[string][]*procConn), backfills: map[string]*bucket{}}
+	setLimitDefaults(&cfg)
+	return &Server{cfg: cfg, log: cfg.Logger, procs: make(map[string][]*procConn), backfills: map[string]*bucket{},
+		computes: map[string]int{}}
 }
 
 // ServeHTTP authenticates a connection and, if it is allowed, upgrades it
@@ -153,9 +195,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, q, herr)
 		return
 	}
-	pc, err := s.open(id)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+	pc, herr := s.open(id)
+	if herr != nil {
+		s.refuse(w, q, herr)
 		return
 	}
 	defer s.wg.Done()
@@ -172,6 +214,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws.SetReadLimit(s.cfg.MaxMessageBytes)
+	s.replaceOlder(pc)
 	if s.cfg.Issuer != nil && !expires.IsZero() {
 		go pc.refreshBefore(expires, endpointOf(r))
 	}
@@ -195,6 +238,7 @@ type httpError struct {
 }
 
 func (s *Server) refuse(w http.ResponseWriter, q url.Values, e *httpError) {
+	w.Header().Set("Connection", "close") // a refused socket gives its file back at once
 	s.log.Info("sdk: connection refused", "status", e.status, "reason", e.msg,
 		"process", clip(q.Get("pID")), "fleet", clip(q.Get("FleetId")), "compute", clip(q.Get("ComputeId")))
 	http.Error(w, e.msg, e.status)
@@ -225,24 +269,51 @@ func (s *Server) disconnected(id hosting.Conn, normal bool) {
 }
 
 // open registers a new socket of a process, before the handshake completes,
-// so that a message sent right after Connected is queued for it.
-func (s *Server) open(id hosting.Conn) (*procConn, error) {
+// so that a message sent right after Connected is queued for it. It refuses
+// the socket when its compute has MaxComputeSockets open (429) or no slot
+// for a long-lived connection is free (503).
+func (s *Server) open(id hosting.Conn) (*procConn, *httpError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, errors.New("Hoist is shutting down") //lint:ignore ST1005 Hoist is a name
+		return nil, &httpError{http.StatusServiceUnavailable, "Hoist is shutting down"}
 	}
+	compute := computeKey(id)
+	if s.cfg.MaxComputeSockets > 0 && s.computes[compute] >= s.cfg.MaxComputeSockets {
+		return nil, &httpError{http.StatusTooManyRequests, fmt.Sprintf(
+			"the compute has %d sockets open, the most Hoist allows one compute", s.cfg.MaxComputeSockets)}
+	}
+	if s.cfg.Slots != nil && !s.cfg.Slots.TryTake() {
+		return nil, &httpError{http.StatusServiceUnavailable,
+			"Hoist has as many long-lived connections open as it allows (--max-long-connections); retry later"}
+	}
+	s.computes[compute]++
 	pc := newProcConn(s, id)
 	s.procs[id.ProcessID] = append(s.procs[id.ProcessID], pc)
 	s.wg.Add(1)
 	return pc, nil
 }
 
-// forget unregisters a socket.
+// computeKey names the compute of a connection.
+func computeKey(id hosting.Conn) string { return id.FleetID + "/" + id.ComputeName }
+
+// forget unregisters a socket (once; later calls do nothing).
 func (s *Server) forget(pc *procConn) {
 	pc.cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if pc.forgotten {
+		return
+	}
+	pc.forgotten = true
+	if compute := computeKey(pc.id); s.computes[compute] <= 1 {
+		delete(s.computes, compute)
+	} else {
+		s.computes[compute]--
+	}
+	if s.cfg.Slots != nil {
+		s.cfg.Slots.Give()
+	}
 	list := s.procs[pc.id.ProcessID]
 	for i, c := range list {
 		if c == pc {
@@ -255,6 +326,31 @@ func (s *Server) forget(pc *procConn) {
 		delete(s.backfills, pc.id.ProcessID)
 	} else {
 		s.procs[pc.id.ProcessID] = list
+	}
+}
+
+// replaceOlder makes pc, just upgraded, its process's only socket, as a
+// reconnect does: the socket before it is dropped after ReplaceGrace (the
+// SDK's RefreshConnection overlap), any older one at once. A dropped
+// socket gets no close frame: the SDKs take 1000 and 1001 as "do not
+// reconnect", and ignore the end of a socket they have replaced.
+func (s *Server) replaceOlder(pc *procConn) {
+	s.mu.Lock()
+	var older []*procConn
+	for _, c := range s.procs[pc.id.ProcessID] {
+		if c == pc {
+			break
+		}
+		older = append(older, c)
+	}
+	s.mu.Unlock()
+	for i, c := range older {
+		if i < len(older)-1 {
+			c.log.Info("sdk: socket replaced by a newer one of the process")
+			c.cancel()
+			continue
+		}
+		go c.retireAfter(s.cfg.ReplaceGrace)
 	}
 }
 

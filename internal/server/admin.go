@@ -39,8 +39,12 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		s.writeAdminErr(w, err)
 		return
 	}
+	if r.ContentLength > maxAdminBody { // refused unread, before it takes any of the bodies' bytes
+		writeAdminError(w, "RequestEntityTooLargeException", "the request body is larger than 64 KiB", http.StatusRequestEntityTooLarge)
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody+1))
-	if errors.Is(err, errBusy) {
+	if le := (*limitError)(nil); errors.As(err, &le) {
 		s.writeAdminErr(w, err)
 		return
 	}

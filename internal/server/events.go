@@ -14,6 +14,7 @@ import (
 	"github.com/hoistgg/hoist/internal/config"
 	"github.com/hoistgg/hoist/internal/events"
 	"github.com/hoistgg/hoist/internal/ids"
+	"github.com/hoistgg/hoist/internal/sigv4"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -101,6 +102,13 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		s.writeAdminErr(w, err)
 		return
 	}
+	end, lerr := s.openStream(sigv4.AccessKeyID(ctx))
+	if lerr != nil {
+		w.Header().Set("Connection", "close") // its file, too, goes back
+		s.writeAdminErr(w, lerr)
+		return
+	}
+	defer end()
 	resource := r.URL.Query().Get("resource")
 	if s.onStreamEnd != nil {
 		defer s.onStreamEnd()
@@ -162,6 +170,25 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		poll.Stop()
 	}
+}
+
+// openStream takes a place for a live event stream of the access key
+// ("" without credentials): one of the streams' places (in all and the
+// key's) and one of the long-lived connections'. It returns what gives
+// them back, or the refusal.
+func (s *Server) openStream(key string) (func(), *limitError) {
+	if err := s.streams.take(key); err != nil {
+		return nil, err
+	}
+	if !s.conns.TryTake() {
+		s.streams.give(key)
+		return nil, &limitError{code: "ThrottlingException", status: http.StatusServiceUnavailable,
+			msg: "Hoist has as many long-lived connections open as it allows (--max-long-connections); retry later"}
+	}
+	return func() {
+		s.conns.Give()
+		s.streams.give(key)
+	}, nil
 }
 
 // sseWriter is a stream's response with its write timeout.

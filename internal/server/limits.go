@@ -52,23 +52,31 @@ func HTTPServer(cfg *config.Config, handler http.Handler, errorLog *log.Logger) 
 	}
 }
 
-// bodyLimits bounds request bodies: a read deadline, and a cap on the
+// bodyLimits bounds request bodies: a read deadline, and caps on the
 // bodies of the API and admin routes (which are read whole into memory)
-// being read at once.
+// being read at once: their number, and their bytes.
 type bodyLimits struct {
 	timeout time.Duration // 0: none
 	slots   chan struct{} // nil: no cap
+	budget  *byteBudget   // nil: no cap
 	wait    time.Duration
 	// streamed reports whether a request's body streams to disk (S3
 	// uploads, up to 5 GiB): its deadline is an idle one, renewed by
-	// every read, and it takes no slot.
+	// every read, and it takes no slot and no bytes.
 	streamed func(*http.Request) bool
 }
 
-func newBodyLimits(timeout time.Duration, maxBodies int, streamed func(*http.Request) bool) *bodyLimits {
+// bodyChunk is the most one read of a body of unknown length (chunked)
+// takes from the byte budget: it is taken as it is read.
+const bodyChunk = 64 << 10
+
+func newBodyLimits(timeout time.Duration, maxBodies int, maxBytes int64, streamed func(*http.Request) bool) *bodyLimits {
 	l := &bodyLimits{timeout: timeout, wait: bodySlotWait, streamed: streamed}
 	if maxBodies > 0 {
 		l.slots = make(chan struct{}, maxBodies)
+	}
+	if maxBytes > 0 {
+		l.budget = newByteBudget(maxBytes)
 	}
 	return l
 }
@@ -79,11 +87,11 @@ func (l *bodyLimits) wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		b := &limitedBody{ReadCloser: r.Body, l: l, rc: http.NewResponseController(w), idle: l.streamed(r)}
+		b := &limitedBody{ReadCloser: r.Body, l: l, rc: http.NewResponseController(w), idle: l.streamed(r), length: r.ContentLength}
 		if l.timeout > 0 {
 			_ = b.rc.SetReadDeadline(time.Now().Add(l.timeout))
 		}
-		defer b.finish()
+		defer b.end()
 		// A shallow copy, as Request.WithContext makes: net/http keeps
 		// seeing its own body, so after a handler that refused a request
 		// unread it answers at once and closes the connection rather
@@ -95,16 +103,23 @@ func (l *bodyLimits) wrap(next http.Handler) http.Handler {
 }
 
 // limitedBody is a request body under bodyLimits. It takes a slot at its
-// first read and gives it back at its end (EOF, an error, Close, or the
-// end of the request).
+// first read and gives it back at the end of its reading (EOF, an error,
+// Close, or the end of the request). It takes bytes from the budget
+// before reading them (a body of known length all of them at its first
+// read; one of unknown length what each read brings, at most bodyChunk)
+// and gives them back at the end of the request, when the handler no
+// longer holds what it read.
 type limitedBody struct {
 	io.ReadCloser
-	l    *bodyLimits
-	rc   *http.ResponseController
-	idle bool // a streamed body: idle deadline, no slot
+	l      *bodyLimits
+	rc     *http.ResponseController
+	idle   bool  // a streamed body: idle deadline, no slot, no bytes
+	length int64 // Content-Length; -1: unknown
 
 	held     bool
 	done     bool
+	read     int64 // bytes read so far
+	reserved int64 // bytes taken from the budget
 	finished sync.Once
 }
 
@@ -112,17 +127,14 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	if b.done {
 		return 0, io.EOF
 	}
-	if !b.held && !b.idle && b.l.slots != nil {
-		t := time.NewTimer(b.l.wait)
-		select {
-		case b.l.slots <- struct{}{}:
-			t.Stop()
-			b.held = true
-		case <-t.C:
-			return 0, errBusy
+	if !b.idle {
+		var err error
+		if p, err = b.reserve(p); err != nil {
+			return 0, err
 		}
 	}
 	n, err := b.ReadCloser.Read(p)
+	b.read += int64(n)
 	if n > 0 && b.idle && b.l.timeout > 0 {
 		_ = b.rc.SetReadDeadline(time.Now().Add(b.l.timeout))
 	}
@@ -138,11 +150,45 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// reserve takes, before a read into p, a slot and the bytes the read may
+// bring, and returns p cut to what was taken.
+func (b *limitedBody) reserve(p []byte) ([]byte, error) {
+	if !b.held && b.l.slots != nil {
+		t := time.NewTimer(b.l.wait)
+		select {
+		case b.l.slots <- struct{}{}:
+			t.Stop()
+			b.held = true
+		case <-t.C:
+			return nil, errBusy
+		}
+	}
+	if b.l.budget == nil {
+		return p, nil
+	}
+	want := b.length // the body reader returns no more than its length
+	if want < 0 {
+		p = p[:min(len(p), bodyChunk)]
+		want = b.read + int64(len(p))
+	}
+	if need := want - b.reserved; need > 0 {
+		if want > b.l.budget.total {
+			return nil, errBodyTooLarge
+		}
+		if !b.l.budget.take(need, b.l.wait) {
+			return nil, errBusyBytes
+		}
+		b.reserved += need
+	}
+	return p, nil
+}
+
 func (b *limitedBody) Close() error {
 	b.finish()
 	return b.ReadCloser.Close()
 }
 
+// finish gives back the slot once the body is read (or will not be).
 func (b *limitedBody) finish() {
 	b.finished.Do(func() {
 		if b.held {
@@ -151,21 +197,42 @@ func (b *limitedBody) finish() {
 	})
 }
 
-// errBusy answers a request whose body found no free slot in time. It has
-// the method set of api.Error, so the API answers it in its protocol's
-// form; SDKs retry a 503.
-var errBusy = &busyError{}
-
-type busyError struct{}
-
-func (*busyError) Error() string     { return "ThrottlingException: " + busyMessage }
-func (*busyError) ErrorCode() string { return "ThrottlingException" }
-func (*busyError) ErrorMessage() string {
-	return busyMessage
+// end gives back everything at the end of the request.
+func (b *limitedBody) end() {
+	b.finish()
+	if b.reserved > 0 {
+		b.l.budget.give(b.reserved)
+		b.reserved = 0
+	}
 }
-func (*busyError) HTTPStatus() int { return http.StatusServiceUnavailable }
 
-const busyMessage = "Hoist is reading as many request bodies as --http-max-bodies allows; retry shortly"
+// errBusy and errBusyBytes answer a request whose body found no free
+// slot, or not enough free bytes, in time; errBodyTooLarge one whose body
+// is larger than all the bytes bodies may hold at once. They have the
+// method set of api.Error, so the API answers them in its protocol's
+// form; SDKs retry a 503.
+var (
+	errBusy         = &limitError{code: "ThrottlingException", status: http.StatusServiceUnavailable, msg: busyMessage}
+	errBusyBytes    = &limitError{code: "ThrottlingException", status: http.StatusServiceUnavailable, msg: busyBytesMessage}
+	errBodyTooLarge = &limitError{code: "RequestEntityTooLargeException", status: http.StatusRequestEntityTooLarge, msg: tooLargeMessage}
+)
+
+// limitError is an answer of bodyLimits.
+type limitError struct {
+	code, msg string
+	status    int
+}
+
+func (e *limitError) Error() string        { return e.code + ": " + e.msg }
+func (e *limitError) ErrorCode() string    { return e.code }
+func (e *limitError) ErrorMessage() string { return e.msg }
+func (e *limitError) HTTPStatus() int      { return e.status }
+
+const (
+	busyMessage      = "Hoist is reading as many request bodies as --http-max-bodies allows; retry shortly"
+	busyBytesMessage = "Hoist is reading as many bytes of request bodies as --http-body-memory allows; retry shortly"
+	tooLargeMessage  = "the request body is larger than --http-body-memory, the bytes of bodies Hoist reads at once"
+)
 
 // isS3 reports whether r is for the S3 upload routes of bucket.
 func isS3(bucket string) func(*http.Request) bool {

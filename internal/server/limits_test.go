@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/config"
@@ -221,4 +223,115 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)
 	return ok && ne.Timeout()
+}
+
+// zeroSigned is an Authorization naming the access key id, dated now,
+// with a signature of zeros: it passes every check made from the headers
+// when id is a configured key, and fails once the body is read.
+func zeroSigned(id string) string {
+	now := time.Now().UTC()
+	return "Authorization: AWS4-HMAC-SHA256 Credential=" + id + "/" + now.Format("20060102") + "/us-west-2/gamelift/aws4_request, " +
+		"SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=" + strings.Repeat("0", 64) + "\r\n" +
+		"X-Amz-Date: " + now.Format("20060102T150405Z") + "\r\n"
+}
+
+// TestKnownKeyBodiesAreBounded: with credentials configured, 40 clients
+// name a configured access key with a zero signature (or an unknown key)
+// and announce 9 MB bodies, sending all but the last byte, then stall.
+// A body over its operation's bound (ListBuilds) is refused 413 before
+// it is read; an unknown key 403; bodies an operation may take
+// (CreateScript: 7 MB, within its ZipFile's 5 MB in base64) are read only
+// as far as the bytes of bodies read at once allow (16 MiB here), the
+// others wait a second, then get 503. Before: every one of the 32 body
+// slots read its 9 MB (the API's 10 MiB limit), pinning 500 MiB.
+func TestKnownKeyBodiesAreBounded(t *testing.T) {
+	_, addr := startFront(t, map[string]string{"HOIST_CREDENTIALS": testKey + ":" + testSecret,
+		"HOIST_HTTP_BODY_TIMEOUT": "30s", "HOIST_HTTP_BODY_MEMORY": "16MiB"})
+	const clients = 40
+	type kind struct {
+		op, key   string
+		announced int
+		want      int // status at once; 0: 503 unless among the few read
+	}
+	kinds := []kind{
+		{"ListBuilds", testKey, 9_000_000, http.StatusRequestEntityTooLarge},
+		{"CreateScript", testKey, 7_000_000, 0},
+		{"CreateScript", "AKIDUNKNOWN", 9_000_000, http.StatusBadRequest}, // UnrecognizedClientException
+		{"CreateScript", testKey, 7_000_000, 0},
+	}
+	body := make([]byte, 9_000_000)
+	before, rssBefore := heapInUse(), residentBytes()
+	conns := make([]net.Conn, clients)
+	var wg sync.WaitGroup
+	for i := range conns {
+		k := kinds[i%len(kinds)]
+		wg.Go(func() {
+			head := "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-amz-json-1.1\r\n" +
+				"X-Amz-Target: GameLift." + k.op + "\r\n" + zeroSigned(k.key) +
+				fmt.Sprintf("Content-Length: %d\r\n\r\n", k.announced)
+			conns[i] = rawRequest(t, addr, head, body[:k.announced-1])
+		})
+	}
+	wg.Wait()
+	statuses := make([]int, clients)
+	for i, c := range conns {
+		wg.Go(func() { statuses[i] = readStatus(c, 3*time.Second) })
+	}
+	wg.Wait()
+	grown := int64(heapInUse()) - int64(before) // the connections are still open
+	rssGrown := residentBytes() - rssBefore
+	held := 0
+	for i, st := range statuses {
+		switch k := kinds[i%len(kinds)]; {
+		case k.want != 0 && st != k.want:
+			t.Errorf("client %d (%s, key %s): status %d, want %d", i, k.op, k.key, st, k.want)
+		case k.want == 0 && st == -1:
+			held++
+		case k.want == 0 && st != http.StatusServiceUnavailable:
+			t.Errorf("client %d (%s): status %d, want 503 or no answer yet", i, k.op, st)
+		}
+	}
+	t.Logf("%d bodies held; heap grew by %.1f MiB, resident set by %.1f MiB", held, float64(grown)/(1<<20), float64(rssGrown)/(1<<20))
+	if held > 2 {
+		t.Errorf("%d bodies of 7 MB are being read at once; 16 MiB allows 2", held)
+	}
+	if grown > 48<<20 {
+		t.Errorf("heap grew by %d MiB, want at most 48 MiB", grown>>20)
+	}
+	if rssBefore > 0 && rssGrown > 96<<20 {
+		t.Errorf("resident set grew by %d MiB, want at most 96 MiB", rssGrown>>20)
+	}
+}
+
+// TestBodyBytesTaken: a body of known length takes all of it at its first
+// read; a chunked body takes what it reads (at most bodyChunk a read) and, when
+// the budget runs short, waits, then fails with 503; a body larger than the
+// whole budget is 413 at once; everything comes back at the end of the
+// requests.
+func TestBodyBytesTaken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newBodyLimits(0, 0, 200<<10, func(*http.Request) bool { return false })
+		body := func(n, length int) *limitedBody {
+			return &limitedBody{ReadCloser: io.NopCloser(bytes.NewReader(make([]byte, n))), l: l,
+				rc: http.NewResponseController(httptest.NewRecorder()), length: int64(length)}
+		}
+		known := body(100<<10, 100<<10)
+		if _, err := known.Read(make([]byte, 1)); err != nil || l.budget.free != 100<<10 {
+			t.Fatalf("known length: %v, %d bytes free, want 100 KiB", err, l.budget.free)
+		}
+		chunked := body(200<<10, -1)
+		start := time.Now()
+		n, err := io.Copy(io.Discard, chunked)
+		if err != errBusyBytes || n > 100<<10 || n < 100<<10-bodyChunk || time.Since(start) != bodySlotWait {
+			t.Errorf("chunked: %d bytes, %v after %v; want the 100 KiB left, then 503 after %v", n, err, time.Since(start), bodySlotWait)
+		}
+		if _, err := body(300<<10, 300<<10).Read(make([]byte, 1)); err != errBodyTooLarge {
+			t.Errorf("a body larger than the budget: %v, want 413", err)
+		}
+		known.end()
+		chunked.end()
+		if l.budget.free != l.budget.total {
+			t.Errorf("%d bytes free after the requests, want %d", l.budget.free, l.budget.total)
+		}
+	})
 }

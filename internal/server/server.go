@@ -77,6 +77,8 @@ type Server struct {
 	logKey      []byte
 	handler     http.Handler
 	bodies      *bodyLimits
+	conns       *connSlots    // long-lived connections: SDK sockets and event streams
+	streams     *streamLimits // event streams, in all and per key
 
 	closeOnce sync.Once
 	closeErr  error
@@ -139,6 +141,7 @@ func New(opts Options) (_ *Server, err error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.limitLongConnections()
 	// The data directory's lock first: nothing in it is touched before.
 	if s.dataLock, err = lockDataDir(cfg.DataDir); err != nil {
 		return nil, err
@@ -188,12 +191,26 @@ func New(opts Options) (_ *Server, err error) {
 	if err := s.compose(opts); err != nil {
 		return nil, err
 	}
-	s.bodies = newBodyLimits(cfg.HTTPBodyTimeout, cfg.HTTPMaxBodies, isS3(s.builds.Bucket()))
+	s.bodies = newBodyLimits(cfg.HTTPBodyTimeout, cfg.HTTPMaxBodies, cfg.HTTPBodyMemory, isS3(s.builds.Bucket()))
 	s.handler = s.bodies.wrap(s.routes())
 	if len(cfg.Credentials) == 0 {
 		s.handler = guardBrowsers(s.handler)
 	}
 	return s, nil
+}
+
+// limitLongConnections sets the bounds of long-lived connections from the
+// configuration and the open-file limit, and logs them.
+func (s *Server) limitLongConnections() {
+	files := openFileLimit()
+	s.conns = &connSlots{max: int64(longConnectionLimit(s.cfg.MaxLongConnections, files))}
+	streams := s.cfg.MaxEventStreams
+	if streams <= 0 {
+		streams = config.DefaultMaxEventStreams
+	}
+	s.streams = newStreamLimits(streams)
+	s.log.Info("long-lived connections bounded", "max", s.conns.max, "openFileLimit", files,
+		"eventStreams", streams, "eventStreamsPerKey", s.streams.perKey)
 }
 
 // dataDirError says which setting names the data directory an error is
@@ -331,6 +348,8 @@ func (s *Server) compose(opts Options) error {
 		API: s.sessions.ProcessAPI(), Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
 		Backfiller: sdkBackfiller{m: s.matchmaking},
 		Logger:     s.log.With("component", "sdk"), Now: s.now, ReplicaID: s.replica,
+		Slots: s.conns, MaxComputeSockets: noneIfZero(s.cfg.SDKComputeSockets),
+		MessageRate: float64(noneIfZero(s.cfg.SDKMessageRate)), MessageBurst: 3 * s.cfg.SDKMessageRate,
 	})
 	msgr.s = s.sdk
 	s.svc = &service{FleetIQ: s.fleetiq, Tags: s.tags, Builds: s.builds, Fleets: s.fleets, Sessions: s.sessions, Aliases: s.aliases,
@@ -498,4 +517,12 @@ func openStore(cfg *config.Config, log *slog.Logger) (store.Store, error) {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// noneIfZero maps a setting's 0 ("no bound") to sdkconn's -1.
+func noneIfZero(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
