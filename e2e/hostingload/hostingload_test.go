@@ -61,8 +61,11 @@ func TestTinySessions(t *testing.T) {
 	}
 	p := rep.Sessions[0]
 	lat := p.CreateToActive
+	// The call's own latency is not compared with create-to-ACTIVE: the
+	// process may report the session ACTIVE before the call's answer
+	// reaches a client on a loaded machine.
 	if p.Sessions == 0 || lat.Count != p.Sessions || lat.P50 <= 0 || lat.P99 < lat.P50 || p.CreateCall.P50 <= 0 ||
-		p.CreateCall.P50 > lat.P50 || p.CPU.Hoist <= 0 || p.HoistRSSMiB <= 0 {
+		p.CPU.Hoist <= 0 || p.HoistRSSMiB <= 0 {
 		t.Errorf("phase: %+v", p)
 	}
 }

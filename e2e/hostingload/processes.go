@@ -167,7 +167,9 @@ func (e *env) processesRun(ctx context.Context, run, count int, hb time.Duration
 		r.Instances += n
 	}
 	timings := "processes.stagger=" + cfg.Stagger.String()
-	args := []string{}
+	// The probe heartbeats faster than --sdk-message-rate allows one
+	// socket: it measures Hoist's answers, not a game server's pace.
+	args := []string{"--sdk-message-rate", "0"}
 	if hb != sdkDefaultHeartbeat {
 		timings += ",sessions.heartbeat-interval=" + hb.String() + ",sessions.heartbeat-jitter=" + jitter.String()
 		args = append(args, "--process-env", "HEALTHCHECK_INTERVAL="+hb.String()+",HEALTHCHECK_MAX_JITTER="+jitter.String())
