@@ -81,6 +81,9 @@ type InstanceLayout struct {
 // InstanceSpec is what a provider needs to run an instance.
 type InstanceSpec struct {
 	InstanceRef
+	// BuildID is the fleet's build (a host of another machine downloads
+	// it from Hoist).
+	BuildID string
 	// BuildDir holds the build's unpacked files, to be placed at GameRoot.
 	BuildDir string
 	// RuntimeConfiguration says which server processes to run.
