@@ -392,3 +392,18 @@ type ProcessLosses interface {
 	// ProcessLost records that the process is gone with its host.
 	ProcessLost(ctx context.Context, processID, reason string) error
 }
+
+// LogRequest asks for the logs of a game session that ended on a compute
+// whose Host is not this replica.
+type LogRequest struct {
+	GameSessionID, ProcessID, FleetID, ComputeName, Host string
+	// LogPaths are the paths its process gave in ProcessReady.
+	LogPaths []string
+}
+
+// RemoteLogCollector collects the logs of game sessions hosted on other
+// machines (internal/hosts asks the host to upload them); failures are
+// logged, the game session then has no logs.
+type RemoteLogCollector interface {
+	CollectRemoteLogs(ctx context.Context, req LogRequest)
+}

@@ -18,6 +18,8 @@ type effects struct {
 	// kill are processes to end at once (FORCE_TERMINATE).
 	kill    []terminateReq
 	collect []collectReq
+	// remote are game session logs to collect from other hosts.
+	remote []hosting.LogRequest
 	// removeDirs are collected log directories whose retention ended.
 	removeDirs []string
 }
@@ -77,6 +79,9 @@ func (s *Service) apply(ctx context.Context, fx *effects) {
 	}
 	for _, c := range fx.collect {
 		s.collectLogs(ctx, c)
+	}
+	for _, r := range fx.remote {
+		s.cfg.RemoteLogs.CollectRemoteLogs(ctx, r)
 	}
 	for _, d := range fx.removeDirs {
 		s.removeLogDir(d)
