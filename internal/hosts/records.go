@@ -70,7 +70,7 @@ type Host struct {
 	ConnID      string `json:"connId,omitempty"`
 	// Generation grows each time it is declared LOST: instances placed in
 	// an earlier generation are lost for good.
-	Generation int `json:"generation"`
+	Generation int       `json:"generation"`
 	LostAt     time.Time `json:"lostAt,omitzero"`
 	// Reported are the instances it said it runs in its last heartbeat, at
 	// ReportedAt.

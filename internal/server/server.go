@@ -71,7 +71,7 @@ type Server struct {
 	placement   *placement.Service
 	matchmaking *matchmaking.Service
 	provider    *local.Provider
-	hosts       *hosts.Service // routes instances to pool hosts or provider
+	hosts       *hosts.Service  // routes instances to pool hosts or provider
 	procUsers   *local.Accounts // nil: server processes run as Hoist's user
 	sdk         *sdkconn.Server
 	svc         api.Service

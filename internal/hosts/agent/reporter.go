@@ -179,4 +179,3 @@ func (a *Agent) put(ctx context.Context, path string, f *os.File) error {
 	}
 	return nil
 }
-
