@@ -51,6 +51,7 @@ func (a *Agent) startInstance(m hostproto.StartInstance) error {
 	}
 	a.instances[m.InstanceId] = in
 	a.mu.Unlock()
+	a.log.Info("agent: starting an instance", "fleet", m.FleetId, "instance", m.InstanceId, "build", m.BuildId)
 	go a.setUp(ctx, in, m)
 	return nil
 }
@@ -75,10 +76,12 @@ func (a *Agent) setUp(ctx context.Context, in *instance, m hostproto.StartInstan
 		a.mu.Unlock()
 		if err == nil {
 			if err = a.prov.StartInstance(ctx, spec, in.bridge); err == nil {
+				a.log.Info("agent: the instance's build is in place; the provider sets it up", "instance", in.ref.InstanceID)
 				return
 			}
 		}
 	}
+	a.log.Warn("agent: the instance could not start", "instance", in.ref.InstanceID, "err", err)
 	if !in.isStopping(a) {
 		in.bridge.StepFailed(ctx, fleets.StepDownload, err)
 	}

@@ -105,6 +105,7 @@ func (r *reporter) run(ctx context.Context) {
 			continue
 		}
 		err := r.send(ctx, c, rep)
+		r.a.log.Debug("agent: report", "action", rep.action, "err", err)
 		var we *wsrpc.Error
 		switch {
 		case err == nil:
