@@ -95,7 +95,7 @@ func (s *Service) ServeConnect(w http.ResponseWriter, r *http.Request) {
 	hc.peer = wsrpc.New(ws, wsrpc.Config{Handler: s.handler(hc), MaxMessageBytes: hostproto.MaxMessageBytes,
 		MessageBurst: hostMessageBurst, MessageRate: hostMessageRate, NewID: ids.UUID, Now: s.cfg.Now,
 		Logger: s.log.With("host", h.HostID)})
-	hc.silent = time.AfterFunc(helloTimeout, func() { hc.peer.Close(websocket.StatusPolicyViolation, "no Hello or heartbeat in time") })
+	hc.silent = time.AfterFunc(helloTimeout, hc.peer.Abort) // the host fell silent
 	s.register(hc)
 	err = hc.peer.Run(context.Background())
 	hc.silent.Stop()
@@ -159,7 +159,7 @@ func (s *Service) register(hc *hostConn) {
 	s.conns[hc.hostID] = hc
 	s.mu.Unlock()
 	if old != nil {
-		old.peer.Close(websocket.StatusNormalClosure, "replaced by a newer connection of the host")
+		old.peer.Abort() // the host made a new one: the old one's other side is gone
 	}
 }
 

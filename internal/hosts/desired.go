@@ -93,6 +93,7 @@ func (s *Service) heartbeat(ctx context.Context, hc *hostConn, r *wsrpc.Request)
 		return nil, err
 	}
 	hc.heard(interval + s.t.HeartbeatGrace)
+	s.log.Debug("hosts: heartbeat", "host", hc.hostID, "instances", len(in.Instances), "desired", len(out.Desired))
 	return out, nil
 }
 

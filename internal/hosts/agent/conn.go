@@ -20,8 +20,9 @@ type conn struct {
 	peer *wsrpc.Peer
 }
 
-// heartbeatTimeout bounds the wait for Hoist's answer to a heartbeat: a
-// connection that does not answer in time is dropped and made again.
+// heartbeatTimeout bounds the wait for Hoist's answer to a heartbeat (two
+// intervals, at most this): a connection that does not answer in time is
+// dropped and made again.
 const heartbeatTimeout = 10 * time.Second
 
 // connect makes one connection and serves it until it fails or ctx ends;
@@ -105,11 +106,12 @@ func (a *Agent) heartbeats(ctx context.Context, c *conn, every time.Duration, do
 		}
 		asked := time.Now()
 		var out hostproto.HeartbeatReply
-		hctx, cancel := context.WithTimeout(ctx, min(every, heartbeatTimeout))
+		hctx, cancel := context.WithTimeout(ctx, min(2*every, heartbeatTimeout))
 		err := c.peer.Call(hctx, hostproto.ActionHeartbeat, hostproto.Heartbeat{Instances: a.running()}, &out)
 		cancel()
+		a.log.Debug("agent: heartbeat", "took", time.Since(asked).Round(time.Millisecond), "err", err)
 		if err != nil {
-			c.peer.Close(websocket.StatusGoingAway, "heartbeat failed")
+			c.peer.Abort() // Hoist does not answer: no close handshake either
 			return errors.Join(fmt.Errorf("heartbeat: %w", err), <-done)
 		}
 		a.converge(out.Desired, asked)
