@@ -182,7 +182,9 @@ func (e *env) startAgent(t *testing.T, s agentSpec) *agent {
 	eventually(t, waitShort, "agent ready", func() (bool, string) {
 		b, err := os.ReadFile(ready)
 		if err == nil {
-			var r struct{ HostID string `json:"host_id"` }
+			var r struct {
+				HostID string `json:"host_id"`
+			}
 			if json.Unmarshal(b, &r) == nil {
 				a.hostID = r.HostID
 			}

@@ -15,8 +15,8 @@ func load(id, loc string, cap, used, fleet int, mod ...func(*Host)) hostLoad {
 }
 
 func status(st Status) func(*Host) { return func(h *Host) { h.Status = st } }
-func disconnected(h *Host)        { h.ConnectedTo = "" }
-func localHost(h *Host)           { h.Local = true }
+func disconnected(h *Host)         { h.ConnectedTo = "" }
+func localHost(h *Host)            { h.Local = true }
 func types(c map[string]int) func(*Host) {
 	return func(h *Host) { h.Capacity = c }
 }
@@ -69,7 +69,7 @@ func TestChoose(t *testing.T) {
 		"a type's own slots before *": {
 			loads: []hostLoad{{Host: &Host{HostID: "a", Location: "us-west-2", Status: StatusActive, ConnectedTo: "r1",
 				Capacity: map[string]int{"c5.large": 1, "*": 4}}, Used: map[string]int{"c5.large": 1}}},
-			loc: "us-west-2",
+			loc:  "us-west-2",
 			want: choice{NoCapacity: "the 1 hosts enrolled in us-west-2 cannot take a c5.large instance (1 full)"},
 		},
 	}

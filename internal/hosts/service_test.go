@@ -22,13 +22,15 @@ type nopProvider struct{}
 func (nopProvider) Layout(f, i string) fleets.InstanceLayout {
 	return fleets.InstanceLayout{Dir: "/local/" + f + "/" + i}
 }
-func (nopProvider) StartInstance(context.Context, fleets.InstanceSpec, fleets.Hooks) error { return nil }
-func (nopProvider) UpdateRuntimeConfiguration(string, api.RuntimeConfiguration)          {}
-func (nopProvider) StopInstance(string, string) error                                    { return fleets.ErrUnknownInstance }
-func (nopProvider) StopProcess(string, string) error                                     { return fleets.ErrUnknownProcess }
-func (nopProvider) KillProcess(string, string) error                                     { return fleets.ErrUnknownProcess }
-func (nopProvider) Instances() []fleets.InstanceRef                                      { return nil }
-func (nopProvider) Close() error                                                         { return nil }
+func (nopProvider) StartInstance(context.Context, fleets.InstanceSpec, fleets.Hooks) error {
+	return nil
+}
+func (nopProvider) UpdateRuntimeConfiguration(string, api.RuntimeConfiguration) {}
+func (nopProvider) StopInstance(string, string) error                           { return fleets.ErrUnknownInstance }
+func (nopProvider) StopProcess(string, string) error                            { return fleets.ErrUnknownProcess }
+func (nopProvider) KillProcess(string, string) error                            { return fleets.ErrUnknownProcess }
+func (nopProvider) Instances() []fleets.InstanceRef                             { return nil }
+func (nopProvider) Close() error                                                { return nil }
 
 var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
