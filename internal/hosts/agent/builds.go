@@ -128,7 +128,7 @@ func (c *buildCache) fetch(ctx context.Context, buildID string, w io.Writer) (in
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		return 0, fmt.Errorf("Hoist answered %s: %s", resp.Status, b)
+		return 0, fmt.Errorf("the download was refused: %s: %s", resp.Status, b)
 	}
 	sum := sha256.New()
 	max := c.a.cfg.MaxBuildSize

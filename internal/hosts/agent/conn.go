@@ -41,7 +41,7 @@ func (a *Agent) connect(ctx context.Context) (hello bool, err error) {
 	cancel()
 	if err != nil {
 		if resp != nil && resp.StatusCode == http.StatusUnauthorized {
-			return false, fmt.Errorf("Hoist refused this host's credential (it was removed?): %w", err)
+			return false, fmt.Errorf("the host credential was refused (was the host removed?): %w", err)
 		}
 		return false, err
 	}
@@ -84,7 +84,7 @@ func (a *Agent) hello(ctx context.Context, c *conn) (time.Duration, error) {
 		InstancesDir: a.instancesDir(), Instances: a.running()}
 	var out hostproto.HelloReply
 	if err := c.peer.Call(ctx, hostproto.ActionHello, in, &out); err != nil {
-		return 0, fmt.Errorf("Hello: %w", err)
+		return 0, fmt.Errorf("saying Hello: %w", err)
 	}
 	a.converge(out.Desired, asked)
 	return interval(out.HeartbeatIntervalMs), nil

@@ -151,11 +151,11 @@ func (a *Agent) enrol(ctx context.Context) (*State, []byte, error) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK {
-		return nil, nil, fmt.Errorf("Hoist refused the enrolment (%s): %s", resp.Status, strings.TrimSpace(string(b)))
+		return nil, nil, fmt.Errorf("the enrolment was refused (%s): %s", resp.Status, strings.TrimSpace(string(b)))
 	}
 	var out hostproto.EnrolReply
 	if err := json.Unmarshal(b, &out); err != nil || out.HostId == "" || out.HostSecret == "" {
-		return nil, nil, errors.New("Hoist's enrolment reply is not valid")
+		return nil, nil, errors.New("the enrolment reply is not valid")
 	}
 	blk, _ := pem.Decode([]byte(out.CACertificate))
 	if blk == nil || (a.cfg.CAFile == "" && hostproto.CAPin(blk.Bytes) != tok.CAPin) {
