@@ -3,8 +3,12 @@
 package hosts
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
@@ -154,5 +158,66 @@ func TestPoolHostOnLoopback(t *testing.T) {
 		if n := e.hosts(t)[b.hostID].Instances; n != 1 {
 			t.Fatalf("the second host runs %d instances, want 1", n)
 		}
+		// The ended game session's logs came from its host.
+		files := e.gameSessionLogs(t, s.id)
+		if !strings.Contains(files["process-output.log"], "ready") || !hasPrefix(files, "files/logs/gameserver-") {
+			t.Fatalf("the game session's logs: %v, want the process's output and its log file", keys(files))
+		}
 	})
+}
+
+// gameSessionLogs downloads a game session's logs (GetGameSessionLogUrl)
+// and returns its files by name.
+func (e *env) gameSessionLogs(t *testing.T, id string) map[string]string {
+	t.Helper()
+	var u string
+	eventually(t, waitShort, "the game session's logs", func() (bool, string) {
+		out, err := e.gl.GetGameSessionLogUrl(e.ctx, &gl.GetGameSessionLogUrlInput{GameSessionId: aws.String(id)})
+		if err != nil {
+			return false, err.Error()
+		}
+		u = aws.ToString(out.PreSignedUrl)
+		return true, ""
+	})
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET the log URL: %s: %s", resp.Status, body)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(rc)
+		rc.Close()
+		files[f.Name] = string(b)
+	}
+	return files
+}
+
+func hasPrefix(files map[string]string, prefix string) bool {
+	for name := range files {
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func keys(files map[string]string) []string {
+	var out []string
+	for name := range files {
+		out = append(out, name)
+	}
+	return out
 }
