@@ -335,8 +335,12 @@ func (s *Service) KillProcess(ctx context.Context, processID, reason string) err
 
 // processStopped completes TerminateProcess and KillProcess: err is the
 // provider's answer; a process it does not run is reported gone when this
-// replica hosts (or should host) it.
+// replica hosts (or should host) it, or its pool host says it is gone.
 func (s *Service) processStopped(ctx context.Context, processID, reason string, err error) error {
+	if errors.Is(err, ErrProcessGone) {
+		s.reportExit(ctx, processID, -1, reason)
+		return nil
+	}
 	if !errors.Is(err, ErrUnknownProcess) {
 		return err
 	}

@@ -142,3 +142,32 @@ func TestLostHostInterruptsGameSessions(t *testing.T) {
 		t.Fatalf("events %v, want INSTANCE_INTERRUPTED", h.events(id))
 	}
 }
+
+// goneProvider's processes are all gone, as their pool host says.
+type goneProvider struct{ *hostsProvider }
+
+func (goneProvider) StopProcess(string, string) error { return ErrProcessGone }
+
+// TestProcessGoneOnItsHost: ending a process its pool host no longer runs
+// records it ended (it was left LAUNCHING or ACTIVE before: the error went
+// back to sessions).
+func TestProcessGoneOnItsHost(t *testing.T) {
+	hp := &hostsProvider{states: map[string]HostState{}}
+	h := newHarness(t, func(c *Config) {
+		hp.fakeProvider = c.Provider.(*fakeProvider)
+		c.Provider, c.Placer = goneProvider{hp}, &fakePlacer{hosts: []string{"host-a"}}
+	})
+	_, inst := h.activeFleet(ec2Input(1))
+	proc := h.prov.get(inst).procs[0]
+	if err := h.svc.TerminateProcess(h.ctx, proc, "SERVER_PROCESS_TERMINATED_UNHEALTHY"); err != nil {
+		t.Fatal(err)
+	}
+	var p hosting.Process
+	err := h.st.View(h.ctx, func(tx store.Tx) error {
+		_, err := store.GetJSON(h.ctx, tx, hosting.KindProcess, proc, &p)
+		return err
+	})
+	if err != nil || p.State != hosting.ProcessTerminated {
+		t.Fatalf("process %s %v, want TERMINATED", p.State, err)
+	}
+}

@@ -154,8 +154,8 @@ type Service struct {
 	// instHooks are the Hooks of remote instances this replica reported
 	// through (they keep what a setup step said across reports).
 	instHooks map[string]fleets.Hooks
-	// started is closed and replaced whenever a host reports a process
-	// start (VerifyProcess waits on it).
+	// procStarted is closed and replaced whenever a host reports a
+	// process start (HasProcess waits on it).
 	procStarted chan struct{}
 	// count caches the number of live hosts (for the heartbeat interval).
 	count   int
@@ -195,7 +195,7 @@ func (s *Service) SetHooks(f func(fleets.InstanceRef) fleets.Hooks) { s.hooks = 
 
 func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Millisecond) }
 
-// hostsOf returns the hooks of an instance reported by a host.
+// hooksOf returns the hooks of an instance a host reports about.
 func (s *Service) hooksOf(ref fleets.InstanceRef) fleets.Hooks {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -172,7 +172,7 @@ func (s *Service) endProcess(processID, reason, action string, local func(string
 	err = s.msgr.SendToHost(ctx, host, action, hostproto.StopProcess{InstanceId: p.ComputeName, ProcessId: processID, Reason: reason})
 	var we *wsError
 	if errors.As(err, &we) && we.status == 404 {
-		return fleets.ErrUnknownProcess
+		return fleets.ErrProcessGone // its host says so
 	}
 	return err
 }

@@ -19,6 +19,10 @@ import (
 // instance is the host's (placed on it in its current generation) and,
 // for a message about a process, that the process is the instance's. A
 // host can thus speak only for its own instances.
+//
+// It runs on the connection's reader: nothing it calls may wait for an
+// answer of the same host (CollectRemoteLogs, which a process's end can
+// lead to, sends without waiting).
 func (s *Service) report(ctx context.Context, hostID string, r *wsrpc.Request) (any, error) {
 	var in struct{ InstanceId, ProcessId string }
 	if err := r.Decode(&in); err != nil {

@@ -79,7 +79,7 @@ type Agent struct {
 	mu sync.Mutex
 	// instances are those Hoist started here, by ID.
 	instances map[string]*instance
-	// peer is the current connection (nil while disconnected).
+	// conn is the current connection (nil while disconnected).
 	conn *conn
 }
 
