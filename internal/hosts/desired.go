@@ -16,7 +16,9 @@ const maxReported = 1000
 
 // hello serves a connection's Hello: the host is recorded as connected to
 // this replica (ACTIVE again if it was LOST: what it ran then is no
-// longer its), and is told its heartbeat interval and what to run.
+// longer its), and is told its heartbeat interval and what to run; the
+// processes of the instances it keeps are compared with sessions'
+// records (reconcileProcesses).
 func (s *Service) hello(ctx context.Context, hc *hostConn, r *wsrpc.Request) (any, error) {
 	var in hostproto.Hello
 	if err := r.Decode(&in); err != nil {
@@ -57,6 +59,7 @@ func (s *Service) hello(ctx context.Context, hc *hostConn, r *wsrpc.Request) (an
 	}
 	hc.heard(interval + s.t.HeartbeatGrace)
 	s.log.Info("hosts: host connected", "host", hc.hostID, "instances", len(in.Instances), "desired", len(out.Desired))
+	s.reconcileProcesses(ctx, hc.hostID, in.Instances, out.Desired)
 	return out, nil
 }
 

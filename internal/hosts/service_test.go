@@ -265,3 +265,34 @@ func TestEnrolmentTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestProcessDiff(t *testing.T) {
+	s, _ := newService(t)
+	ctx := context.Background()
+	put := func(id, instance string, st hosting.ProcessState) {
+		p := hosting.Process{ID: id, FleetID: "fleet-1", ComputeName: instance, State: st}
+		err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+			return store.PutJSON(ctx, tx, store.Record{Kind: hosting.KindProcess, ID: id, Parent: "fleet-1"}, &p)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("p-runs", "i-1", hosting.ProcessActive)
+	put("p-gone", "i-1", hosting.ProcessActive)
+	put("p-ended", "i-1", hosting.ProcessTerminated)
+	put("p-done", "i-1", hosting.ProcessTerminated)
+	put("p-other", "i-2", hosting.ProcessActive)
+	var gone, ended []string
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		var err error
+		gone, ended, err = processDiff(ctx, tx, "fleet-1", "i-1", []string{"p-runs", "p-ended", "p-new"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(gone, ",") != "p-gone" || strings.Join(ended, ",") != "p-ended" {
+		t.Fatalf("gone %v, ended %v; want [p-gone], [p-ended] (p-new may be on its way)", gone, ended)
+	}
+}
