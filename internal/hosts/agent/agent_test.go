@@ -246,4 +246,3 @@ func TestStateIsPrivate(t *testing.T) {
 		t.Fatalf("loadState: %+v %v", got, err)
 	}
 }
-
