@@ -113,6 +113,9 @@ func testHandshake(t *testing.T, e *env) {
 	if err := a.request("LaunchMissiles", struct{}{}, nil); !errors.As(err, &re) || re.Status != 400 {
 		t.Errorf("an unknown Action: %v", err)
 	}
+	if log := e.h.Log(); strings.Contains(log, tok) || strings.Contains(log, tok2) {
+		t.Error("Hoist's log holds an auth token")
+	}
 }
 
 // waitRegistered heartbeats until a process is no longer unregistered.

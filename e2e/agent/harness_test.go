@@ -58,10 +58,17 @@ type env struct {
 // (later entries win).
 func startHoist(t *testing.T, timings ...string) *env {
 	t.Helper()
-	h := hoisttest.Start(t, hoisttest.Options{Args: []string{
+	return startHoistIn(t, "", nil, timings...)
+}
+
+// startHoistIn is startHoist with a data directory ("" for a new one) and
+// more arguments.
+func startHoistIn(t *testing.T, dataDir string, args []string, timings ...string) *env {
+	t.Helper()
+	h := hoisttest.Start(t, hoisttest.Options{DataDir: dataDir, Args: append([]string{
 		"--timings", strings.Join(append(append([]string{}, baseTimings...), timings...), ","),
 		"--log-level", "debug",
-	}})
+	}, args...)})
 	e := &env{h: h, gl: h.V2(), ctx: hoisttest.Context(t, 10*time.Minute)}
 	t.Cleanup(func() {
 		if t.Failed() {
