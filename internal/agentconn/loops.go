@@ -33,9 +33,14 @@ func (s *Server) Run(ctx context.Context) error {
 // FindLost handles the agents whose heartbeats stopped for longer than
 // HeartbeatTimeout: the compute of each is made IMPAIRED and the agent
 // recorded lost (until it heartbeats again); the record of a compute that
-// no longer exists is deleted. Run calls it; tests call it directly.
+// no longer exists is deleted. Nothing is declared lost in the first
+// HeartbeatTimeout after this replica started: agents reconnect after a
+// restart. Run calls it; tests call it directly.
 func (s *Server) FindLost(ctx context.Context) error {
 	now := s.cfg.Now()
+	if now.Before(s.started.Add(s.t.HeartbeatTimeout)) {
+		return nil
+	}
 	var due []agentRec
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		q := store.Query{Kind: kindAgent, Key: agentKey, HasKey: true, Order: store.OrderRankAsc,

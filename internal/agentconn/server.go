@@ -156,6 +156,11 @@ type Server struct {
 	t   Timings
 	log *slog.Logger
 
+	// started is when this replica started: no agent is declared lost
+	// before HeartbeatTimeout has passed since (agents need the time to
+	// reconnect after a restart).
+	started time.Time
+
 	mu       sync.Mutex
 	computes map[string][]*agentConn // fleet/compute -> open sockets, newest last
 	closed   bool
@@ -203,7 +208,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ReplicaID == "" {
 		cfg.ReplicaID = "local"
 	}
-	return &Server{cfg: cfg, t: cfg.Timings.withDefaults(), log: cfg.Logger, computes: map[string][]*agentConn{}}, nil
+	return &Server{cfg: cfg, t: cfg.Timings.withDefaults(), log: cfg.Logger, started: cfg.Now(),
+		computes: map[string][]*agentConn{}}, nil
 }
 
 // httpError is a refused handshake.
