@@ -5,6 +5,7 @@ package agent
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,6 +149,24 @@ func TestHoistAgent(t *testing.T) {
 	}
 	t.Logf("hoist agent resident memory at rest, two processes running: %d KiB", residentKiB(a.cmd.Process.Pid))
 
+	// FORCE_TERMINATE: Hoist has the agent kill the game session's process.
+	if _, err := e.gl.TerminateGameSession(e.ctx, &gl.TerminateGameSessionInput{GameSessionId: aws.String(gsID),
+		TerminationMode: types.TerminationModeForceTerminate}); err != nil {
+		t.Fatalf("FORCE_TERMINATE: %v", err)
+	}
+	eventually(t, waitShort, "the game session FORCE_TERMINATED", func() (bool, string) {
+		g := e.gameSession(t, gsID)
+		return g.Status == types.GameSessionStatusTerminated && g.StatusReason == types.GameSessionStatusReasonForceTerminated,
+			string(g.Status) + " " + string(g.StatusReason)
+	})
+	eventually(t, waitShort, "the killed process's event", func() (bool, string) {
+		return e.hasEvent(t, f.id, types.EventCodeServerProcessForceTerminated, "")
+	})
+	eventually(t, waitLong, "two game servers again", func() (bool, string) {
+		procs = fleetProcesses(f.id)
+		return len(procs) == 2, strconv.Itoa(len(procs))
+	})
+
 	// A game server that dies is reported and replaced.
 	var victim int
 	for pid := range procs {
@@ -252,4 +271,35 @@ func firstKey(m map[int]string) int {
 		return k
 	}
 	return 0
+}
+
+// TestHoistAgentDeregistered: the compute of a running agent is
+// deregistered: Hoist sends StartComputeTermination, the agent ends its
+// processes and exits 0.
+func TestHoistAgentDeregistered(t *testing.T) {
+	e := startHoist(t)
+	f := e.newFleet(t)
+	a := startHoistAgent(t, e, f, "laptop-d")
+	eventually(t, waitLong, "two game servers ready", func() (bool, string) {
+		u, err := e.gl.DescribeFleetUtilization(e.ctx, &gl.DescribeFleetUtilizationInput{FleetIds: []string{f.id}})
+		if err != nil || len(u.FleetUtilization) != 1 {
+			return false, fmt.Sprint(err)
+		}
+		n := aws.ToInt32(u.FleetUtilization[0].ActiveServerProcessCount)
+		return n == 2, fmt.Sprint(n, " active")
+	})
+	if _, err := e.gl.DeregisterCompute(e.ctx, &gl.DeregisterComputeInput{FleetId: aws.String(f.id), ComputeName: aws.String("laptop-d")}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.done:
+	case <-time.After(waitLong):
+		t.Fatal("hoist agent did not exit after its compute was deregistered")
+	}
+	if code := a.cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(a.out.String(), "StartComputeTermination") {
+		t.Errorf("hoist agent exited with %d", code)
+	}
+	if n := len(fleetProcesses(f.id)); n != 0 {
+		t.Errorf("%d game servers outlived the agent", n)
+	}
 }
