@@ -45,6 +45,7 @@ type agentFlags struct {
 	heartbeat, terminateGrace                                   time.Duration
 }
 
+// parseAgentFlags reads hoist agent's flags and checks them.
 func parseAgentFlags(args []string, stderr io.Writer) (*agentFlags, error) {
 	f := &agentFlags{}
 	fs := flag.NewFlagSet("hoist agent", flag.ContinueOnError)

@@ -37,6 +37,7 @@ type agentRec struct {
 	Lost bool `json:"lost,omitempty"`
 }
 
+// getAgent reads a compute's agent record.
 func getAgent(ctx context.Context, tx store.Tx, id identity) (*agentRec, error) {
 	a := new(agentRec)
 	if _, err := store.GetJSON(ctx, tx, kindAgent, id.key(), a); err != nil {
@@ -45,6 +46,8 @@ func getAgent(ctx context.Context, tx store.Tx, id identity) (*agentRec, error) 
 	return a, nil
 }
 
+// putAgent writes an agent record, ranked by when it is lost unless it
+// heartbeats (never once it is lost).
 func (s *Server) putAgent(ctx context.Context, tx store.Tx, a *agentRec) error {
 	rank := int64(never)
 	if !a.Lost {
@@ -277,6 +280,7 @@ func (s *Server) apply(ctx context.Context, id identity, d heartbeatDecision, wa
 	}
 }
 
+// ignoreNotFound turns store.ErrNotFound into nil.
 func ignoreNotFound(err error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return nil

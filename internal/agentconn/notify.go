@@ -32,6 +32,7 @@ type notifyingAPI struct {
 	log    *slog.Logger
 }
 
+// ProcessReady records ProcessReady, then notifies the compute's agent.
 func (n notifyingAPI) ProcessReady(ctx context.Context, c hosting.Conn, port int32, logPaths []string) error {
 	err := n.ProcessAPI.ProcessReady(ctx, c, port, logPaths)
 	if err == nil {
@@ -43,6 +44,8 @@ func (n notifyingAPI) ProcessReady(ctx context.Context, c hosting.Conn, port int
 	return err
 }
 
+// ActivateGameSession records the activation, then notifies the
+// compute's agent.
 func (n notifyingAPI) ActivateGameSession(ctx context.Context, c hosting.Conn, gameSessionID string) error {
 	err := n.ProcessAPI.ActivateGameSession(ctx, c, gameSessionID)
 	if err == nil {

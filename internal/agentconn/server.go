@@ -122,6 +122,7 @@ type Timings struct {
 	CheckInterval time.Duration
 }
 
+// withDefaults fills the timers left zero.
 func (t Timings) withDefaults() Timings {
 	if t.HeartbeatTimeout <= 0 {
 		t.HeartbeatTimeout = 5 * time.Minute
@@ -271,6 +272,7 @@ func endpointOf(r *http.Request) string {
 	return scheme + "://" + r.Host + r.URL.Path
 }
 
+// refuse answers a refused handshake (and logs it, without the token).
 func (s *Server) refuse(w http.ResponseWriter, q url.Values, e *httpError) {
 	w.Header().Set("Connection", "close")
 	s.log.Info("agent: connection refused", "status", e.status, "reason", e.msg,
@@ -281,6 +283,7 @@ func (s *Server) refuse(w http.ResponseWriter, q url.Values, e *httpError) {
 // identity is an authenticated connection's compute.
 type identity struct{ fleetID, computeName string }
 
+// key is the compute's record ID, fleet ID/compute name.
 func (id identity) key() string { return id.fleetID + "/" + id.computeName }
 
 // authenticate checks the connection URL: its token must have been issued
@@ -471,6 +474,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
+// printable reports whether v holds only printable characters.
 func printable(v string) bool {
 	for _, r := range v {
 		if !unicode.IsPrint(r) {

@@ -287,6 +287,7 @@ const (
 // names the field.
 var ErrInvalid = errors.New("invalid")
 
+// invalid returns an ErrInvalid error with a message.
 func invalid(format string, a ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...)
 }

@@ -88,6 +88,7 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// defaults checks the required fields and fills the defaults.
 func (c *Config) defaults() error {
 	for name, v := range map[string]string{"Endpoint": c.Endpoint, "FleetID": c.FleetID, "Location": c.Location,
 		"IPAddress": c.IPAddress, "ComputeName": c.ComputeName, "Dir": c.Dir} {
@@ -149,6 +150,7 @@ func Run(ctx context.Context, cfg Config) error {
 	return a.run(ctx)
 }
 
+// newAgent returns an agent, not yet started.
 func newAgent(cfg Config) (*Agent, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err

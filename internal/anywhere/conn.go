@@ -42,6 +42,7 @@ type connections struct {
 	connected chan struct{}
 }
 
+// newConnections returns the agent's connections, none open yet.
 func newConnections(a *Agent, httpClient *http.Client) *connections {
 	return &connections{a: a, http: httpClient, dropped: make(chan struct{}, 1), open: map[*wsrpc.Peer]bool{},
 		connected: make(chan struct{}, 1)}

@@ -39,6 +39,7 @@ func newGameLift(awsCfg aws.Config, endpoint string, httpClient *http.Client) gl
 	})}
 }
 
+// registerCompute registers this host as the compute.
 func (s sdkClient) registerCompute(ctx context.Context, cfg Config) (computeEndpoints, error) {
 	in := &gamelift.RegisterComputeInput{FleetId: aws.String(cfg.FleetID), ComputeName: aws.String(cfg.ComputeName),
 		Location: aws.String(cfg.Location), IpAddress: aws.String(cfg.IPAddress)}
@@ -52,6 +53,7 @@ func (s sdkClient) registerCompute(ctx context.Context, cfg Config) (computeEndp
 	return computeEndpoints{out.Compute.GameLiftServiceSdkEndpoint, out.Compute.GameLiftAgentEndpoint}, nil
 }
 
+// getComputeAuthToken gets a compute auth token and when it expires.
 func (s sdkClient) getComputeAuthToken(ctx context.Context, fleetID, computeName string) (string, time.Time, error) {
 	out, err := s.c.GetComputeAuthToken(ctx, &gamelift.GetComputeAuthTokenInput{FleetId: aws.String(fleetID),
 		ComputeName: aws.String(computeName)})
@@ -61,6 +63,7 @@ func (s sdkClient) getComputeAuthToken(ctx context.Context, fleetID, computeName
 	return aws.ToString(out.AuthToken), aws.ToTime(out.ExpirationTimestamp), nil
 }
 
+// deregisterCompute deregisters the compute.
 func (s sdkClient) deregisterCompute(ctx context.Context, fleetID, computeName string) error {
 	_, err := s.c.DeregisterCompute(ctx, &gamelift.DeregisterComputeInput{FleetId: aws.String(fleetID),
 		ComputeName: aws.String(computeName)})
@@ -70,15 +73,22 @@ func (s sdkClient) deregisterCompute(ctx context.Context, fleetID, computeName s
 // notFound is a NotFoundException of the API.
 type notFound struct{ err error }
 
+// Error returns the API's error text.
 func (e *notFound) Error() string { return e.err.Error() }
+
+// Unwrap returns the API's error.
 func (e *notFound) Unwrap() error { return e.err }
 
 // permanentError is an error retrying cannot cure.
 type permanentError struct{ err error }
 
+// Error returns the error's text.
 func (e *permanentError) Error() string { return e.err.Error() }
+
+// Unwrap returns the error.
 func (e *permanentError) Unwrap() error { return e.err }
 
+// permanent marks err as one retry cannot cure.
 func permanent(err error) error { return &permanentError{err} }
 
 // classify marks the API's errors: NotFoundException, and those a retry

@@ -15,10 +15,12 @@ type agentsRef struct{ s *agentconn.Server }
 
 var _ hosting.ComputeAgents = (*agentsRef)(nil)
 
+// SendToCompute forwards to the agent endpoint.
 func (a *agentsRef) SendToCompute(ctx context.Context, fleetID, computeName string, msg hosting.Message) error {
 	return a.s.SendToCompute(ctx, fleetID, computeName, msg)
 }
 
+// HasAgent forwards to the agent endpoint.
 func (a *agentsRef) HasAgent(ctx context.Context, tx store.Tx, fleetID, computeName string) (bool, error) {
 	return a.s.HasAgent(ctx, tx, fleetID, computeName)
 }
