@@ -223,10 +223,16 @@ type NotifyGameSessionActivatedMessage struct {
 	GameSessionID string `json:"GameSessionId"`
 }
 
-// EpochSeconds is a time sent as whole seconds since the epoch, as the
-// Java agent reads an Instant (a JSON number; a string of digits or an
-// ISO-8601 time is read too, as Jackson does).
+// EpochSeconds is a time sent as whole seconds since the epoch. It is
+// written as a JSON string of digits, the form the Java agent's own test of
+// RefreshConnectionMessage gives its Instant; a number, and an RFC 3339
+// time, are read too (as the Java agent's Jackson reads them).
 type EpochSeconds int64
+
+// MarshalJSON writes the seconds as a string of digits.
+func (e EpochSeconds) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + strconv.FormatInt(int64(e), 10) + `"`), nil
+}
 
 // Time returns the time (zero for 0).
 func (e EpochSeconds) Time() time.Time {

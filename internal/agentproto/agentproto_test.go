@@ -151,6 +151,9 @@ func TestJavaFramesDecode(t *testing.T) {
 	if err := json.Unmarshal([]byte(frame), &n); err != nil || n.Validate() != nil || n.EventCode != nil {
 		t.Fatalf("termination: %+v %v", n, err)
 	}
+	if b, err := json.Marshal(RefreshConnectionMessage{ExpirationTime: 1702427749}); err != nil || !strings.Contains(string(b), `"ExpirationTime":"1702427749"`) {
+		t.Errorf("ExpirationTime is written %s, %v; want the Java agent's test's form, a string of epoch seconds", b, err)
+	}
 	for _, exp := range []string{`1702427749`, `"1702427749"`, `1702427749.5`, `"2023-12-13T00:35:49Z"`} {
 		var r RefreshConnectionMessage
 		if err := json.Unmarshal([]byte(`{"ExpirationTime":`+exp+`}`), &r); err != nil || r.ExpirationTime.Time() != time.Unix(1702427749, 0).UTC() {
