@@ -45,6 +45,9 @@ type Timings struct {
 	EventsBackoff   time.Duration
 	EventsGiveUp    time.Duration
 	EventsRetention time.Duration
+
+	AgentsHeartbeatTimeout time.Duration
+	AgentsCheckInterval    time.Duration
 }
 
 // Timing declares one timer: its name in --timings, what it is, and its
@@ -85,6 +88,8 @@ var timings = []Timing{
 	{"events.backoff", "first wait after a webhook delivery failed", func(t *Timings) *time.Duration { return &t.EventsBackoff }},
 	{"events.give-up", "how long an event is retried before it is dropped", func(t *Timings) *time.Duration { return &t.EventsGiveUp }},
 	{"events.retention", "how long an event is kept once delivered (the live stream replays it)", func(t *Timings) *time.Duration { return &t.EventsRetention }},
+	{"agents.heartbeat-timeout", "how long a GameLift Agent may send no heartbeat before its Anywhere compute is IMPAIRED", func(t *Timings) *time.Duration { return &t.AgentsHeartbeatTimeout }},
+	{"agents.check-interval", "how often lost agents, and deregistered computes whose agent is connected, are looked for", func(t *Timings) *time.Duration { return &t.AgentsCheckInterval }},
 }
 
 // lookupTiming returns the timer called name.
