@@ -20,30 +20,27 @@ import (
 	hostagent "github.com/hoistgg/hoist/internal/hosts/agent"
 )
 
-const agentUsage = `usage: hoist agent --pool NAME --endpoint URL [flags]
+const poolAgentUsage = `usage: hoist agent --pool NAME --endpoint URL [flags]
 
 Runs this machine as a pool host: Hoist places instances of managed fleets on it.
 The first run enrols the host with --enrolment-token (or $HOIST_ENROLMENT_TOKEN) and
-keeps its credential in --dir; later runs reconnect with it. See docs/hosts.md.
+keeps its credential in --dir; later runs reconnect with it. See docs/hosts.md
+("Pool hosts").
 
 flags:
 `
 
-// agent runs `hoist agent`: pool mode (--pool) runs this machine as a
-// pool host of managed fleets.
-func agent(args []string, stdout, stderr io.Writer) int {
-	if !slices.ContainsFunc(args, func(a string) bool {
+// poolMode reports whether hoist agent's arguments ask for pool mode
+// (--pool).
+func poolMode(args []string) bool {
+	return slices.ContainsFunc(args, func(a string) bool {
 		return a == "--pool" || a == "-pool" || strings.HasPrefix(a, "--pool=") || strings.HasPrefix(a, "-pool=")
-	}) && !slices.Contains(args, "--help") && !slices.Contains(args, "-h") {
-		fmt.Fprint(stderr, "hoist agent: --pool is required (pool hosts of managed fleets; see docs/hosts.md)\n")
-		return 2
-	}
-	return poolAgent(args, stdout, stderr)
+	})
 }
 
 // poolAgent runs `hoist agent --pool`.
 func poolAgent(args []string, stdout, stderr io.Writer) int {
-	cfg, logCfg, err := agentFlags(args, stdout, stderr)
+	cfg, logCfg, err := poolAgentFlags(args, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -74,12 +71,12 @@ func poolAgent(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// agentFlags reads the agent's command line.
-func agentFlags(args []string, stdout, stderr io.Writer) (hostagent.Config, *config.Config, error) {
+// poolAgentFlags reads the pool agent's command line.
+func poolAgentFlags(args []string, stdout, stderr io.Writer) (hostagent.Config, *config.Config, error) {
 	fs := flag.NewFlagSet("hoist agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stdout, agentUsage)
+		fmt.Fprint(stdout, poolAgentUsage)
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
 	}

@@ -35,14 +35,16 @@ func FuzzParseInstances(f *testing.F) {
 	})
 }
 
-// TestAgentNeedsPool: hoist agent without --pool says what it needs.
-func TestAgentNeedsPool(t *testing.T) {
+// TestPoolAgentNeedsTLS: hoist agent --pool speaks to Hoist's TLS
+// listener only.
+func TestPoolAgentNeedsTLS(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := run([]string{"agent", "--endpoint", "https://127.0.0.1:9443"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "--pool") {
-		t.Fatalf("exit %d, %q", code, errOut.String())
-	}
 	if code := run([]string{"agent", "--pool", "p", "--endpoint", "http://127.0.0.1:9080", "--dir", t.TempDir()}, &out, &errOut); code != 1 ||
 		!strings.Contains(errOut.String(), "https://") {
 		t.Fatalf("a plain http endpoint: exit %d, %q", code, errOut.String())
+	}
+	out.Reset()
+	if code := run([]string{"agent", "--pool", "p", "--help"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "--enrolment-token") {
+		t.Fatalf("hoist agent --pool --help: exit %d, %q", code, out.String())
 	}
 }

@@ -250,6 +250,27 @@ type Messenger interface {
 	SendToProcess(ctx context.Context, processID string, msg Message) error
 }
 
+// AgentMessenger delivers messages to the GameLift Agents of Anywhere
+// computes (the agent endpoint, internal/agentconn, implements it for the
+// agents connected to this replica; a deployment of several replicas routes
+// to the one holding the compute's socket). msg is a message of the agent
+// protocol (internal/agentproto): its Action and fields.
+type AgentMessenger interface {
+	// SendToCompute delivers msg to the compute's agent, or returns an
+	// error if it has none connected.
+	SendToCompute(ctx context.Context, fleetID, computeName string, msg Message) error
+}
+
+// ComputeAgents is what sessions needs of the agents of Anywhere computes:
+// whether a compute has one (so that Hoist can have its processes killed),
+// and a way to message it.
+type ComputeAgents interface {
+	AgentMessenger
+	// HasAgent reports, reading tx, whether an agent serves the compute:
+	// it sends heartbeats and has not been declared lost.
+	HasAgent(ctx context.Context, tx store.Tx, fleetID, computeName string) (bool, error)
+}
+
 // Conn identifies an authenticated SDK connection.
 type Conn struct {
 	// ConnID is unique per WebSocket (sdkconn assigns it), so that when a

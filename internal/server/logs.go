@@ -1,10 +1,12 @@
 package server
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -121,54 +123,43 @@ func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// bufferedHeader notes whether anything was written, so an error before the
-// first byte can still be answered with a status.
 // serveSetupLog serves an instance's setup log as text.
 func (s *Server) serveSetupLog(w http.ResponseWriter, r *http.Request, q url.Values) {
-	fleetID, instanceID, exp, sig := q.Get("fleetId"), q.Get("instanceId"), q.Get("expires"), q.Get("signature")
-	expires, err := strconv.ParseInt(exp, 10, 64)
-	if fleetID == "" || instanceID == "" || err != nil || sig == "" {
-		http.Error(w, "a setup log URL carries fleetId, instanceId, expires and signature: see the PreSignedLogUrl of DescribeFleetEvents", http.StatusBadRequest)
-		return
-	}
-	if !hmac.Equal([]byte(sig), []byte(s.logSignature(setupLogSubject(fleetID, instanceID), exp))) {
-		http.Error(w, "the signature does not match this URL", http.StatusForbidden)
-		return
-	}
-	if s.now().Unix() > expires {
-		http.Error(w, "this log URL has expired: call DescribeFleetEvents for a new one", http.StatusForbidden)
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if r.Method == http.MethodHead {
-		return
-	}
-	bw := &bufferedHeader{w: w}
-	if err := s.fleets.WriteSetupLog(r.Context(), bw, fleetID, instanceID); err != nil {
-		if bw.started {
-			s.log.Warn("serving a setup log", "fleet", fleetID, "instance", instanceID, "err", err)
-			return
-		}
-		var nf *api.NotFoundException
-		if errors.As(err, &nf) {
-			http.Error(w, nf.ErrorMessage(), http.StatusNotFound)
-			return
-		}
-		s.log.Error("serving a setup log", "fleet", fleetID, "instance", instanceID, "err", err)
-		http.Error(w, "internal error", http.StatusInternalServerError)
-	}
+	fleetID, instanceID := q.Get("fleetId"), q.Get("instanceId")
+	s.serveTextLog(w, r, q, textLog{what: "a setup log", idName: "instanceId", id: instanceID,
+		subject: setupLogSubject(fleetID, instanceID),
+		write: func(ctx context.Context, w io.Writer) error {
+			return s.fleets.WriteSetupLog(ctx, w, fleetID, instanceID)
+		}})
 }
 
 // serveProcessLog serves the kept output of one server process as text.
 func (s *Server) serveProcessLog(w http.ResponseWriter, r *http.Request, q url.Values) {
-	fleetID, processID, exp, sig := q.Get("fleetId"), q.Get("processId"), q.Get("expires"), q.Get("signature")
+	fleetID, processID := q.Get("fleetId"), q.Get("processId")
+	s.serveTextLog(w, r, q, textLog{what: "a process's output", idName: "processId", id: processID,
+		subject: processLogSubject(fleetID, processID),
+		write: func(ctx context.Context, w io.Writer) error {
+			return s.fleets.WriteProcessOutput(ctx, w, fleetID, processID)
+		}})
+}
+
+// textLog is a text log a signed URL of DescribeFleetEvents serves: the
+// URL names fleetId and idName, and is signed over subject.
+type textLog struct {
+	what, idName, id, subject string
+	write                     func(ctx context.Context, w io.Writer) error
+}
+
+// serveTextLog checks a fleet event's log URL (its parameters, signature
+// and expiry) and serves the log as text.
+func (s *Server) serveTextLog(w http.ResponseWriter, r *http.Request, q url.Values, l textLog) {
+	fleetID, exp, sig := q.Get("fleetId"), q.Get("expires"), q.Get("signature")
 	expires, err := strconv.ParseInt(exp, 10, 64)
-	if fleetID == "" || processID == "" || err != nil || sig == "" {
-		http.Error(w, "a process output URL carries fleetId, processId, expires and signature: see the PreSignedLogUrl of DescribeFleetEvents", http.StatusBadRequest)
+	if fleetID == "" || l.id == "" || err != nil || sig == "" {
+		http.Error(w, "the URL of "+l.what+" carries fleetId, "+l.idName+", expires and signature: see the PreSignedLogUrl of DescribeFleetEvents", http.StatusBadRequest)
 		return
 	}
-	if !hmac.Equal([]byte(sig), []byte(s.logSignature(processLogSubject(fleetID, processID), exp))) {
+	if !hmac.Equal([]byte(sig), []byte(s.logSignature(l.subject, exp))) {
 		http.Error(w, "the signature does not match this URL", http.StatusForbidden)
 		return
 	}
@@ -182,9 +173,9 @@ func (s *Server) serveProcessLog(w http.ResponseWriter, r *http.Request, q url.V
 		return
 	}
 	bw := &bufferedHeader{w: w}
-	if err := s.fleets.WriteProcessOutput(r.Context(), bw, fleetID, processID); err != nil {
+	if err := l.write(r.Context(), bw); err != nil {
 		if bw.started {
-			s.log.Warn("serving a process's output", "fleet", fleetID, "process", processID, "err", err)
+			s.log.Warn("serving "+l.what, "fleet", fleetID, l.idName, l.id, "err", err)
 			return
 		}
 		var nf *api.NotFoundException
@@ -192,11 +183,13 @@ func (s *Server) serveProcessLog(w http.ResponseWriter, r *http.Request, q url.V
 			http.Error(w, nf.ErrorMessage(), http.StatusNotFound)
 			return
 		}
-		s.log.Error("serving a process's output", "fleet", fleetID, "process", processID, "err", err)
+		s.log.Error("serving "+l.what, "fleet", fleetID, l.idName, l.id, "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 	}
 }
 
+// bufferedHeader notes whether anything was written, so an error before the
+// first byte can still be answered with a status.
 type bufferedHeader struct {
 	w       http.ResponseWriter
 	started bool

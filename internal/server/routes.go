@@ -15,6 +15,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("/service/", api)
 	mux.Handle("/sdk", s.sdk)
 	mux.Handle("/sdk/", s.sdk)
+	mux.Handle("/agent", s.agents)
 	s3 := s.builds.S3Handler()
 	mux.Handle("/"+s.builds.Bucket(), s3)
 	mux.Handle("/"+s.builds.Bucket()+"/", s3)

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hoistgg/hoist/internal/agentconn"
 	"github.com/hoistgg/hoist/internal/aliases"
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/arn"
@@ -74,6 +75,7 @@ type Server struct {
 	hosts       *hosts.Service  // routes instances to pool hosts or provider
 	procUsers   *local.Accounts // nil: server processes run as Hoist's user
 	sdk         *sdkconn.Server
+	agents      *agentconn.Server // the GameLift Agent endpoint (Anywhere computes)
 	svc         api.Service
 	auth        *sigv4.Authenticator
 	logKey      []byte
@@ -262,9 +264,9 @@ func (s *Server) compose(opts Options) error {
 
 	// sessions, fleets and the SDK endpoint need one another: the refs are
 	// filled in once all three exist, before anything is served.
-	msgr, host, remoteLogs := &messengerRef{}, &hostRef{}, &remoteLogsRef{}
+	msgr, host, agents, remoteLogs := &messengerRef{}, &hostRef{}, &agentsRef{}, &remoteLogsRef{}
 	s.sessions, err = sessions.New(sessions.Config{
-		Store: s.store, Region: cfg.Region, Messenger: msgr, Host: host,
+		Store: s.store, Region: cfg.Region, Messenger: msgr, Host: host, Agents: agents,
 		OnProcessReady: host.onProcessReady, ResolveAlias: aliases.ResolveFleet, Now: s.now,
 		Logger: s.log.With("component", "sessions"), ReplicaID: s.replica,
 		LogURL: s.logURL, DataDir: cfg.DataDir, RemoteLogs: remoteLogs,
@@ -310,8 +312,9 @@ func (s *Server) compose(opts Options) error {
 		SetTags: tags.Set, RemoveTags: tags.DeleteAll, Builds: s.builds,
 		Events: s.sessions, Messenger: msgr, Provider: s.hosts, Placer: s.hosts, Now: s.now,
 		Logger: s.log.With("component", "fleets"), ReplicaID: s.replica,
-		SDKEndpoint: sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP),
-		InstanceIP:  cfg.InstanceIP, DataDir: cfg.DataDir, ProcessEnv: cfg.ProcessEnv,
+		SDKEndpoint:   sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP),
+		AgentEndpoint: agentEndpoint(sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP)),
+		InstanceIP:    cfg.InstanceIP, DataDir: cfg.DataDir, ProcessEnv: cfg.ProcessEnv,
 		CABundle: s.caBundle, CA: s.ca, DNSDomain: cfg.DNSSuffix,
 		SetupLogURL: s.setupLogURL, ProcessLogURL: s.processLogURL,
 		Timings: fleets.Timings{
@@ -329,6 +332,14 @@ func (s *Server) compose(opts Options) error {
 	host.f = s.fleets
 	s.hosts.SetHooks(s.fleets.HooksFor)
 	remoteLogs.h = s.hosts
+	s.agents, err = agentconn.New(agentconn.Config{Store: s.store, Fleets: s.fleets, Sessions: s.sessions, Slots: s.conns,
+		MessageRate: float64(noneIfZero(s.cfg.SDKMessageRate)), MessageBurst: 3 * s.cfg.SDKMessageRate,
+		ReplicaID: s.replica, Now: s.now, Logger: s.log.With("component", "agent"),
+		Timings: agentconn.Timings{HeartbeatTimeout: t.AgentsHeartbeatTimeout, CheckInterval: t.AgentsCheckInterval}})
+	if err != nil {
+		return err
+	}
+	agents.s = s.agents
 	s.tags.RegisterResource(arn.TypeFleet, s.fleets.FleetExists)
 	s.tags.RegisterResource(arn.TypeLocation, s.fleets.LocationExists)
 	s.aliases = aliases.New(aliases.Config{Store: s.store, Region: cfg.Region, Account: cfg.Account, Tags: s.tags,
@@ -354,7 +365,8 @@ func (s *Server) compose(opts Options) error {
 	s.sessions.SetMatchHook(s.matchmaking)
 
 	s.sdk = sdkconn.New(sdkconn.Config{
-		API: s.sessions.ProcessAPI(), Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
+		API:    agentconn.NotifyAgents(s.sessions.ProcessAPI(), s.agents, s.log.With("component", "agent")),
+		Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
 		Backfiller: sdkBackfiller{m: s.matchmaking},
 		Logger:     s.log.With("component", "sdk"), Now: s.now, ReplicaID: s.replica,
 		Slots: s.conns, MaxComputeSockets: noneIfZero(s.cfg.SDKComputeSockets),
@@ -384,7 +396,7 @@ func (s *Server) Run(ctx context.Context) error {
 	loops := map[string]func(context.Context) error{
 		"fleetiq": s.fleetiq.Run, "builds": s.builds.Run,
 		"fleets": s.fleets.Run, "sessions": s.sessions.Run, "events": s.events.Run,
-		"placement": s.placement.Run, "matchmaking": s.matchmaking.Run, "hosts": s.hosts.Run,
+		"placement": s.placement.Run, "matchmaking": s.matchmaking.Run, "agents": s.agents.Run, "hosts": s.hosts.Run,
 	}
 	errc := make(chan error, len(loops))
 	for name, run := range loops {
@@ -425,6 +437,9 @@ func (s *Server) closeParts(ctx context.Context) error {
 	}
 	if s.sdk != nil {
 		errs = append(errs, s.sdk.Shutdown(ctx))
+	}
+	if s.agents != nil {
+		errs = append(errs, s.agents.Shutdown(ctx))
 	}
 	if s.builds != nil {
 		errs = append(errs, s.builds.Close())

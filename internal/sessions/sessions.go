@@ -37,6 +37,11 @@ type Config struct {
 	Messenger hosting.Messenger
 	// Host ends server processes of managed (EC2) fleets.
 	Host hosting.ProcessHost
+	// Agents, when set, reaches the GameLift Agents of Anywhere computes:
+	// a process of a compute with an agent is killed through it
+	// (ForceExitServerProcess) when its TerminateProcess grace is over, and
+	// FORCE_TERMINATE is allowed on it.
+	Agents hosting.ComputeAgents
 	// OnProcessReady is called in the transaction that records a
 	// ProcessReady (fleets moves the location ACTIVATING -> ACTIVE).
 	OnProcessReady hosting.ProcessReadyFunc
