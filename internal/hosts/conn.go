@@ -195,9 +195,11 @@ func (s *Service) closeConns() {
 		all = append(all, hc)
 	}
 	s.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, hc := range all {
-		hc.peer.Close(websocket.StatusGoingAway, "Hoist is stopping")
+		wg.Go(func() { hc.peer.Close(websocket.StatusGoingAway, "Hoist is stopping") })
 	}
+	wg.Wait() // each waits at most 5s for its host's close frame, all at once
 }
 
 // heard resets hc's silence timer to d.
