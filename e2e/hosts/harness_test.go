@@ -35,13 +35,13 @@ const (
 	poll      = 100 * time.Millisecond
 )
 
-// Pool hosts' timers in these tests: a host is LOST 1s + 5s after its last
+// Pool hosts' timers in these tests: a host is LOST 1s + 8s after its last
 // heartbeat, looked for every 250ms, and every host has 3s to reconnect
 // after Hoist starts (an agent notices an unanswered heartbeat after 2s). Instances are missing from a host's reports for at
 // most one heartbeat interval before they count as lost.
 const (
 	heartbeat      = time.Second
-	heartbeatGrace = 5 * time.Second
+	heartbeatGrace = 8 * time.Second
 	hostsCheck     = 250 * time.Millisecond
 )
 

@@ -19,7 +19,7 @@ import (
 
 // replaceBound is how long these tests give a fleet to be back to its
 // capacity after a host died: the host is LOST within heartbeat + grace +
-// check (6.25s here), then the fleet reconciles (200ms) and the
+// check (9.25s here), then the fleet reconciles (200ms) and the
 // replacement is set up (a build download and a process start, a few
 // seconds on a loaded machine). docs/hosts.md gives the bound with the
 // default timers.
