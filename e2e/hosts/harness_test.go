@@ -74,10 +74,17 @@ type env struct {
 // ip, which is also its instance IP (its TLS certificate names it).
 func startHoist(t *testing.T, ip string) *env {
 	t.Helper()
-	h := hoisttest.Start(t, hoisttest.Options{Args: []string{
-		"--addr", net.JoinHostPort(ip, "0"), "--tls-addr", net.JoinHostPort(ip, "0"), "--instance-ip", ip,
-		"--timings", strings.Join(timings, ","), "--process-env", strings.Join(processEnv, ","), "--log-level", "debug",
-	}})
+	return startHoistOn(t, hoisttest.Options{}, net.JoinHostPort(ip, "0"), net.JoinHostPort(ip, "0"))
+}
+
+// startHoistOn starts Hoist with opts on the given plain and TLS
+// addresses (their IP is its instance IP).
+func startHoistOn(t *testing.T, opts hoisttest.Options, addr, tlsAddr string) *env {
+	t.Helper()
+	ip, _, _ := net.SplitHostPort(addr)
+	opts.Args = []string{"--addr", addr, "--tls-addr", tlsAddr, "--instance-ip", ip,
+		"--timings", strings.Join(timings, ","), "--process-env", strings.Join(processEnv, ","), "--log-level", "debug"}
+	h := hoisttest.Start(t, opts)
 	e := &env{h: h, gl: h.V2(), ctx: hoisttest.Context(t, 15*time.Minute), bin: hoisttest.Binary(t)}
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -6,9 +6,12 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"os/exec"
 	"strings"
 	"testing"
@@ -16,6 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
+
+	"github.com/hoistgg/hoist/e2e/hoisttest"
 )
 
 var dialer = (&net.Dialer{}).DialContext
@@ -220,4 +225,63 @@ func keys(files map[string]string) []string {
 		out = append(out, name)
 	}
 	return out
+}
+
+// TestPoolHostSurvivesHoistRestart: Hoist stops and starts again on the
+// same addresses and data directory; the pool host keeps its instance and
+// processes, reconnects, and Hoist keeps them (the same instance, no
+// replacement). Reports about the instance then reach the fleet through
+// hooks made from the store (fleets.Service.HooksFor): a game session
+// force-terminated after the restart ends, its process is reported ended
+// and replaced.
+func TestPoolHostSurvivesHoistRestart(t *testing.T) {
+	addr, err1 := hoisttest.FreeLoopbackAddr()
+	tlsAddr, err2 := hoisttest.FreeLoopbackAddr()
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	dataDir := t.TempDir()
+	_ = os.Chmod(filepath.Dir(dataDir), 0o711)
+	e := startHoistOn(t, hoisttest.Options{DataDir: dataDir}, addr, tlsAddr)
+	a := e.startAgent(t, agentSpec{pool: "lo", location: "us-west-2", addr: "127.0.0.2", instances: "c5.large=2", command: exec.CommandContext})
+	fleet := e.createFleet(t, e.uploadGameServer(t, "restart"))
+	e.waitLocationActive(t, fleet, "us-west-2")
+	before := e.activeInstances(t, fleet, "us-west-2")
+	procs := func() []string {
+		files, _ := filepath.Glob(filepath.Join(a.dir, "instances", fleet, "*", "logs", "process-*.log"))
+		return files
+	}
+	started := len(procs())
+
+	e.h.Stop()
+	e = startHoistOn(t, hoisttest.Options{DataDir: dataDir}, addr, tlsAddr)
+	eventually(t, waitShort, "the agent reconnected", func() (bool, string) {
+		return strings.Count(a.out.String(), "connected to Hoist") >= 2, "not yet"
+	})
+	eventually(t, waitLong, "the same instance ACTIVE, its processes ready again", func() (bool, string) {
+		after := e.activeInstances(t, fleet, "us-west-2")
+		if len(after) != 1 || aws.ToString(after[0].InstanceId) != aws.ToString(before[0].InstanceId) {
+			return false, fmt.Sprint(after)
+		}
+		_, err := e.gl.CreateGameSession(e.ctx, &gl.CreateGameSessionInput{FleetId: aws.String(fleet), MaximumPlayerSessionCount: aws.Int32(2),
+			IdempotencyToken: aws.String("after-restart")})
+		return err == nil, fmt.Sprint(err)
+	})
+	if e.hasEvent(t, fleet, types.EventCodeInstanceInterrupted) || e.hasEvent(t, fleet, types.EventCodeInstanceRecycled) {
+		t.Fatalf("an instance was lost across the restart:\n%s", e.eventText(t, fleet))
+	}
+	out, err := e.gl.DescribeGameSessions(e.ctx, &gl.DescribeGameSessionsInput{FleetId: aws.String(fleet)})
+	if err != nil || len(out.GameSessions) != 1 {
+		t.Fatalf("DescribeGameSessions: %v", err)
+	}
+	id := aws.ToString(out.GameSessions[0].GameSessionId)
+	e.waitGameSession(t, id, types.GameSessionStatusActive)
+	if _, err := e.gl.TerminateGameSession(e.ctx, &gl.TerminateGameSessionInput{GameSessionId: aws.String(id),
+		TerminationMode: types.TerminationModeForceTerminate}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitGameSession(t, id, types.GameSessionStatusTerminated)
+	eventually(t, waitShort, "the killed process replaced", func() (bool, string) {
+		return len(procs()) > started, fmt.Sprint(len(procs()), " process outputs")
+	})
 }
