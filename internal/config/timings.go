@@ -48,10 +48,11 @@ type Timings struct {
 
 	AgentsHeartbeatTimeout time.Duration
 	AgentsCheckInterval    time.Duration
-	HostsHeartbeat         time.Duration
-	HostsHeartbeatGrace    time.Duration
-	HostsStartGrace        time.Duration
-	HostsCheck             time.Duration
+
+	HostsHeartbeat      time.Duration
+	HostsHeartbeatGrace time.Duration
+	HostsStartGrace     time.Duration
+	HostsCheck          time.Duration
 }
 
 // Timing declares one timer: its name in --timings, what it is, and its
