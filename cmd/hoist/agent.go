@@ -32,7 +32,8 @@ killed) and deregisters the compute. Processes run in their own PID namespace
 
 Requests are signed with the credentials the AWS SDKs find: $AWS_ACCESS_KEY_ID
 and $AWS_SECRET_ACCESS_KEY, $AWS_PROFILE or --profile, the shared config and
-credentials files. See docs/hosts.md ("Anywhere hosts").
+credentials files. See docs/hosts.md ("Anywhere hosts"). With --pool, the host
+runs instances of managed fleets instead (hoist agent --pool --help).
 
 flags:
 `
@@ -121,8 +122,11 @@ func firstEnv(names ...string) string {
 	return ""
 }
 
-// agent runs hoist agent.
+// agent runs hoist agent: with --pool, as a pool host (poolAgent).
 func agent(args []string, stdout, stderr io.Writer) int {
+	if poolMode(args) {
+		return poolAgent(args, stdout, stderr)
+	}
 	if len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help") {
 		args = []string{"--help"}
 	}

@@ -3,7 +3,7 @@
 //
 //	hoist [serve] [flags]    serve (the default; `hoist serve --help` lists the flags)
 //	hoist admin ...          operator commands (see `hoist admin --help`)
-//	hoist agent ...          run this host as a compute of an ANYWHERE fleet (see `hoist agent --help`)
+//	hoist agent ...          run this host as a compute of an ANYWHERE fleet, or (--pool) as a pool host (see `hoist agent --help`)
 //	hoist match ...          FlexMatch rule set workbench (see `hoist match --help`)
 //	hoist version            print the version (also --version)
 //	hoist help               list the commands (also --help, -h)
@@ -42,7 +42,7 @@ const usage = `usage: hoist [command] [flags]
 commands:
   serve     serve the GameLift API and host game servers (the default command)
   admin     operator actions on a running Hoist (hoist admin --help)
-  agent     run this host as a compute of an ANYWHERE fleet (hoist agent --help)
+  agent     run this host as a compute of an ANYWHERE fleet, or (--pool) as a pool host of managed fleets (hoist agent --help)
   match     simulate matchmaking, validate a rule set (hoist match --help)
   version   print the version (also hoist --version)
   help      print this help (also hoist --help)

@@ -21,6 +21,8 @@ type effects struct {
 	// to kill them.
 	forceExit []forceExitReq
 	collect   []collectReq
+	// remote are game session logs to collect from other hosts.
+	remote []hosting.LogRequest
 	// removeDirs are collected log directories whose retention ended.
 	removeDirs []string
 }
@@ -81,6 +83,9 @@ func (s *Service) apply(ctx context.Context, fx *effects) {
 	s.sendForceExits(ctx, fx.forceExit)
 	for _, c := range fx.collect {
 		s.collectLogs(ctx, c)
+	}
+	for _, r := range fx.remote {
+		s.cfg.RemoteLogs.CollectRemoteLogs(ctx, r)
 	}
 	for _, d := range fx.removeDirs {
 		s.removeLogDir(d)

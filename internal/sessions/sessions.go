@@ -60,6 +60,9 @@ type Config struct {
 	ReplicaID string
 	// LogURL returns the download URL of a game session's collected logs.
 	LogURL func(gameSessionID string) string
+	// RemoteLogs, when set, collects the logs of game sessions whose
+	// compute's Host is not this replica (a pool host uploads them).
+	RemoteLogs hosting.RemoteLogCollector
 	// DataDir is where collected game session logs are kept.
 	DataDir string
 	// Timings overrides the default timers (zero fields keep the default).

@@ -206,9 +206,15 @@ func removeLeftovers(dir string, log *slog.Logger) {
 
 // Layout returns where an instance keeps its files.
 func (p *Provider) Layout(fleetID, instanceID string) fleets.InstanceLayout {
-	dir := filepath.Join(p.cfg.Dir, fleetID, instanceID)
-	return fleets.InstanceLayout{Dir: dir, GameRoot: filepath.Join(dir, "game"),
-		CertificateDir: filepath.Join(dir, "certificates")}
+	return LayoutIn(p.cfg.Dir, fleetID, instanceID)
+}
+
+// LayoutIn is the Layout of a provider whose Config.Dir is dir (a pool
+// host's, as it told Hoist).
+func LayoutIn(dir, fleetID, instanceID string) fleets.InstanceLayout {
+	d := filepath.Join(dir, fleetID, instanceID)
+	return fleets.InstanceLayout{Dir: d, GameRoot: filepath.Join(d, "game"),
+		CertificateDir: filepath.Join(d, "certificates")}
 }
 
 // StartInstance registers an instance and sets it up in the background.
