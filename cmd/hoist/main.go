@@ -23,10 +23,8 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/config"
@@ -190,7 +188,7 @@ func serve(args []string, stderr io.Writer) error {
 	if setMemoryLimit(cfg.MemoryLimit) {
 		log.Info("runtime: memory limit set", "bytes", cfg.MemoryLimit)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, sig, stop := notifySignals()
 	defer stop()
 
 	// Every listener is bound before the store opens, and from here on
@@ -231,6 +229,9 @@ func serve(args []string, stderr io.Writer) error {
 		if err := testHookServerOpened(); err != nil {
 			return err
 		}
+	}
+	if err := superviseLocalAgent(ctx, cfg, log, srv.StartLocalHost); err != nil {
+		return fmt.Errorf("local hosting: %w", err)
 	}
 	if len(cfg.Credentials) == 0 {
 		log.Warn("NO CREDENTIALS CONFIGURED: Hoist accepts any SigV4-signed request without checking the signature; this mode only listens on loopback. Set --credentials-file or $HOIST_CREDENTIALS to verify signatures.")
@@ -273,12 +274,19 @@ func serve(args []string, stderr io.Writer) error {
 	var serveErr error
 	select {
 	case <-ctx.Done():
-		log.Info("shutting down")
+		log.Info("shutting down", "signal", sig())
 	case serveErr = <-errc:
 		log.Error("server stopped", "err", serveErr)
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
+	if sig() == os.Interrupt {
+		// SIGINT (Ctrl-C) ends the local games too; SIGTERM (service
+		// managers, upgrades) leaves them to the next Hoist.
+		if err := srv.RetireLocalHost(shutdownCtx); err != nil {
+			log.Warn("the local agent's game servers may still run", "err", err)
+		}
+	}
 	_ = hs.Shutdown(shutdownCtx)
 	if ths != nil {
 		_ = ths.Shutdown(shutdownCtx)

@@ -63,6 +63,14 @@ type Config struct {
 	// running at once get ProcessUser-1, -2, ...); empty runs them as
 	// Hoist's own user.
 	ProcessUser string
+	// LocalHosting says how Hoist runs the instances its own machine hosts:
+	// LocalAgent (a local agent process that outlives hoist serve, so a
+	// restart ends no game), LocalInProcess (inside hoist serve: they end
+	// with it) or LocalOff (only pool hosts run instances).
+	LocalHosting string
+	// LocalOrphanTimeout is how long the local agent keeps its game
+	// servers running while no Hoist is connected to it.
+	LocalOrphanTimeout time.Duration
 	// PlacementCosts are hourly instance prices by instance type ("TYPE"
 	// or "TYPE/SPOT", "TYPE/ON_DEMAND"), the cost of a queue's
 	// PriorityOrder COST (internal/placement).
@@ -124,6 +132,10 @@ const (
 	DefaultAccount      = "123456789012"
 	DefaultHealthExpiry = 5 * time.Minute
 	DefaultProcessUser  = "hoist-game"
+	// DefaultLocalOrphanTimeout outlasts the reconnect attempts of the
+	// official Go Server SDK (about three minutes): a game server that gave
+	// up reconnecting cannot be managed by the next Hoist anyway.
+	DefaultLocalOrphanTimeout = 5 * time.Minute
 	// DefaultSessionRetention is how long GameLift keeps ended game sessions.
 	DefaultSessionRetention = 30 * 24 * time.Hour
 	// DefaultShutdownGrace bounds a graceful shutdown.
@@ -160,6 +172,13 @@ const (
 	JournalBuffered = "buffered"
 )
 
+// Values of LocalHosting.
+const (
+	LocalAgent     = "agent"
+	LocalInProcess = "in-process"
+	LocalOff       = "off"
+)
+
 func (c *Config) check() error {
 	if c.Region == "" || c.Account == "" {
 		return errors.New("--region and --account must not be empty")
@@ -171,6 +190,14 @@ func (c *Config) check() error {
 	case "", StoreJournal, StoreSQLite:
 	default:
 		return fmt.Errorf("--store %q: want %s or %s", c.Store, StoreJournal, StoreSQLite)
+	}
+	switch c.LocalHosting {
+	case "", LocalAgent, LocalInProcess, LocalOff:
+	default:
+		return fmt.Errorf("--local-hosting %q: want %s, %s or %s", c.LocalHosting, LocalAgent, LocalInProcess, LocalOff)
+	}
+	if c.LocalOrphanTimeout < 0 {
+		return fmt.Errorf("--local-orphan-timeout %s: must not be negative", c.LocalOrphanTimeout)
 	}
 	switch c.JournalWrites {
 	case "", JournalDirect, JournalBuffered:

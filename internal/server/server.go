@@ -57,6 +57,7 @@ type Server struct {
 	now     func() time.Time
 	replica string
 	baseURL string
+	addr    string // the plain listener's address
 
 	dataLock    *os.File // the data directory's lock
 	store       store.Store
@@ -163,7 +164,7 @@ func New(opts Options) (_ *Server, err error) {
 	if s.replica, err = replicaID(cfg.DataDir); err != nil {
 		return nil, dataDirError(cfg.DataDir, err)
 	}
-	s.baseURL = "http://" + publicAddr(opts.Addr, cfg.InstanceIP)
+	s.baseURL, s.addr = "http://"+publicAddr(opts.Addr, cfg.InstanceIP), opts.Addr
 	st, err := openStore(cfg, s.log)
 	if err != nil {
 		return nil, dataDirError(cfg.DataDir, err)

@@ -82,6 +82,9 @@ const (
 	ActionKillProcess                = "KillProcess"
 	ActionUpdateRuntimeConfiguration = "UpdateRuntimeConfiguration"
 	ActionCollectLogs                = "CollectLogs"
+	// ActionRetire: the local agent (Hoist's own machine as a host) ends
+	// every instance it runs and exits; pool agents refuse it.
+	ActionRetire = "Retire"
 )
 
 // EnrolRequest enrols a host in a pool.
@@ -273,6 +276,11 @@ type AskToEnd struct {
 // it was removed.
 type InstanceStopped struct {
 	InstanceId string
+}
+
+// Retire tells the local agent to end everything and exit.
+type Retire struct {
+	Reason string
 }
 
 // Millis is t in Unix milliseconds (0 for the zero time).
