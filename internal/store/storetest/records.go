@@ -10,24 +10,24 @@ import (
 )
 
 var recordTests = []test{
-	{"GetMissing", testGetMissing},
-	{"InsertGet", testInsertGet},
-	{"InsertExists", testInsertExists},
-	{"Put", testPut},
-	{"Delete", testDelete},
-	{"KindsAreSeparate", testKindsAreSeparate},
-	{"DataShapes", testDataShapes},
-	{"ReadYourWrites", testReadYourWrites},
-	{"ViewIsReadOnly", testViewIsReadOnly},
-	{"TxAfterReturn", testTxAfterReturn},
+	{"GetMissing", plain(testGetMissing)},
+	{"InsertGet", plain(testInsertGet)},
+	{"InsertExists", plain(testInsertExists)},
+	{"Put", plain(testPut)},
+	{"Delete", plain(testDelete)},
+	{"KindsAreSeparate", plain(testKindsAreSeparate)},
+	{"DataShapes", plain(testDataShapes)},
+	{"ReadYourWrites", plain(testReadYourWrites)},
+	{"ViewIsReadOnly", plain(testViewIsReadOnly)},
+	{"TxAfterReturn", plain(testTxAfterReturn)},
 }
 
 var seqTests = []test{
-	{"IncreasesOnInsert", testSeqIncreases},
-	{"KeptByPut", testSeqKeptByPut},
-	{"IgnoredOnInput", testSeqIgnoredOnInput},
-	{"NewAfterDelete", testSeqNewAfterDelete},
-	{"VisibleInTx", testSeqVisibleInTx},
+	{"IncreasesOnInsert", plain(testSeqIncreases)},
+	{"KeptByPut", plain(testSeqKeptByPut)},
+	{"IgnoredOnInput", plain(testSeqIgnoredOnInput)},
+	{"NewAfterDelete", plain(testSeqNewAfterDelete)},
+	{"VisibleInTx", plain(testSeqVisibleInTx)},
 }
 
 func testGetMissing(t *testing.T, s store.Store) {
