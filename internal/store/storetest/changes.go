@@ -176,6 +176,9 @@ func testChangesLateCommit(t *testing.T, s store.Store) {
 	s.Watch(kindItem)
 	_, pos := changes(t, s, "", 0)
 	inside, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	letGo := func() { releaseOnce.Do(func() { close(release) }) }
+	defer letGo() // also when the test fails: Close waits for the Update
 	slow := make(chan error, 1)
 	go func() {
 		slow <- s.Update(t.Context(), func(tx store.Tx) error {
@@ -211,7 +214,7 @@ func testChangesLateCommit(t *testing.T, s store.Store) {
 	var seen []store.Change
 	chs, pos := changes(t, s, pos, 0)
 	seen = append(seen, chs...)
-	close(release)
+	letGo()
 	if err := waitErr(t, slow, "the slow Update"); err != nil {
 		t.Fatal(err)
 	}

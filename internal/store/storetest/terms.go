@@ -148,6 +148,9 @@ func testPausedHolder(t *testing.T, s store.Store, clock *Clock) {
 	const ttl = 10 * time.Second
 	a, _ := acquire(t, s, "loop", "A", ttl)
 	inside, resume := make(chan struct{}), make(chan struct{})
+	var resumeOnce sync.Once
+	goOn := func() { resumeOnce.Do(func() { close(resume) }) }
+	defer goOn() // also when the test fails: Close waits for the Update
 	aDone := make(chan error, 1)
 	go func() {
 		aDone <- s.UpdateFenced(t.Context(), a, func(tx store.Tx) error {
@@ -180,11 +183,11 @@ func testPausedHolder(t *testing.T, s store.Store, clock *Clock) {
 	var b grant
 	select {
 	case b = <-bDone:
-		close(resume)
+		goOn()
 	case <-time.After(200 * time.Millisecond):
 		// The store waits for A (or is slow): let A go on. A's commit
 		// fails either way, its lease having expired by the store's clock.
-		close(resume)
+		goOn()
 		b = <-bDone
 	}
 	if b.err != nil || !b.ok {
