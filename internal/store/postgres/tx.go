@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -16,8 +15,8 @@ import (
 )
 
 // serialAfter is the number of attempts after which an Update's
-// transaction takes the hoist_serial lock before its snapshot.
-const serialAfter = 2
+// transaction takes the hoist_serial lock EXCLUSIVE (see beginUpdate).
+const serialAfter = 1
 
 // Backoff between attempts: a random pause below min(backoffCap,
 // backoffBase << attempt) ("full jitter").
@@ -87,23 +86,18 @@ func (s *Store) attempt(ctx context.Context, fence *store.Grant, fn func(tx stor
 	if err != nil {
 		return connErr(ctx, "connect", err), false
 	}
-	tx := &writeTx{s: s, c: pc.Conn()}
+	tx := &writeTx{s: s, c: &lazyTx{c: pc.Conn(), begin: beginUpdate}}
+	if serial {
+		tx.c.begin = beginSerial
+	}
 	committed := false
 	defer func() {
 		tx.done.Store(true)
 		if !committed {
 			tx.rollback() // also when fn panicked or ended its goroutine
 		}
-		pc.Release()
+		releaseAfterRollback(pc)
 	}()
-	begin := "BEGIN ISOLATION LEVEL SERIALIZABLE"
-	if serial {
-		// LOCK takes no snapshot: the first query after it does.
-		begin += "; LOCK TABLE hoist_serial IN EXCLUSIVE MODE"
-	}
-	if _, err := tx.c.PgConn().Exec(ctx, begin).ReadAll(); err != nil {
-		return tx.fail(ctx, "begin", err), tx.conflict
-	}
 	if err := ctx.Err(); err != nil {
 		return err, false
 	}
@@ -128,6 +122,19 @@ func (s *Store) attempt(ctx context.Context, fence *store.Grant, fn func(tx stor
 	return nil, false
 }
 
+// The statements that begin transactions, sent with their first statement.
+// Every Update takes the lock on hoist_serial in ROW SHARE mode, which
+// only EXCLUSIVE (and ACCESS EXCLUSIVE) conflicts with; an Update run
+// again takes it EXCLUSIVE, and so runs alone. PostgreSQL queues a new
+// ROW SHARE request behind a waiting EXCLUSIVE one, so the serial Update
+// waits only for the Updates already running. LOCK takes no snapshot:
+// the first statement after it does, once the lock is granted.
+var (
+	beginUpdate = []string{"BEGIN ISOLATION LEVEL SERIALIZABLE", "LOCK TABLE hoist_serial IN ROW SHARE MODE"}
+	beginSerial = []string{"BEGIN ISOLATION LEVEL SERIALIZABLE", "LOCK TABLE hoist_serial IN EXCLUSIVE MODE"}
+	beginView   = []string{"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"}
+)
+
 // View runs fn in a REPEATABLE READ READ ONLY transaction: one snapshot
 // for the whole function.
 func (s *Store) View(ctx context.Context, fn func(tx store.Tx) error) error {
@@ -143,14 +150,11 @@ func (s *Store) view(ctx context.Context, fn func(tx *readTx) error) error {
 	if err != nil {
 		return connErr(ctx, "connect", err)
 	}
-	tx := &readTx{c: pc.Conn()}
+	tx := &readTx{c: &lazyTx{c: pc.Conn(), begin: beginView}}
 	defer func() {
 		tx.done.Store(true)
 		releaseAfterRollback(pc)
 	}()
-	if _, err := tx.c.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); err != nil {
-		return connErr(ctx, "begin view", err)
-	}
 	return fn(tx)
 }
 
@@ -187,7 +191,7 @@ func connErr(ctx context.Context, op string, err error) error {
 // writeTx is the store.Tx of an Update attempt.
 type writeTx struct {
 	s    *Store
-	c    *pgx.Conn
+	c    *lazyTx
 	done atomic.Bool
 	// err is the first statement error: the transaction is aborted, and
 	// every later call fails with it. conflict says it was a
@@ -308,11 +312,14 @@ func (tx *writeTx) Delete(ctx context.Context, kind store.Kind, id string) error
 }
 
 // commit commits the transaction, whatever ctx does meanwhile: once
-// COMMIT is sent, only its answer says whether the writes are kept.
+// COMMIT is sent, only its answer says whether the writes are kept. A
+// transaction that ran no statement has nothing to commit.
 func (tx *writeTx) commit(ctx context.Context) error {
 	ctx = context.WithoutCancel(ctx)
-	tag, err := tx.c.Exec(ctx, "COMMIT")
+	tag, begun, err := tx.c.end(ctx, "COMMIT")
 	switch {
+	case !begun && err == nil:
+		return nil
 	case err != nil && (retryable(err) || isServerError(err)):
 		return tx.fail(ctx, "commit", err)
 	case err != nil:
@@ -332,17 +339,17 @@ func isServerError(err error) bool {
 
 // rollback ends a transaction that will not commit.
 func (tx *writeTx) rollback() {
-	if tx.c.IsClosed() || tx.c.PgConn().TxStatus() == 'I' {
+	if tx.c.c.IsClosed() || tx.c.c.PgConn().TxStatus() == 'I' {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, _ = tx.c.Exec(ctx, "ROLLBACK")
+	_, _, _ = tx.c.end(ctx, "ROLLBACK")
 }
 
 // readTx is the store.Tx of a View.
 type readTx struct {
-	c    *pgx.Conn
+	c    *lazyTx
 	done atomic.Bool
 }
 
