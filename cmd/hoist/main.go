@@ -4,6 +4,7 @@
 //	hoist [serve] [flags]    serve (the default; `hoist serve --help` lists the flags)
 //	hoist admin ...          operator commands (see `hoist admin --help`)
 //	hoist match ...          FlexMatch rule set workbench (see `hoist match --help`)
+//	hoist migrate-store ...  copy a data directory's store into PostgreSQL
 //	hoist version            print the version (also --version)
 //	hoist help               list the commands (also --help, -h)
 package main
@@ -42,6 +43,8 @@ commands:
   serve     serve the GameLift API and host game servers (the default command)
   admin     operator actions on a running Hoist (hoist admin --help)
   match     simulate matchmaking, validate a rule set (hoist match --help)
+  migrate-store
+            copy a data directory's store into PostgreSQL (hoist migrate-store --help)
   version   print the version (also hoist --version)
   help      print this help (also hoist --help)
 
@@ -88,6 +91,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return admin(args, stdout, stderr)
 	case "match":
 		return match(args, stdout, stderr)
+	case "migrate-store":
+		return migrateStore(args, os.LookupEnv, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -562,6 +562,32 @@ func (s *Store) sync(j *job) {
 	s.direct.Store(s.out.direct)
 }
 
+// Kinds returns the kinds that have records, as of the last durable batch
+// (store.Dumper).
+func (s *Store) Kinds(ctx context.Context) ([]store.Kind, error) {
+	if err := s.gate.Begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.gate.Leave()
+	var kinds []store.Kind
+	for kind, t := range s.durable.Load().tables {
+		if t.byID.Len() > 0 {
+			kinds = append(kinds, kind)
+		}
+	}
+	return kinds, nil
+}
+
+// NextSeq returns the Seq the next new record would take, as of the last
+// durable batch (store.Dumper).
+func (s *Store) NextSeq(ctx context.Context) (int64, error) {
+	if err := s.gate.Begin(ctx); err != nil {
+		return 0, err
+	}
+	defer s.gate.Leave()
+	return s.durable.Load().nextSeq, nil
+}
+
 // Failed returns the error of the journal write or fsync that failed, after
 // which the store takes no more writes until it is opened again, or nil.
 func (s *Store) Failed() error {

@@ -376,6 +376,47 @@ func (s *Store) Changes(ctx context.Context, after string, limit int, kinds ...s
 	return out, next, nil
 }
 
+// Kinds returns the kinds that have records (store.Dumper).
+func (s *Store) Kinds(ctx context.Context) ([]store.Kind, error) {
+	if err := s.gate.Begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.gate.Leave()
+	var kinds []store.Kind
+	err := s.view(ctx, func(tx *readTx) error {
+		rows, err := tx.c.c.QueryContext(ctx, `SELECT DISTINCT kind FROM records`)
+		if err != nil {
+			return dbErr("kinds", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				return dbErr("kinds", err)
+			}
+			kinds = append(kinds, store.Kind(k))
+		}
+		return rows.Err()
+	})
+	return kinds, err
+}
+
+// NextSeq returns a Seq greater than every Seq the store has given, as
+// of the last commit (store.Dumper).
+func (s *Store) NextSeq(ctx context.Context) (int64, error) {
+	if err := s.gate.Begin(ctx); err != nil {
+		return 0, err
+	}
+	defer s.gate.Leave()
+	var seq int64
+	err := s.view(ctx, func(tx *readTx) error {
+		var err error
+		seq, err = loadSeq(ctx, tx.c.c)
+		return err
+	})
+	return seq + 1, err
+}
+
 // Stats are counters of the writer since Open.
 type Stats struct {
 	// Batches is the number of write transactions committed.
