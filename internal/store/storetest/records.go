@@ -140,15 +140,16 @@ func testKindsAreSeparate(t *testing.T, s store.Store) {
 func testDataShapes(t *testing.T, s store.Store) {
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
 	tests := map[string]store.Record{
-		"nil data":    {ID: "nil", Data: nil},
-		"empty data":  {ID: "empty", Data: []byte{}},
-		"binary data": {ID: "bin", Data: []byte{0, 1, 0xff, 0xfe, 0}},
-		"large data":  {ID: "big", Data: big},
-		"unicode id":  {ID: "gamé-サーバー", Parent: "flëet", Key: "ключ"},
-		"long id":     {ID: string(bytes.Repeat([]byte("i"), 1024))},
-		"extreme max": {ID: "max", Rank: math.MaxInt64},
-		"extreme min": {ID: "min", Rank: math.MinInt64},
-		"quotes":      {ID: `it's "quoted"`, Key: `'; DROP TABLE records; --`},
+		"nil data":       {ID: "nil", Data: nil},
+		"empty data":     {ID: "empty", Data: []byte{}},
+		"binary data":    {ID: "bin", Data: []byte{0, 1, 0xff, 0xfe, 0}},
+		"large data":     {ID: "big", Data: big},
+		"unicode id":     {ID: "gamé-サーバー", Parent: "flëet", Key: "ключ"},
+		"long id":        {ID: string(bytes.Repeat([]byte("i"), 1024))},
+		"extreme max":    {ID: "max", Rank: math.MaxInt64},
+		"extreme min":    {ID: "min", Rank: math.MinInt64},
+		"quotes":         {ID: `it's "quoted"`, Key: `'; DROP TABLE records; --`},
+		"nul, bad utf-8": {ID: "a\x00b\xff", Parent: "\x00p", Key: "\xfe\x00"},
 	}
 	for name, rec := range tests {
 		t.Run(name, func(t *testing.T) {
