@@ -23,17 +23,20 @@
 // Update runs its function in a SERIALIZABLE transaction and commits; a
 // serialization failure (SQLSTATE 40001) or a deadlock (40P01), from any
 // statement or from COMMIT, rolls it back and runs the function again
-// after a jittered, growing pause. From the third attempt on, the
-// transaction first takes an EXCLUSIVE lock on the empty table
-// hoist_serial: LOCK TABLE takes no snapshot, so the transaction's snapshot
-// is taken after the lock is granted, and contended Updates then run one
-// after another instead of failing each other again. Update returns
-// store.ErrConflict only after Options.MaxAttempts attempts. View runs in a
-// REPEATABLE READ READ ONLY transaction: one snapshot, no locks, never
-// blocking an Update. COMMIT runs without the caller's context, so that an
-// Update never reports failure for a write that committed; only a
-// connection lost during COMMIT leaves the outcome unknown (the error says
-// so).
+// after a jittered, growing pause, as does the end of a session that sat
+// idle in its transaction too long (25P03: rolled back). Every Update takes
+// the empty table hoist_serial's lock in ROW SHARE mode, a run after a
+// conflict in EXCLUSIVE mode: it waits for the Updates already running,
+// keeps new ones waiting behind it, and runs alone; LOCK TABLE takes no
+// snapshot, so the transaction's snapshot is taken once the lock is
+// granted, and it cannot lose another race to an Update. Update returns
+// store.ErrConflict only after Options.MaxAttempts attempts. The BEGIN
+// (and LOCK) of a transaction go in one round trip with its first
+// statement. View runs in a REPEATABLE READ READ ONLY transaction: one
+// snapshot, no locks, never blocking an Update. COMMIT runs without the
+// caller's context, so that an Update never reports failure for a write
+// that committed; only a connection lost during COMMIT leaves the outcome
+// unknown (the error says so).
 //
 // # Seq
 //
