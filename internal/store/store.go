@@ -87,7 +87,11 @@ type Record struct {
 	Data   []byte
 	// Seq is assigned by the store on insert: a strictly increasing number per
 	// store, so that OrderCreated lists records in the order they were inserted.
-	// It is preserved by Put on an existing record. Ignored on input.
+	// It is preserved by Put on an existing record; a record deleted and
+	// inserted again gets a new one. Ignored on input. On PostgreSQL, Seqs
+	// increase in the order inserts ran, not the order their transactions
+	// commit: a reader may see a Seq before a lower one commits. A reader that
+	// must not miss a write follows the change feed (Changes), not Seq.
 	Seq int64
 }
 

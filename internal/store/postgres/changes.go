@@ -130,6 +130,9 @@ const sqlTrim = `WITH h AS (SELECT ` + sqlHorizon + ` AS x),
 // Close. Every replica trims; they agree.
 func (s *Store) trimLoop() {
 	defer s.trimDone.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-s.stopTrim; cancel() }() // Close does not wait for a slow trim
 	t := time.NewTicker(max(s.opts.ChangeRetention/4, time.Second))
 	defer t.Stop()
 	for {
@@ -137,7 +140,7 @@ func (s *Store) trimLoop() {
 		case <-s.stopTrim:
 			return
 		case <-t.C:
-			if err := s.trim(context.Background()); err != nil {
+			if err := s.trim(ctx); err != nil {
 				s.log.Warn("postgres: trimming the change feed", "err", err)
 			}
 		}
