@@ -193,10 +193,13 @@ type Store interface {
 	// kinds, when given), and the position to read from next. Each change
 	// carries the record as it is when Changes reads it, or Deleted; a record
 	// changed several times in one page appears once. With after == "" it
-	// returns no change and the position of the feed's head: every change
-	// committed after that call is read after it. A reader that takes the
-	// head, then reads the records in a View, then follows the feed from
-	// the head misses nothing (changes between the two come again). It fails
+	// returns no change and a position of the feed's head: every change
+	// committed after that call is read after it, and so may some
+	// committed shortly before (PostgreSQL's head is the oldest running
+	// transaction's): a change may come more than once, and a reader
+	// applies the record it carries. A reader that takes the head, then
+	// reads the records in a View, then follows the feed from the head
+	// misses nothing (changes between the two come again). It fails
 	// with ErrChangesLost when the feed no longer holds the changes after
 	// after, and with ErrInvalidCursor when after is not a position.
 	Changes(ctx context.Context, after string, limit int, kinds ...Kind) ([]Change, string, error)
