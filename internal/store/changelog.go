@@ -22,7 +22,8 @@ type ChangeLog struct {
 
 	mu      sync.Mutex
 	epoch   int64
-	ring    []ChangeRef // ring[p % len(ring)] is the entry at position p
+	size    int         // the most entries kept
+	ring    []ChangeRef // ring[p % len(ring)] is the entry at position p; grows to size
 	next    int64       // position of the next entry appended (the first is 1)
 	floor   int64       // the oldest position the ring still holds
 	visible int64       // the newest position readers may see
@@ -46,7 +47,7 @@ func NewChangeLog(size int) *ChangeLog {
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	l := &ChangeLog{epoch: int64(binary.LittleEndian.Uint64(b[:]) >> 1), ring: make([]ChangeRef, size), next: 1, floor: 1}
+	l := &ChangeLog{epoch: int64(binary.LittleEndian.Uint64(b[:]) >> 1), size: size, next: 1, floor: 1}
 	l.watched.Store(&map[Kind]bool{})
 	return l
 }
@@ -76,6 +77,9 @@ func (l *ChangeLog) Watched(kind Kind) bool { return (*l.watched.Load())[kind] }
 func (l *ChangeLog) Append(kind Kind, id string) int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.next-l.floor >= int64(len(l.ring)) && len(l.ring) < l.size {
+		l.grow()
+	}
 	p := l.next
 	l.ring[p%int64(len(l.ring))] = ChangeRef{Kind: kind, ID: id}
 	l.next++
@@ -83,6 +87,16 @@ func (l *ChangeLog) Append(kind Kind, id string) int64 {
 		l.floor = l.next - int64(len(l.ring))
 	}
 	return p
+}
+
+// grow doubles the ring (up to size), keeping its entries: a store that
+// watches nothing, or little, keeps a small one.
+func (l *ChangeLog) grow() {
+	ring := make([]ChangeRef, min(max(2*len(l.ring), 64), l.size))
+	for p := l.floor; p < l.next; p++ {
+		ring[p%int64(len(ring))] = l.ring[p%int64(len(l.ring))]
+	}
+	l.ring = ring
 }
 
 // Mark returns the position the next entry will take, for Truncate.

@@ -58,6 +58,35 @@ func TestChangeLogRing(t *testing.T) {
 	}
 }
 
+// TestChangeLogGrows: the ring starts empty and keeps its entries as it
+// grows to its size.
+func TestChangeLogGrows(t *testing.T) {
+	l := NewChangeLog(1000)
+	if len(l.ring) != 0 {
+		t.Fatalf("a new log holds a ring of %d", len(l.ring))
+	}
+	_, head, _ := l.Read("", 0, nil)
+	var want []string
+	for i := range 1500 {
+		id := fmt.Sprint(i)
+		l.Append("K", id)
+		if i >= 500 {
+			want = append(want, "K/"+id)
+		}
+	}
+	l.Publish(l.Mark() - 1)
+	if len(l.ring) != 1000 {
+		t.Errorf("ring of %d, want the size, 1000", len(l.ring))
+	}
+	if _, _, err := l.Read(head, 0, nil); !errors.Is(err, ErrChangesLost) {
+		t.Errorf("from the head: %v, want ErrChangesLost (500 entries dropped)", err)
+	}
+	got, _, err := l.Read(EncodePosition(l.epoch, 500), 2000, nil)
+	if err != nil || !slices.Equal(refs(got), want) {
+		t.Errorf("the last 1000: %d entries, %v", len(got), err)
+	}
+}
+
 // TestChangeLogTruncateAfterWrap: a failed function that wrapped the ring
 // takes its entries back without resurrecting the ones it overwrote.
 func TestChangeLogTruncateAfterWrap(t *testing.T) {
