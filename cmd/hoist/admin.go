@@ -27,6 +27,9 @@ const adminUsage = `usage: hoist admin <command> [flags]
 commands:
   set-instance-status   set a FleetIQ instance's status (ACTIVE, DRAINING or SPOT_TERMINATING)
   send-test-event       publish a test event to a topic's webhooks and the event stream
+  create-enrolment-token  create a token pool hosts enrol with (hoist agent --pool)
+  list-hosts            list the pool hosts
+  drain-host            drain a pool host: no new instances; its instances end as their sessions do
 
 Hoist's URL comes from --endpoint, else $HOIST_ENDPOINT, $AWS_ENDPOINT_URL_GAMELIFT or
 $AWS_ENDPOINT_URL, else http://127.0.0.1:9080. Requests are signed with SigV4 like any
@@ -45,6 +48,12 @@ func admin(args []string, stdout, stderr io.Writer) int {
 		return setInstanceStatus(args[1:], stdout, stderr)
 	case "send-test-event":
 		return sendTestEvent(args[1:], stdout, stderr)
+	case "create-enrolment-token":
+		return createEnrolmentToken(args[1:], stdout, stderr)
+	case "list-hosts":
+		return listHosts(args[1:], stdout, stderr)
+	case "drain-host":
+		return drainHost(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "hoist admin: unknown command %q\n%s", args[0], adminUsage)
 	return 2

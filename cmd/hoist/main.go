@@ -3,6 +3,7 @@
 //
 //	hoist [serve] [flags]    serve (the default; `hoist serve --help` lists the flags)
 //	hoist admin ...          operator commands (see `hoist admin --help`)
+//	hoist agent ...          run this host as a compute of an ANYWHERE fleet, or (--pool) as a pool host (see `hoist agent --help`)
 //	hoist match ...          FlexMatch rule set workbench (see `hoist match --help`)
 //	hoist migrate-store ...  copy a data directory's store into PostgreSQL
 //	hoist version            print the version (also --version)
@@ -42,6 +43,7 @@ const usage = `usage: hoist [command] [flags]
 commands:
   serve     serve the GameLift API and host game servers (the default command)
   admin     operator actions on a running Hoist (hoist admin --help)
+  agent     run this host as a compute of an ANYWHERE fleet, or (--pool) as a pool host of managed fleets (hoist agent --help)
   match     simulate matchmaking, validate a rule set (hoist match --help)
   migrate-store
             copy a data directory's store into PostgreSQL (hoist migrate-store --help)
@@ -89,6 +91,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "admin":
 		return admin(args, stdout, stderr)
+	case "agent":
+		return agent(args, stdout, stderr)
 	case "match":
 		return match(args, stdout, stderr)
 	case "migrate-store":

@@ -128,6 +128,7 @@ var docOutputs = map[string][]string{
 	"docs/flexmatch.md":          {`"Status": "COMPLETED"`, `"Team": "`, "CANCELLED"},
 	"docs/fleetiq.md":            {"is now DRAINING"},
 	"docs/flexmatch-simulate.md": {"valid", `"timedOut": 1`},
+	"docs/hosts.md":              {`"Connected": true`, "127.0.0.2\tec2-127-0-0-2.us-west-2.compute.hoist.localhost", "RESERVED\t127.0.0.2", "gets no new instance"},
 }
 
 // runDoc runs page's examples: against a Hoist started as the README
@@ -145,6 +146,11 @@ func runDoc(t *testing.T, page string) (*hoisttest.Hoist, string) {
 	script = strings.ReplaceAll(script, "./hoist ", bin+" ")
 
 	dir := t.TempDir()
+	// Run as root, Hoist and its agents run server processes as an
+	// unprivileged user, which must pass through the directories a page
+	// makes under $TMPDIR.
+	_ = os.Chmod(dir, 0o711)
+	_ = os.Chmod(filepath.Dir(dir), 0o711)
 	empty := filepath.Join(dir, "empty")
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
 		t.Fatal(err)

@@ -45,6 +45,14 @@ type Timings struct {
 	EventsBackoff   time.Duration
 	EventsGiveUp    time.Duration
 	EventsRetention time.Duration
+
+	AgentsHeartbeatTimeout time.Duration
+	AgentsCheckInterval    time.Duration
+
+	HostsHeartbeat      time.Duration
+	HostsHeartbeatGrace time.Duration
+	HostsStartGrace     time.Duration
+	HostsCheck          time.Duration
 }
 
 // Timing declares one timer: its name in --timings, what it is, and its
@@ -85,6 +93,12 @@ var timings = []Timing{
 	{"events.backoff", "first wait after a webhook delivery failed", func(t *Timings) *time.Duration { return &t.EventsBackoff }},
 	{"events.give-up", "how long an event is retried before it is dropped", func(t *Timings) *time.Duration { return &t.EventsGiveUp }},
 	{"events.retention", "how long an event is kept once delivered (the live stream replays it)", func(t *Timings) *time.Duration { return &t.EventsRetention }},
+	{"agents.heartbeat-timeout", "how long a GameLift Agent may send no heartbeat before its Anywhere compute is IMPAIRED", func(t *Timings) *time.Duration { return &t.AgentsHeartbeatTimeout }},
+	{"agents.check-interval", "how often lost agents, and deregistered computes whose agent is connected, are looked for", func(t *Timings) *time.Duration { return &t.AgentsCheckInterval }},
+	{"hosts.heartbeat", "least heartbeat interval of pool hosts (it grows with their number)", func(t *Timings) *time.Duration { return &t.HostsHeartbeat }},
+	{"hosts.heartbeat-grace", "how long past its interval a silent pool host is LOST", func(t *Timings) *time.Duration { return &t.HostsHeartbeatGrace }},
+	{"hosts.start-grace", "how long after Hoist starts no pool host is declared LOST", func(t *Timings) *time.Duration { return &t.HostsStartGrace }},
+	{"hosts.check", "how often silent pool hosts are looked for", func(t *Timings) *time.Duration { return &t.HostsCheck }},
 }
 
 // lookupTiming returns the timer called name.

@@ -18,8 +18,10 @@ import (
 type effects struct {
 	starts []launch
 	stops  []stopReq
-	// exited are processes of lost instances, to report to sessions.
-	exited []string
+	// exited are processes of lost instances, to report to sessions;
+	// interrupted those of instances lost with their host.
+	exited      []string
+	interrupted []string
 	// removeDirs are directories of purged fleets.
 	removeDirs []string
 	// activated are locations whose instance became ACTIVE.
@@ -43,18 +45,19 @@ func (s *Service) applyPlan(ctx context.Context, tx store.Tx, f *fleetRec, p pla
 		return s.purgeFleet(ctx, tx, f, fx)
 	}
 	now := s.now()
-	changed := false
+	changed, full, err := s.recordLaunches(ctx, tx, f, p.Launch, fx)
+	if err != nil {
+		return err
+	}
 	for _, m := range p.Moves {
+		if m.To == api.FleetStatusDownloading && full[m.Location] && launched(fx, m.Location) == 0 {
+			continue // no host could take its first instance: it stays NEW
+		}
 		ok, err := s.applyMove(ctx, tx, f, m)
 		if err != nil {
 			return err
 		}
 		changed = changed || ok
-	}
-	for _, loc := range p.Launch {
-		if err := s.recordLaunch(ctx, tx, f, loc, fx); err != nil {
-			return err
-		}
 	}
 	if err := s.applyComputes(ctx, tx, f, p, fx); err != nil {
 		return err
@@ -62,6 +65,12 @@ func (s *Service) applyPlan(ctx context.Context, tx store.Tx, f *fleetRec, p pla
 	if len(p.Lost) > 0 {
 		if err := s.addEvent(ctx, tx, f.id(), api.EventCodeInstanceRecycled, now,
 			"Instances %v of fleet %s were lost (their host restarted) and are replaced", p.Lost, f.id()); err != nil {
+			return err
+		}
+	}
+	for _, l := range p.Interrupted {
+		if err := s.addEvent(ctx, tx, f.id(), api.EventCodeInstanceInterrupted, now,
+			"Instance %s of fleet %s was lost (%s): its game sessions ended INTERRUPTED; it is replaced", l.ComputeName, f.id(), l.Reason); err != nil {
 			return err
 		}
 	}
@@ -131,10 +140,15 @@ func (s *Service) applyComputes(ctx context.Context, tx store.Tx, f *fleetRec, p
 		return putCompute(ctx, tx, c)
 	}
 	for _, st := range p.Stop {
-		if err := set(st.ComputeName, api.ComputeStatusTerminating, api.InstanceStatusTerminating); err != nil {
+		if err := s.markStopping(ctx, tx, f.id(), st); err != nil {
 			return err
 		}
 		fx.stops = append(fx.stops, st)
+	}
+	for _, name := range p.Drain {
+		if err := s.markDraining(ctx, tx, f.id(), name); err != nil {
+			return err
+		}
 	}
 	for _, name := range p.Activate {
 		if err := set(name, api.ComputeStatusActive, api.InstanceStatusActive); err != nil {
@@ -148,6 +162,16 @@ func (s *Service) applyComputes(ctx context.Context, tx store.Tx, f *fleetRec, p
 		}
 		fx.exited = append(fx.exited, ids...)
 		if err := deleteCompute(ctx, tx, f.id(), name); err != nil {
+			return err
+		}
+	}
+	for _, l := range p.Interrupted {
+		ids, err := liveProcesses(ctx, tx, f.id(), l.ComputeName)
+		if err != nil {
+			return err
+		}
+		fx.interrupted = append(fx.interrupted, ids...)
+		if err := deleteCompute(ctx, tx, f.id(), l.ComputeName); err != nil {
 			return err
 		}
 	}
@@ -176,20 +200,64 @@ func liveProcesses(ctx context.Context, tx store.Tx, fleetID, compute string) ([
 	return out, err
 }
 
-// recordLaunch records a new instance (PENDING) with its auth token; the
-// provider starts it after the commit.
+// recordLaunches records the instances a plan starts, in order; a
+// location whose hosts have no room gets no more of them (and an event,
+// once): full names those locations. changed reports whether the fleet
+// record changed.
+func (s *Service) recordLaunches(ctx context.Context, tx store.Tx, f *fleetRec, locs []string, fx *effects) (changed bool, full map[string]bool, err error) {
+	full = map[string]bool{}
+	for _, loc := range locs {
+		if full[loc] {
+			continue
+		}
+		err := s.recordLaunch(ctx, tx, f, loc, fx)
+		var nc *NoCapacityError
+		switch {
+		case errors.As(err, &nc):
+			full[loc] = true
+			ok, err := s.noCapacity(ctx, tx, f, nc)
+			if err != nil {
+				return false, nil, err
+			}
+			changed = changed || ok
+		case err != nil:
+			return false, nil, err
+		case f.Own.NoCapacity[loc] != "":
+			delete(f.Own.NoCapacity, loc)
+			changed = true
+		}
+	}
+	return changed, full, nil
+}
+
+// launched counts the instances recorded in a location.
+func launched(fx *effects, loc string) int {
+	n := 0
+	for _, l := range fx.starts {
+		if l.ref.Location == loc {
+			n++
+		}
+	}
+	return n
+}
+
+// recordLaunch records a new instance (PENDING) on the host chosen for it,
+// with its auth token; the provider starts it after the commit.
 func (s *Service) recordLaunch(ctx context.Context, tx store.Tx, f *fleetRec, loc string, fx *effects) error {
 	if s.cfg.Provider == nil {
 		return nil
 	}
 	id := s.newInstanceID()
-	layout := s.cfg.Provider.Layout(f.id(), id)
+	pl, err := s.placeInstance(ctx, tx, f, id, loc)
+	if err != nil {
+		return err
+	}
 	c := hosting.Compute{FleetID: f.id(), ComputeName: id, Location: loc, Status: api.ComputeStatusPending,
-		InstanceStatus: api.InstanceStatusPending, IPAddress: s.cfg.InstanceIP,
-		DNSName: s.dnsName(f, id, loc), CreationTime: s.now(), Host: s.cfg.ReplicaID,
-		Dir: layout.Dir, GameRoot: layout.GameRoot}
+		InstanceStatus: api.InstanceStatusPending, IPAddress: pl.IPAddress,
+		DNSName: s.dnsName(f, id, loc, pl.IPAddress), CreationTime: s.now(), Host: pl.Host,
+		Dir: pl.Layout.Dir, GameRoot: pl.Layout.GameRoot}
 	if generated(&f.Fleet) {
-		c.CertificatePath = layout.CertificateDir
+		c.CertificatePath = pl.Layout.CertificateDir
 	}
 	token := newToken()
 	if err := putCompute(ctx, tx, &c); err != nil {
@@ -201,6 +269,27 @@ func (s *Service) recordLaunch(ctx context.Context, tx store.Tx, f *fleetRec, lo
 	fx.starts = append(fx.starts, launch{ref: InstanceRef{FleetID: f.id(), InstanceID: id, Location: loc},
 		token: token, fleet: f.Fleet, own: f.Own, comp: c})
 	return nil
+}
+
+// markStopping marks an instance TERMINATING, with why.
+func (s *Service) markStopping(ctx context.Context, tx store.Tx, fleetID string, st stopReq) error {
+	c, err := getCompute(ctx, tx, fleetID, st.ComputeName)
+	if err != nil {
+		return ignoreNotFound(err)
+	}
+	c.Status, c.InstanceStatus, c.StopReason = api.ComputeStatusTerminating, api.InstanceStatusTerminating, st.Reason
+	return putCompute(ctx, tx, c)
+}
+
+// markDraining marks an instance whose host drains: sessions places no new
+// game session on it.
+func (s *Service) markDraining(ctx context.Context, tx store.Tx, fleetID, name string) error {
+	c, err := getCompute(ctx, tx, fleetID, name)
+	if err != nil {
+		return ignoreNotFound(err)
+	}
+	c.Draining = true
+	return putCompute(ctx, tx, c)
 }
 
 // purgeFleet forgets a fleet TERMINATED long ago: its record, events and
@@ -243,6 +332,9 @@ func (s *Service) runEffects(ctx context.Context, fx *effects) {
 	for _, id := range fx.exited {
 		s.reportExit(ctx, id, -1, "its instance was lost")
 	}
+	for _, id := range fx.interrupted {
+		s.reportLost(ctx, id, "its instance was lost with its host")
+	}
 	for _, loc := range fx.activated {
 		s.clearBackoff(fx.fleetID, loc)
 	}
@@ -275,8 +367,8 @@ func (s *Service) instanceSpec(ctx context.Context, l launch) (InstanceSpec, Ste
 	if err != nil {
 		return InstanceSpec{}, StepDownload, err
 	}
-	spec := InstanceSpec{InstanceRef: l.ref, BuildDir: dir, RuntimeConfiguration: l.fleet.RuntimeConfiguration,
-		Env: s.processEnv(l.ref, l.token)}
+	spec := InstanceSpec{InstanceRef: l.ref, BuildID: api.ToString(l.fleet.Attributes.BuildId), BuildDir: dir,
+		RuntimeConfiguration: l.fleet.RuntimeConfiguration, Env: s.processEnv(l.ref, l.token)}
 	if generated(&l.fleet) {
 		files, err := s.issueInstanceCertificate(l)
 		if err != nil {

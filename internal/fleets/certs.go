@@ -53,11 +53,11 @@ func (s *Service) fleetDir(fleetID string) string {
 // dnsName is the DNS name of instance id of fleet f in location loc, after
 // GameLift's patterns (<unique ID>.<region>.amazongamelift.com on
 // TLS-enabled fleets, ec2-<IP>....compute.amazonaws.com on others).
-func (s *Service) dnsName(f *fleetRec, id, loc string) string {
+func (s *Service) dnsName(f *fleetRec, id, loc, ip string) string {
 	if generated(&f.Fleet) {
 		return strings.ToLower(id + "." + loc + "." + s.cfg.DNSDomain)
 	}
-	return strings.ToLower("ec2-" + strings.NewReplacer(".", "-", ":", "-").Replace(s.cfg.InstanceIP) +
+	return strings.ToLower("ec2-" + strings.NewReplacer(".", "-", ":", "-").Replace(ip) +
 		"." + loc + ".compute." + s.cfg.DNSDomain)
 }
 

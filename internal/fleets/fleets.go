@@ -66,6 +66,9 @@ type Config struct {
 	// Provider runs the instances of managed fleets (required for EC2
 	// fleets).
 	Provider ComputeProvider
+	// Placer, when set, chooses the host of each new instance
+	// (internal/hosts); without it every instance runs on Provider here.
+	Placer Placer
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 	// NewID returns a fresh random UUID (fleet, event, process and instance

@@ -206,6 +206,10 @@ func (e *eventsProxy) ProcessExited(ctx context.Context, id string, code int, re
 	return e.ev.ProcessExited(ctx, id, code, reason)
 }
 
+func (e *eventsProxy) ProcessLost(ctx context.Context, id, reason string) error {
+	return e.ev.(hosting.ProcessLosses).ProcessLost(ctx, id, reason)
+}
+
 // harness is a fleets Service with a real sessions Service over a fresh
 // SQLite store, a fake provider and fake builds.
 type harness struct {

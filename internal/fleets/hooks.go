@@ -296,6 +296,20 @@ func (s *Service) reportExit(ctx context.Context, processID string, code int, re
 	}
 }
 
+// reportLost tells sessions that a server process was lost with its host:
+// its game session ends INTERRUPTED where sessions supports it
+// (hosting.ProcessLosses), else as any process exit.
+func (s *Service) reportLost(ctx context.Context, processID, reason string) {
+	pl, ok := s.cfg.Events.(hosting.ProcessLosses)
+	if !ok {
+		s.reportExit(ctx, processID, -1, reason)
+		return
+	}
+	if err := pl.ProcessLost(ctx, processID, reason); err != nil {
+		s.log.Warn("fleets: recording a lost process", "process", processID, "err", err)
+	}
+}
+
 // TerminateProcess ends a server process of a managed fleet
 // (hosting.ProcessHost): it is sent TerminateProcess, killed after its
 // grace period, and replaced. A process this replica should run but does
@@ -321,8 +335,12 @@ func (s *Service) KillProcess(ctx context.Context, processID, reason string) err
 
 // processStopped completes TerminateProcess and KillProcess: err is the
 // provider's answer; a process it does not run is reported gone when this
-// replica hosts (or should host) it.
+// replica hosts (or should host) it, or its pool host says it is gone.
 func (s *Service) processStopped(ctx context.Context, processID, reason string, err error) error {
+	if errors.Is(err, ErrProcessGone) {
+		s.reportExit(ctx, processID, -1, reason)
+		return nil
+	}
 	if !errors.Is(err, ErrUnknownProcess) {
 		return err
 	}

@@ -112,6 +112,11 @@ func (s *Service) fleetView(ctx context.Context, tx store.Tx, f *fleetRec, runni
 		_, run := running[c.ComputeName]
 		v.Computes = append(v.Computes, computeView{Compute: *c, Running: run})
 	}
+	if !f.anywhere() {
+		if err := s.hostStates(ctx, tx, v.Computes); err != nil {
+			return v, err
+		}
+	}
 	if err := s.fillComputeInfo(ctx, tx, f, v.Computes); err != nil {
 		return v, err
 	}
@@ -141,7 +146,8 @@ func (s *Service) buildProblem(ctx context.Context, tx store.Tx, buildID string)
 }
 
 // fillComputeInfo sets Ready (only needed for PENDING instances) and the
-// game session counts (only needed when a location scales in).
+// game session counts (only needed when a location scales in or an
+// instance's host drains).
 func (s *Service) fillComputeInfo(ctx context.Context, tx store.Tx, f *fleetRec, cs []computeView) error {
 	idx := map[string]*computeView{}
 	pending, live := false, map[string]int{}
@@ -166,6 +172,9 @@ func (s *Service) fillComputeInfo(ctx context.Context, tx store.Tx, f *fleetRec,
 	scaleIn := false
 	for _, l := range f.Locations {
 		scaleIn = scaleIn || live[l.Location] > int(l.Desired)
+	}
+	for i := range cs {
+		scaleIn = scaleIn || cs[i].HostDraining
 	}
 	if !scaleIn {
 		return nil

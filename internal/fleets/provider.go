@@ -57,6 +57,10 @@ type ComputeProvider interface {
 // ErrUnknownProcess: the provider runs no process with that ID.
 var ErrUnknownProcess = errors.New("fleets: no such server process on this host")
 
+// ErrProcessGone: the process's host, another machine, says it runs no
+// such process (any more): the process is gone.
+var ErrProcessGone = errors.New("fleets: the process's host runs no such server process")
+
 // ErrUnknownInstance: the provider runs no instance with that ID.
 var ErrUnknownInstance = errors.New("fleets: no such instance on this host")
 
@@ -81,6 +85,9 @@ type InstanceLayout struct {
 // InstanceSpec is what a provider needs to run an instance.
 type InstanceSpec struct {
 	InstanceRef
+	// BuildID is the fleet's build (a host of another machine downloads
+	// it from Hoist).
+	BuildID string
 	// BuildDir holds the build's unpacked files, to be placed at GameRoot.
 	BuildDir string
 	// RuntimeConfiguration says which server processes to run.

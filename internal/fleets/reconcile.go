@@ -50,6 +50,10 @@ type computeView struct {
 	// set when one of them is ACTIVE with FullProtection.
 	Sessions  int
 	Protected bool
+	// Lost (why, when not "") and Draining: the state of its host, when
+	// that is not this replica (InstanceHosts).
+	Lost         string
+	HostDraining bool
 }
 
 // plan is what the reconciler decided for one fleet.
@@ -66,6 +70,11 @@ type plan struct {
 	// Lost are instances of this replica that its provider no longer runs
 	// (Hoist restarted): their processes are gone.
 	Lost []string
+	// Interrupted are instances whose host is lost (or no longer runs
+	// them): their game sessions end INTERRUPTED.
+	Interrupted []lostInstance
+	// Drain are instances whose host drains, not yet marked so.
+	Drain []string
 	// Activate are PENDING instances with a ready process.
 	Activate []string
 	// Purge: the fleet was TERMINATED long enough ago to be forgotten.
@@ -87,6 +96,12 @@ type move struct {
 	ProcessLog string
 }
 
+// lostInstance is an instance lost with its host, and why.
+type lostInstance struct {
+	ComputeName string
+	Reason      string
+}
+
 // stopReq is an instance to stop and why.
 type stopReq struct {
 	ComputeName string
@@ -99,6 +114,7 @@ const (
 	reasonDeleting = "fleet deleting"
 	reasonLocation = "location deleting"
 	reasonError    = "location in ERROR"
+	reasonDrained  = "its host drains and it hosts no game session"
 )
 
 // decide returns the next actions for a fleet: pure, so that every rule is
@@ -129,16 +145,33 @@ func (v fleetView) liveComputes(p *plan) map[string][]computeView {
 	anywhere := v.Fleet.Attributes.ComputeType == api.ComputeTypeAnywhere
 	byLoc := map[string][]computeView{}
 	for _, c := range v.Computes {
-		if !anywhere && c.Host == v.Replica && !c.Running {
-			p.Lost = append(p.Lost, c.ComputeName)
+		if !anywhere && lost(v, c, p) {
 			continue
 		}
 		if !anywhere && c.Status == api.ComputeStatusPending && c.Ready {
 			p.Activate = append(p.Activate, c.ComputeName)
 		}
+		if c.HostDraining && !c.Draining {
+			p.Drain = append(p.Drain, c.ComputeName)
+		}
 		byLoc[c.Location] = append(byLoc[c.Location], c)
 	}
 	return byLoc
+}
+
+// lost adds c to p's lost instances when it is lost: its host is lost (or
+// no longer runs it), or it is this replica's and its provider does not
+// run it.
+func lost(v fleetView, c computeView, p *plan) bool {
+	switch {
+	case c.Lost != "":
+		p.Interrupted = append(p.Interrupted, lostInstance{c.ComputeName, c.Lost})
+	case c.Host == v.Replica && !c.Running:
+		p.Lost = append(p.Lost, c.ComputeName)
+	default:
+		return false
+	}
+	return true
 }
 
 // decideDeleting stops every instance of a DELETING fleet; once none is
@@ -150,8 +183,7 @@ func decideDeleting(v fleetView, p *plan) {
 		switch {
 		case anywhere:
 			p.Deregister = append(p.Deregister, c.ComputeName)
-		case c.Host == v.Replica && !c.Running:
-			p.Lost = append(p.Lost, c.ComputeName)
+		case lost(v, c, p):
 		case c.Status != api.ComputeStatusTerminating:
 			p.Stop = append(p.Stop, stopReq{c.ComputeName, reasonDeleting})
 			left++
@@ -248,7 +280,11 @@ func launches(p *plan, loc string) int {
 func scale(v fleetView, l hosting.FleetLocation, cs []computeView, p *plan) {
 	var live []computeView
 	for _, c := range cs {
-		if c.Status != api.ComputeStatusTerminating {
+		switch {
+		case c.Status == api.ComputeStatusTerminating:
+		case c.HostDraining && c.Sessions == 0:
+			p.Stop = append(p.Stop, stopReq{c.ComputeName, reasonDrained})
+		case !c.HostDraining:
 			live = append(live, c)
 		}
 	}

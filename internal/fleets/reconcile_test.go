@@ -111,6 +111,38 @@ func TestDecide(t *testing.T) {
 				c.Running, c.Host = false, "r2"
 			})),
 		},
+		"instance of a lost host is interrupted and replaced": {
+			v: view(api.FleetStatusActive, 1, comp("i-1", api.ComputeStatusActive, func(c *computeView) {
+				c.Host, c.Running, c.Lost = "host-a", false, "its host host-a was lost"
+			})),
+			want: plan{Interrupted: []lostInstance{{"i-1", "its host host-a was lost"}}, Launch: []string{"us-west-2"}},
+		},
+		"instance of a live host is kept": {
+			v: view(api.FleetStatusActive, 1, comp("i-1", api.ComputeStatusActive, func(c *computeView) {
+				c.Host, c.Running = "host-a", false
+			})),
+		},
+		"instance of a lost host is forgotten when deleting": {
+			v: view(api.FleetStatusDeleting, 1, comp("i-1", api.ComputeStatusActive, func(c *computeView) {
+				c.Host, c.Lost = "host-a", "its host host-a was lost"
+			})),
+			want: plan{Interrupted: []lostInstance{{"i-1", "its host host-a was lost"}},
+				Moves: []move{{Location: "us-west-2", To: api.FleetStatusTerminated}}},
+		},
+		"draining host: its instance is marked, replaced, and kept while busy": {
+			v: view(api.FleetStatusActive, 1, comp("i-1", api.ComputeStatusActive, ready, busy(1), func(c *computeView) {
+				c.Host, c.HostDraining = "host-a", true
+			})),
+			want: plan{Drain: []string{"i-1"}, Launch: []string{"us-west-2"}},
+		},
+		"draining host: an idle instance stops": {
+			v: view(api.FleetStatusActive, 1,
+				comp("i-1", api.ComputeStatusActive, ready, func(c *computeView) {
+					c.Host, c.HostDraining, c.Draining = "host-a", true, true
+				}),
+				comp("i-2", api.ComputeStatusActive, ready)),
+			want: plan{Stop: []stopReq{{"i-1", reasonDrained}}},
+		},
 		"deleting fleet stops its instances": {
 			v:    view(api.FleetStatusDeleting, 1, comp("i-1", api.ComputeStatusActive), comp("i-2", api.ComputeStatusTerminating)),
 			want: plan{Stop: []stopReq{{"i-1", reasonDeleting}}},

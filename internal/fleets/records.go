@@ -34,6 +34,9 @@ type fleetOwn struct {
 	// Failures counts, per location being created, the server processes
 	// that ended before any of the location's became ready.
 	Failures map[string]creationFailures `json:"failures,omitempty"`
+	// NoCapacity holds, per location that could not get an instance for
+	// want of a host, why (so the event is recorded once per episode).
+	NoCapacity map[string]string `json:"noCapacity,omitempty"`
 }
 
 // creationFailures are the server processes of a location being created

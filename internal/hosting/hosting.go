@@ -89,9 +89,16 @@ type Compute struct {
 	IPAddress      string             `json:"ipAddress"`
 	DNSName        string             `json:"dnsName,omitempty"`
 	CreationTime   time.Time          `json:"creationTime"`
-	// Host is the Hoist replica that runs this instance's processes
-	// (managed fleets only; "" for Anywhere computes).
+	// Host is the host that runs this instance's processes (managed
+	// fleets only; "" for Anywhere computes): a Hoist replica's ID for its
+	// in-process provider, else a pool host's ID (internal/hosts).
 	Host string `json:"host,omitempty"`
+	// Draining: the instance's host drains; sessions places no new game
+	// session on it (fleets replaces it and stops it once it hosts none).
+	Draining bool `json:"draining,omitempty"`
+	// StopReason, set when Status is TERMINATING, says why it stops (a
+	// host that reconnects is told it with the instance).
+	StopReason string `json:"stopReason,omitempty"`
 	// Dir is the instance's directory on Host (managed fleets only).
 	Dir string `json:"dir,omitempty"`
 	// CertificatePath, when the fleet's certificates are GENERATED, is where
@@ -243,6 +250,27 @@ type Messenger interface {
 	SendToProcess(ctx context.Context, processID string, msg Message) error
 }
 
+// AgentMessenger delivers messages to the GameLift Agents of Anywhere
+// computes (the agent endpoint, internal/agentconn, implements it for the
+// agents connected to this replica; a deployment of several replicas routes
+// to the one holding the compute's socket). msg is a message of the agent
+// protocol (internal/agentproto): its Action and fields.
+type AgentMessenger interface {
+	// SendToCompute delivers msg to the compute's agent, or returns an
+	// error if it has none connected.
+	SendToCompute(ctx context.Context, fleetID, computeName string, msg Message) error
+}
+
+// ComputeAgents is what sessions needs of the agents of Anywhere computes:
+// whether a compute has one (so that Hoist can have its processes killed),
+// and a way to message it.
+type ComputeAgents interface {
+	AgentMessenger
+	// HasAgent reports, reading tx, whether an agent serves the compute:
+	// it sends heartbeats and has not been declared lost.
+	HasAgent(ctx context.Context, tx store.Tx, fleetID, computeName string) (bool, error)
+}
+
 // Conn identifies an authenticated SDK connection.
 type Conn struct {
 	// ConnID is unique per WebSocket (sdkconn assigns it), so that when a
@@ -376,4 +404,27 @@ type ProcessEvents interface {
 	// ProcessExited records that the OS process ended; its game session goes
 	// to TERMINATED (or ERROR) and its player sessions to COMPLETED.
 	ProcessExited(ctx context.Context, processID string, exitCode int, reason string) error
+}
+
+// ProcessLosses is implemented by ProcessEvents that end the game sessions
+// of processes lost with their host the way GameLift ends those of an
+// instance it loses (sessions: TERMINATED with StatusReason INTERRUPTED).
+type ProcessLosses interface {
+	// ProcessLost records that the process is gone with its host.
+	ProcessLost(ctx context.Context, processID, reason string) error
+}
+
+// LogRequest asks for the logs of a game session that ended on a compute
+// whose Host is not this replica.
+type LogRequest struct {
+	GameSessionID, ProcessID, FleetID, ComputeName, Host string
+	// LogPaths are the paths its process gave in ProcessReady.
+	LogPaths []string
+}
+
+// RemoteLogCollector collects the logs of game sessions hosted on other
+// machines (internal/hosts asks the host to upload them); failures are
+// logged, the game session then has no logs.
+type RemoteLogCollector interface {
+	CollectRemoteLogs(ctx context.Context, req LogRequest)
 }

@@ -75,8 +75,11 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			out, err = s.sendTestEvent(ctx, in)
 		}
 	default:
-		writeAdminError(w, "UnknownOperationException", "no admin action "+quoteClip(action)+" (known: SetGameServerInstanceStatus, SendTestEvent)", http.StatusNotFound)
-		return
+		var known bool
+		if out, known, err = s.hostsAdmin(ctx, action, body); !known {
+			writeAdminError(w, "UnknownOperationException", "no admin action "+quoteClip(action)+" (known: SetGameServerInstanceStatus, SendTestEvent, "+hostsActions+")", http.StatusNotFound)
+			return
+		}
 	}
 	if err != nil {
 		s.writeAdminErr(w, err)

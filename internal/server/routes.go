@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 
+	"github.com/hoistgg/hoist/internal/hosts/hostproto"
 	"github.com/hoistgg/hoist/internal/protocol"
 )
 
@@ -14,12 +15,18 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("/service/", api)
 	mux.Handle("/sdk", s.sdk)
 	mux.Handle("/sdk/", s.sdk)
+	mux.Handle("/agent", s.agents)
 	s3 := s.builds.S3Handler()
 	mux.Handle("/"+s.builds.Bucket(), s3)
 	mux.Handle("/"+s.builds.Bucket()+"/", s3)
 	mux.HandleFunc("/hoist/admin/", s.serveAdmin)
 	mux.HandleFunc("/hoist/events", s.serveEvents)
 	mux.HandleFunc("/hoist/logs", s.serveLogs)
+	mux.HandleFunc(hostproto.PathEnrol, s.hosts.ServeEnrol)
+	mux.HandleFunc(hostproto.PathConnect, s.hosts.ServeConnect)
+	mux.HandleFunc(hostproto.PathBuild, s.hosts.ServeBuild)
+	mux.HandleFunc(hostproto.PathOutput, s.hosts.ServeOutput)
+	mux.HandleFunc(hostproto.PathGameSessionLogs, s.hosts.ServeGameSessionLogs)
 	mux.HandleFunc("/hoist/health", s.serveHealth)
 	mux.HandleFunc("/hoist/ready", s.serveReady)
 	return mux

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hoistgg/hoist/internal/agentconn"
 	"github.com/hoistgg/hoist/internal/aliases"
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/arn"
@@ -24,6 +25,7 @@ import (
 	"github.com/hoistgg/hoist/internal/fleets"
 	"github.com/hoistgg/hoist/internal/fleets/local"
 	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/hosts"
 	"github.com/hoistgg/hoist/internal/matchmaking"
 	"github.com/hoistgg/hoist/internal/pki"
 	"github.com/hoistgg/hoist/internal/placement"
@@ -71,8 +73,10 @@ type Server struct {
 	placement   *placement.Service
 	matchmaking *matchmaking.Service
 	provider    *local.Provider
+	hosts       *hosts.Service  // routes instances to pool hosts or provider
 	procUsers   *local.Accounts // nil: server processes run as Hoist's user
 	sdk         *sdkconn.Server
+	agents      *agentconn.Server // the GameLift Agent endpoint (Anywhere computes)
 	svc         api.Service
 	auth        *sigv4.Authenticator
 	logKey      []byte
@@ -261,12 +265,12 @@ func (s *Server) compose(opts Options) error {
 
 	// sessions, fleets and the SDK endpoint need one another: the refs are
 	// filled in once all three exist, before anything is served.
-	msgr, host := &messengerRef{}, &hostRef{}
+	msgr, host, agents, remoteLogs := &messengerRef{}, &hostRef{}, &agentsRef{}, &remoteLogsRef{}
 	s.sessions, err = sessions.New(sessions.Config{
-		Store: s.store, Region: cfg.Region, Messenger: msgr, Host: host,
+		Store: s.store, Region: cfg.Region, Messenger: msgr, Host: host, Agents: agents,
 		OnProcessReady: host.onProcessReady, ResolveAlias: aliases.ResolveFleet, Now: s.now,
 		Logger: s.log.With("component", "sessions"), ReplicaID: s.replica,
-		LogURL: s.logURL, DataDir: cfg.DataDir,
+		LogURL: s.logURL, DataDir: cfg.DataDir, RemoteLogs: remoteLogs,
 		Timings: sessions.Timings{
 			SweepInterval:     t.SessionsSweep,
 			Reservation:       t.SessionsReservation,
@@ -299,13 +303,19 @@ func (s *Server) compose(opts Options) error {
 	if err != nil {
 		return err
 	}
+	s.hosts, err = s.newHosts(hosts.Timings{HeartbeatMin: t.HostsHeartbeat, HeartbeatGrace: t.HostsHeartbeatGrace,
+		StartGrace: t.HostsStartGrace, Check: t.HostsCheck})
+	if err != nil {
+		return err
+	}
 	s.fleets, err = fleets.New(fleets.Config{
 		Store: s.store, Region: cfg.Region, Account: cfg.Account,
 		SetTags: tags.Set, RemoveTags: tags.DeleteAll, Builds: s.builds,
-		Events: s.sessions, Messenger: msgr, Provider: s.provider, Now: s.now,
+		Events: s.sessions, Messenger: msgr, Provider: s.hosts, Placer: s.hosts, Now: s.now,
 		Logger: s.log.With("component", "fleets"), ReplicaID: s.replica,
-		SDKEndpoint: sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP),
-		InstanceIP:  cfg.InstanceIP, DataDir: cfg.DataDir, ProcessEnv: cfg.ProcessEnv,
+		SDKEndpoint:   sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP),
+		AgentEndpoint: agentEndpoint(sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP)),
+		InstanceIP:    cfg.InstanceIP, DataDir: cfg.DataDir, ProcessEnv: cfg.ProcessEnv,
 		CABundle: s.caBundle, CA: s.ca, DNSDomain: cfg.DNSSuffix,
 		SetupLogURL: s.setupLogURL, ProcessLogURL: s.processLogURL,
 		Timings: fleets.Timings{
@@ -321,6 +331,16 @@ func (s *Server) compose(opts Options) error {
 		return err
 	}
 	host.f = s.fleets
+	s.hosts.SetHooks(s.fleets.HooksFor)
+	remoteLogs.h = s.hosts
+	s.agents, err = agentconn.New(agentconn.Config{Store: s.store, Fleets: s.fleets, Sessions: s.sessions, Slots: s.conns,
+		MessageRate: float64(noneIfZero(s.cfg.SDKMessageRate)), MessageBurst: 3 * s.cfg.SDKMessageRate,
+		ReplicaID: s.replica, Now: s.now, Logger: s.log.With("component", "agent"),
+		Timings: agentconn.Timings{HeartbeatTimeout: t.AgentsHeartbeatTimeout, CheckInterval: t.AgentsCheckInterval}})
+	if err != nil {
+		return err
+	}
+	agents.s = s.agents
 	s.tags.RegisterResource(arn.TypeFleet, s.fleets.FleetExists)
 	s.tags.RegisterResource(arn.TypeLocation, s.fleets.LocationExists)
 	s.aliases = aliases.New(aliases.Config{Store: s.store, Region: cfg.Region, Account: cfg.Account, Tags: s.tags,
@@ -346,7 +366,8 @@ func (s *Server) compose(opts Options) error {
 	s.sessions.SetMatchHook(s.matchmaking)
 
 	s.sdk = sdkconn.New(sdkconn.Config{
-		API: s.sessions.ProcessAPI(), Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
+		API:    agentconn.NotifyAgents(s.sessions.ProcessAPI(), s.agents, s.log.With("component", "agent")),
+		Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
 		Backfiller: sdkBackfiller{m: s.matchmaking},
 		Logger:     s.log.With("component", "sdk"), Now: s.now, ReplicaID: s.replica,
 		Slots: s.conns, MaxComputeSockets: noneIfZero(s.cfg.SDKComputeSockets),
@@ -376,7 +397,7 @@ func (s *Server) Run(ctx context.Context) error {
 	loops := map[string]func(context.Context) error{
 		"fleetiq": s.fleetiq.Run, "builds": s.builds.Run,
 		"fleets": s.fleets.Run, "sessions": s.sessions.Run, "events": s.events.Run,
-		"placement": s.placement.Run, "matchmaking": s.matchmaking.Run,
+		"placement": s.placement.Run, "matchmaking": s.matchmaking.Run, "agents": s.agents.Run, "hosts": s.hosts.Run,
 	}
 	errc := make(chan error, len(loops))
 	for name, run := range loops {
@@ -409,11 +430,17 @@ func (s *Server) Close(ctx context.Context) error {
 func (s *Server) closeParts(ctx context.Context) error {
 	s.EndStreams()
 	var errs []error
-	if s.provider != nil {
+	switch {
+	case s.hosts != nil:
+		errs = append(errs, s.hosts.Close()) // closes the provider too
+	case s.provider != nil:
 		errs = append(errs, s.provider.Close())
 	}
 	if s.sdk != nil {
 		errs = append(errs, s.sdk.Shutdown(ctx))
+	}
+	if s.agents != nil {
+		errs = append(errs, s.agents.Shutdown(ctx))
 	}
 	if s.builds != nil {
 		errs = append(errs, s.builds.Close())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/store"
 )
@@ -60,4 +61,43 @@ func (s *Service) ProcessExited(ctx context.Context, processID string, exitCode 
 		}
 		return s.processGoneTx(ctx, tx, fx, p, reason)
 	})
+}
+
+// ProcessLost records that a process was lost with its host
+// (hosting.ProcessLosses): as ProcessExited, but its game session, when it
+// was ACTIVE, ends TERMINATED with StatusReason INTERRUPTED, as GameLift
+// ends the game sessions of an instance it loses.
+func (s *Service) ProcessLost(ctx context.Context, processID, reason string) error {
+	return s.update(ctx, func(tx store.Tx, fx *effects) error {
+		p, err := getProcess(ctx, tx, processID)
+		if err != nil {
+			return ignoreNotFound(err)
+		}
+		if p.State == hosting.ProcessTerminated {
+			return nil
+		}
+		if p.EndReason == "" {
+			p.EndReason = reason
+		}
+		if err := s.interruptTx(ctx, tx, p.GameSessionID); err != nil {
+			return err
+		}
+		return s.processGoneTx(ctx, tx, fx, p, reason)
+	})
+}
+
+// interruptTx ends the game session id, when it is ACTIVE or TERMINATING,
+// with StatusReason INTERRUPTED.
+func (s *Service) interruptTx(ctx context.Context, tx store.Tx, id string) error {
+	if id == "" {
+		return nil
+	}
+	gs, err := getGameSession(ctx, tx, id)
+	if err != nil {
+		return ignoreNotFound(err)
+	}
+	if gs.Session.Status != api.GameSessionStatusActive && gs.Session.Status != api.GameSessionStatusTerminating {
+		return nil
+	}
+	return s.finishSessionTx(ctx, tx, gs, api.GameSessionStatusTerminated, api.GameSessionStatusReasonInterrupted)
 }

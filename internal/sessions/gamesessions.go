@@ -230,8 +230,12 @@ func (s *Service) terminateTx(ctx context.Context, tx store.Tx, fx *effects, gs 
 		return err
 	}
 	if mode == api.TerminationModeForceTerminate {
-		if !managed {
-			return api.NewInvalidRequestException("FORCE_TERMINATE is not available for game session %s on an Anywhere fleet: use TRIGGER_ON_PROCESS_TERMINATE", id)
+		agent, err := s.hasAgent(ctx, tx, p, managed)
+		if err != nil {
+			return err
+		}
+		if !managed && !agent {
+			return api.NewInvalidRequestException("FORCE_TERMINATE is not available for game session %s on an Anywhere compute without a GameLift Agent: use TRIGGER_ON_PROCESS_TERMINATE", id)
 		}
 		// TERMINATING until the process is gone (processGoneTx, or the
 		// terminating sweep), as GameLift answers.
@@ -240,7 +244,7 @@ func (s *Service) terminateTx(ctx context.Context, tx store.Tx, fx *effects, gs 
 		if err := s.putGameSession(ctx, tx, gs); err != nil {
 			return err
 		}
-		return s.killProcessTx(ctx, tx, fx, p, "FORCE_TERMINATED")
+		return s.killProcessTx(ctx, tx, fx, p, "FORCE_TERMINATED", managed, "SERVER_PROCESS_FORCE_TERMINATED")
 	}
 	now := s.now()
 	gs.Session.Status, gs.Session.StatusReason = api.GameSessionStatusTerminating, api.GameSessionStatusReasonTriggeredOnProcessTerminate

@@ -16,8 +16,13 @@ type effects struct {
 	sends     []outgoing
 	terminate []terminateReq
 	// kill are processes to end at once (FORCE_TERMINATE).
-	kill    []terminateReq
-	collect []collectReq
+	kill []terminateReq
+	// forceExit are processes of Anywhere computes whose agents are told
+	// to kill them.
+	forceExit []forceExitReq
+	collect   []collectReq
+	// remote are game session logs to collect from other hosts.
+	remote []hosting.LogRequest
 	// removeDirs are collected log directories whose retention ended.
 	removeDirs []string
 }
@@ -75,8 +80,12 @@ func (s *Service) apply(ctx context.Context, fx *effects) {
 			s.log.Warn("sessions: killing process failed", "process", k.processID, "reason", k.reason, "err", err)
 		}
 	}
+	s.sendForceExits(ctx, fx.forceExit)
 	for _, c := range fx.collect {
 		s.collectLogs(ctx, c)
+	}
+	for _, r := range fx.remote {
+		s.cfg.RemoteLogs.CollectRemoteLogs(ctx, r)
 	}
 	for _, d := range fx.removeDirs {
 		s.removeLogDir(d)
@@ -123,11 +132,11 @@ func (s *Service) endProcessTx(ctx context.Context, tx store.Tx, fx *effects, p 
 	return s.sessionTerminatingTx(ctx, tx, p.GameSessionID, "")
 }
 
-// killProcessTx has a live process of a managed fleet killed at once,
-// without the shutdown sequence (FORCE_TERMINATE): it goes TERMINATING and
-// the ProcessHost kills it (no TerminateProcess message, no grace);
-// ProcessExited follows.
-func (s *Service) killProcessTx(ctx context.Context, tx store.Tx, fx *effects, p *hosting.Process, reason string) error {
+// killProcessTx has a live process killed at once, without the shutdown
+// sequence (FORCE_TERMINATE): it goes TERMINATING and the ProcessHost (on
+// managed fleets) or its compute's agent (on Anywhere, agentReason)
+// kills it (no TerminateProcess message, no grace); ProcessExited follows.
+func (s *Service) killProcessTx(ctx context.Context, tx store.Tx, fx *effects, p *hosting.Process, reason string, managed bool, agentReason string) error {
 	if p.State == hosting.ProcessTerminated {
 		return nil
 	}
@@ -137,7 +146,11 @@ func (s *Service) killProcessTx(ctx context.Context, tx store.Tx, fx *effects, p
 	if p.EndReason == "" {
 		p.EndReason = reason
 	}
-	fx.kill = append(fx.kill, terminateReq{p.ID, reason})
+	if managed {
+		fx.kill = append(fx.kill, terminateReq{p.ID, reason})
+	} else {
+		fx.forceExit = append(fx.forceExit, forceExitReq{p.FleetID, p.ComputeName, p.ID, agentReason})
+	}
 	return s.putProcess(ctx, tx, p)
 }
 

@@ -49,18 +49,44 @@ func (s *Service) planCollectTx(ctx context.Context, tx store.Tx, fx *effects, p
 		return ignoreNotFound(err)
 	}
 	if comp.Host != "" && comp.Host != s.cfg.ReplicaID {
+		if s.cfg.RemoteLogs != nil {
+			fx.remote = append(fx.remote, hosting.LogRequest{GameSessionID: p.GameSessionID, ProcessID: p.ID,
+				FleetID: p.FleetID, ComputeName: p.ComputeName, Host: comp.Host, LogPaths: logPathsOf(p, gs)})
+		}
 		return nil
 	}
 	if comp.GameRoot == "" && p.OutputPath == "" {
 		return nil
 	}
-	paths := p.LogPaths
-	if len(paths) == 0 {
-		paths = gs.LogPaths
-	}
 	fx.collect = append(fx.collect, collectReq{gameSessionID: p.GameSessionID, gameRoot: comp.GameRoot,
-		logPaths: paths, outputPath: p.OutputPath})
+		logPaths: logPathsOf(p, gs), outputPath: p.OutputPath})
 	return nil
+}
+
+// logPathsOf are the log paths of a game session: its process's, else its
+// own.
+func logPathsOf(p *hosting.Process, gs *hosting.GameSession) []string {
+	if len(p.LogPaths) > 0 {
+		return p.LogPaths
+	}
+	return gs.LogPaths
+}
+
+// LogDirFor returns where the logs of a game session are kept (a host
+// uploads those of game sessions on its instances there).
+func (s *Service) LogDirFor(gameSessionID string) string { return s.logDir(gameSessionID) }
+
+// SetCollectedLogs records that a game session's logs were collected in
+// dir (by its host: GetGameSessionLogUrl then serves them).
+func (s *Service) SetCollectedLogs(ctx context.Context, gameSessionID, dir string) error {
+	return s.update(ctx, func(tx store.Tx, _ *effects) error {
+		gs, err := getGameSession(ctx, tx, gameSessionID)
+		if err != nil {
+			return err
+		}
+		gs.LogDir = dir
+		return s.putGameSession(ctx, tx, gs)
+	})
 }
 
 // logDir is where a game session's logs are collected.

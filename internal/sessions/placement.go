@@ -15,7 +15,7 @@ const placementPage = 16
 
 // placeTx finds the server process a new game session goes to: an idle,
 // ready, connected process of the fleet location whose compute is below
-// MaxConcurrentGameSessionActivations. Candidates come in Rank order (the
+// MaxConcurrentGameSessionActivations and not on a draining host. Candidates come in Rank order (the
 // one whose last health report is oldest first): one index seek, however
 // many processes the fleet has.
 func (s *Service) placeTx(ctx context.Context, tx store.Tx, f *hosting.Fleet, location string) (*hosting.Process, *hosting.Compute, error) {
@@ -55,13 +55,13 @@ func (s *Service) placeTx(ctx context.Context, tx store.Tx, f *hosting.Fleet, lo
 				break
 			}
 			c, err := getCompute(ctx, tx, fid, cands[i].ComputeName)
-			if err == nil {
+			if err == nil && !c.Draining {
 				return cands[i], c, nil
 			}
-			if !errors.Is(err, store.ErrNotFound) {
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return nil, nil, err
 			}
-			cands[i] = nil // its compute is gone: not a candidate
+			cands[i] = nil // its compute is gone, or its host drains: not a candidate
 		}
 		if next == "" {
 			break

@@ -37,6 +37,11 @@ type Config struct {
 	Messenger hosting.Messenger
 	// Host ends server processes of managed (EC2) fleets.
 	Host hosting.ProcessHost
+	// Agents, when set, reaches the GameLift Agents of Anywhere computes:
+	// a process of a compute with an agent is killed through it
+	// (ForceExitServerProcess) when its TerminateProcess grace is over, and
+	// FORCE_TERMINATE is allowed on it.
+	Agents hosting.ComputeAgents
 	// OnProcessReady is called in the transaction that records a
 	// ProcessReady (fleets moves the location ACTIVATING -> ACTIVE).
 	OnProcessReady hosting.ProcessReadyFunc
@@ -55,6 +60,9 @@ type Config struct {
 	ReplicaID string
 	// LogURL returns the download URL of a game session's collected logs.
 	LogURL func(gameSessionID string) string
+	// RemoteLogs, when set, collects the logs of game sessions whose
+	// compute's Host is not this replica (a pool host uploads them).
+	RemoteLogs hosting.RemoteLogCollector
 	// DataDir is where collected game session logs are kept.
 	DataDir string
 	// Timings overrides the default timers (zero fields keep the default).

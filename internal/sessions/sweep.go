@@ -169,14 +169,23 @@ func (s *Service) processDueStep(ctx context.Context, tx store.Tx, fx *effects, 
 
 // terminateGraceOver: a process still TERMINATING after TerminateGrace. On
 // managed fleets the ProcessHost is asked (again) to stop it and the grace
-// restarts; on Anywhere Hoist can do no more and records it gone.
+// restarts; on Anywhere it is recorded gone, and the compute's agent, if
+// it has one, is told to kill it.
 func (s *Service) terminateGraceOver(ctx context.Context, tx store.Tx, fx *effects, p *hosting.Process, now time.Time) error {
 	managed, err := managedFleet(ctx, tx, p.FleetID)
 	if err != nil {
 		return err
 	}
 	if !managed {
-		return s.processGoneTx(ctx, tx, fx, p, "SERVER_PROCESS_PROCESS_EXIT_TIMEOUT")
+		const reason = "SERVER_PROCESS_PROCESS_EXIT_TIMEOUT"
+		agent, err := s.hasAgent(ctx, tx, p, managed)
+		if err != nil {
+			return err
+		}
+		if agent {
+			fx.forceExit = append(fx.forceExit, forceExitReq{p.FleetID, p.ComputeName, p.ID, reason})
+		}
+		return s.processGoneTx(ctx, tx, fx, p, reason)
 	}
 	p.TerminatingAt = now
 	fx.terminate = append(fx.terminate, terminateReq{p.ID, "SERVER_PROCESS_PROCESS_EXIT_TIMEOUT"})

@@ -205,10 +205,18 @@ func (p *Peer) Run(ctx context.Context) error {
 	return err
 }
 
-// Close closes the socket with a close frame.
+// Close closes the socket with a close frame (it waits, up to 5s, for the
+// other side's).
 func (p *Peer) Close(code websocket.StatusCode, reason string) {
 	_ = p.ws.Close(code, reason)
 	p.cancel()
+}
+
+// Abort closes the socket at once, without the close handshake: for a
+// connection whose other side is gone or does not answer.
+func (p *Peer) Abort() {
+	p.cancel()
+	_ = p.ws.CloseNow()
 }
 
 // readLoop reads frames until the socket fails.

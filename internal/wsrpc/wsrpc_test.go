@@ -219,3 +219,36 @@ func FuzzServe(f *testing.F) {
 		}
 	})
 }
+
+// TestAbortDoesNotWait: Abort ends a peer whose other side does not
+// answer at once (Close would wait for its close frame).
+func TestAbortDoesNotWait(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		<-r.Context().Done() // never reads: a silent other side
+		ws.CloseNow()
+	}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(ws, Config{NewID: func() string { return "id" }})
+	done := make(chan error, 1)
+	go func() { done <- p.Run(context.Background()) }()
+	start := time.Now()
+	p.Abort()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after Abort")
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("Abort took %s", d)
+	}
+}

@@ -173,6 +173,12 @@ func (in *instance) placeBuild() error {
 			}
 		}
 	}
+	if in.p.cfg.HostPaths {
+		if u == nil {
+			return nil
+		}
+		return os.Lchown(in.home(), u.UID, u.GID)
+	}
 	// The walk does not follow symbolic links: resolve a build directory
 	// that is one.
 	src, err := filepath.EvalSymlinks(in.spec.BuildDir)
@@ -279,8 +285,12 @@ func outputTail(file string) string {
 	return fmt.Sprintf("; output ends with %q", text)
 }
 
-// validate checks that every launch path names a file in the build.
+// validate checks that every launch path names a file in the build (with
+// HostPaths, each launch checks its own).
 func (in *instance) validate() error {
+	if in.p.cfg.HostPaths {
+		return nil
+	}
 	for _, w := range wants(in.runtime()) {
 		if err := in.checkLaunchPath(w.Slot.LaunchPath); err != nil {
 			return &fleets.LaunchPathError{LaunchPath: w.Slot.LaunchPath, Err: err}

@@ -84,6 +84,14 @@ type Config struct {
 	// whose instance uses the account, so that Hoists on one machine never
 	// share one (with Users only). Default /run/lock/hoist.
 	AccountLockDir string
+	// HostPaths says that launch paths are absolute paths on this machine
+	// and instances have no build: hoist agent runs its Anywhere compute
+	// as one instance. Nothing is placed in the instance (no build copy,
+	// no install script, no launch path check: a launch path that cannot
+	// be run fails its launch, reported by LaunchFailed and retried after
+	// backoff); processes start in the instance's home/, and their IDs are
+	// bare UUIDs, as the GameLift Agent's are.
+	HostPaths bool
 	// NewID returns a fresh random UUID for process IDs. Default
 	// crypto/rand.
 	NewID  func() string
@@ -198,9 +206,15 @@ func removeLeftovers(dir string, log *slog.Logger) {
 
 // Layout returns where an instance keeps its files.
 func (p *Provider) Layout(fleetID, instanceID string) fleets.InstanceLayout {
-	dir := filepath.Join(p.cfg.Dir, fleetID, instanceID)
-	return fleets.InstanceLayout{Dir: dir, GameRoot: filepath.Join(dir, "game"),
-		CertificateDir: filepath.Join(dir, "certificates")}
+	return LayoutIn(p.cfg.Dir, fleetID, instanceID)
+}
+
+// LayoutIn is the Layout of a provider whose Config.Dir is dir (a pool
+// host's, as it told Hoist).
+func LayoutIn(dir, fleetID, instanceID string) fleets.InstanceLayout {
+	d := filepath.Join(dir, fleetID, instanceID)
+	return fleets.InstanceLayout{Dir: d, GameRoot: filepath.Join(d, "game"),
+		CertificateDir: filepath.Join(d, "certificates")}
 }
 
 // StartInstance registers an instance and sets it up in the background.
@@ -226,6 +240,20 @@ func (p *Provider) UpdateRuntimeConfiguration(instanceID string, rc api.RuntimeC
 	p.mu.Unlock()
 	if in != nil {
 		in.setRuntime(rc)
+	}
+}
+
+// UpdateEnv replaces the environment an instance's processes get besides
+// their process ID (InstanceSpec.Env), for the processes launched from now
+// on (hoist agent: a refreshed compute auth token).
+func (p *Provider) UpdateEnv(instanceID string, env []string) {
+	p.mu.Lock()
+	in := p.instances[instanceID]
+	p.mu.Unlock()
+	if in != nil {
+		in.mu.Lock()
+		in.spec.Env = append([]string(nil), env...)
+		in.mu.Unlock()
 	}
 }
 

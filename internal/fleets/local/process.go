@@ -35,6 +35,9 @@ func (in *instance) launch(s slot) {
 	in.lastLaunch = now
 	in.mu.Unlock()
 	id := "process-" + in.p.cfg.NewID()
+	if in.p.cfg.HostPaths {
+		id = in.p.cfg.NewID()
+	}
 	in.p.addProcess(id, in) // before it starts: it may connect at once
 	pr, err := in.start(id, s)
 	if err != nil {
@@ -62,7 +65,7 @@ func (in *instance) outputPath(id string) string {
 // namespaces of its own, when the provider confines processes), its output
 // in its log file.
 func (in *instance) start(id string, s slot) (*process, error) {
-	path, err := hostPath(in.layout.GameRoot, s.LaunchPath)
+	path, dir, err := in.launchPath(s.LaunchPath)
 	if err != nil {
 		return nil, err
 	}
@@ -73,8 +76,8 @@ func (in *instance) start(id string, s slot) (*process, error) {
 	defer out.Close() // the child has its own descriptor
 	for attempt := 1; ; attempt++ {
 		cmd := exec.Command(path, splitParameters(s.Parameters)...)
-		cmd.Dir, cmd.Stdout, cmd.Stderr = in.layout.GameRoot, out, out
-		cmd.Env = processEnv(in.p.path, in.home(), in.spec.Env, id)
+		cmd.Dir, cmd.Stdout, cmd.Stderr = dir, out, out
+		cmd.Env = processEnv(in.p.path, in.home(), in.env(), id)
 		setProcAttr(cmd, in.account())
 		ch, err := in.p.startChild(cmd)
 		if err == nil {
@@ -92,6 +95,28 @@ func (in *instance) start(id string, s slot) (*process, error) {
 		}
 		time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
 	}
+}
+
+// launchPath returns the file a launch path names and the directory its
+// process starts in: under the game root; with HostPaths, the absolute
+// path itself, started in home/.
+func (in *instance) launchPath(lp string) (path, dir string, err error) {
+	if !in.p.cfg.HostPaths {
+		path, err = hostPath(in.layout.GameRoot, lp)
+		return path, in.layout.GameRoot, err
+	}
+	if !filepath.IsAbs(lp) || filepath.Clean(lp) != lp {
+		return "", "", errors.New("is not an absolute, clean path on this host")
+	}
+	return lp, in.home(), nil
+}
+
+// env is the instance's environment for its processes (UpdateEnv changes
+// it).
+func (in *instance) env() []string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.spec.Env
 }
 
 // textBusyAttempts bounds the launches tried while the executable is busy

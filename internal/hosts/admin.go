@@ -1,0 +1,101 @@
+package hosts
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// HostInfo is a host as `hoist admin list-hosts` shows it.
+type HostInfo struct {
+	HostId, Pool, Location, Address, Status string
+	DnsName                                 string         `json:",omitempty"`
+	Hostname                                string         `json:",omitempty"`
+	Capacity                                map[string]int `json:",omitempty"`
+	Instances                               int
+	Connected                               bool
+	Local                                   bool `json:",omitempty"`
+	EnrolledAt, LastSeen                    time.Time
+	LostAt                                  *time.Time `json:",omitempty"`
+}
+
+// ListHosts lists every host, by ID.
+func (s *Service) ListHosts(ctx context.Context) ([]HostInfo, error) {
+	out := []HostInfo{}
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		hosts, err := allHosts(ctx, tx)
+		if err != nil {
+			return err
+		}
+		for _, h := range hosts {
+			l := hostLoad{Host: h, Used: map[string]int{}}
+			if err := s.countLoad(ctx, tx, &l, ""); err != nil {
+				return err
+			}
+			out = append(out, info(h, total(l.Used)))
+		}
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].HostId < out[j].HostId })
+	return out, err
+}
+
+func info(h *Host, instances int) HostInfo {
+	i := HostInfo{HostId: h.HostID, Pool: h.Pool, Location: h.Location, Address: h.Address, Status: string(h.Status),
+		DnsName: h.DNSName, Hostname: h.Hostname, Capacity: h.Capacity, Instances: instances,
+		Connected: h.ConnectedTo != "", Local: h.Local, EnrolledAt: h.EnrolledAt, LastSeen: h.LastSeen}
+	if !h.LostAt.IsZero() {
+		t := h.LostAt
+		i.LostAt = &t
+	}
+	return i
+}
+
+// DrainHost drains a host: it takes no new instance, and each instance
+// it runs takes no new game session, is replaced on another host and
+// stops once it hosts none. Draining a LOST host is refused (it has
+// nothing left to drain).
+func (s *Service) DrainHost(ctx context.Context, hostID string) (HostInfo, error) {
+	var out HostInfo
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		h, err := getHost(ctx, tx, hostID)
+		if errors.Is(err, store.ErrNotFound) {
+			return api.NewNotFoundException("host %s does not exist (hoist admin list-hosts lists them)", clip(hostID))
+		}
+		if err != nil {
+			return err
+		}
+		if h.Status == StatusLost {
+			return api.NewInvalidRequestException("host %s is LOST: its instances were already replaced", hostID)
+		}
+		h.Status = StatusDraining
+		out = info(h, 0)
+		return putHost(ctx, tx, h)
+	})
+	if err == nil {
+		s.log.Info("hosts: host draining", "host", hostID)
+	}
+	return out, err
+}
+
+// purgeTokens deletes enrolment tokens that expired TokenRetention ago.
+func (s *Service) purgeTokens(ctx context.Context, now time.Time) error {
+	return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		q := store.Query{Kind: KindEnrolmentToken, Order: store.OrderRankAsc,
+			RankMax: now.Add(-s.t.TokenRetention).UnixMilli(), HasRankMax: true, Limit: 256}
+		recs, _, err := tx.List(ctx, q)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if err := tx.Delete(ctx, r.Kind, r.ID); ignoreNotFound(err) != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
