@@ -5,6 +5,7 @@
 //	hoist admin ...          operator commands (see `hoist admin --help`)
 //	hoist agent ...          run this host as a compute of an ANYWHERE fleet, or (--pool) as a pool host (see `hoist agent --help`)
 //	hoist match ...          FlexMatch rule set workbench (see `hoist match --help`)
+//	hoist migrate-store ...  copy a data directory's store into PostgreSQL
 //	hoist version            print the version (also --version)
 //	hoist help               list the commands (also --help, -h)
 package main
@@ -42,6 +43,8 @@ commands:
   admin     operator actions on a running Hoist (hoist admin --help)
   agent     run this host as a compute of an ANYWHERE fleet, or (--pool) as a pool host of managed fleets (hoist agent --help)
   match     simulate matchmaking, validate a rule set (hoist match --help)
+  migrate-store
+            copy a data directory's store into PostgreSQL (hoist migrate-store --help)
   version   print the version (also hoist --version)
   help      print this help (also hoist --help)
 
@@ -90,6 +93,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return agent(args, stdout, stderr)
 	case "match":
 		return match(args, stdout, stderr)
+	case "migrate-store":
+		return migrateStore(args, os.LookupEnv, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return 0

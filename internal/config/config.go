@@ -24,9 +24,13 @@ type Config struct {
 	Addr    string
 	TLSAddr string
 	DataDir string
-	// Store is the embedded store backend: StoreJournal, StoreSQLite, or
-	// "" to choose by what the data directory holds (see Server).
+	// Store is the store backend: StoreJournal, StoreSQLite, StorePostgres,
+	// or "" to choose by what the data directory holds (see Server).
 	Store string
+	// DatabaseURL is the PostgreSQL connection string of StorePostgres
+	// ("": the PG* environment variables alone). It may hold a password:
+	// never print it.
+	DatabaseURL string
 	// JournalWrites is how the journal store writes: JournalDirect (the
 	// default: O_DIRECT|O_DSYNC where the file system allows it) or
 	// JournalBuffered (through the page cache, and fdatasync).
@@ -167,6 +171,8 @@ const (
 	StoreJournal = "journal"
 	// StoreSQLite is the SQLite store.
 	StoreSQLite = "sqlite"
+	// StorePostgres is a PostgreSQL database, which several replicas share.
+	StorePostgres = "postgres"
 	// JournalDirect and JournalBuffered are the values of --journal-writes.
 	JournalDirect   = "direct"
 	JournalBuffered = "buffered"
@@ -187,9 +193,12 @@ func (c *Config) check() error {
 		return errors.New("--data-dir ($HOIST_DATA_DIR) must not be empty")
 	}
 	switch c.Store {
-	case "", StoreJournal, StoreSQLite:
+	case "", StoreJournal, StoreSQLite, StorePostgres:
 	default:
-		return fmt.Errorf("--store %q: want %s or %s", c.Store, StoreJournal, StoreSQLite)
+		return fmt.Errorf("--store %q: want %s, %s or %s", c.Store, StoreJournal, StoreSQLite, StorePostgres)
+	}
+	if c.DatabaseURL != "" && c.Store != StorePostgres {
+		return errors.New("--database-url ($HOIST_DATABASE_URL) is set but --store is not postgres: set --store postgres, or unset it")
 	}
 	switch c.LocalHosting {
 	case "", LocalAgent, LocalInProcess, LocalOff:

@@ -62,8 +62,11 @@ var settings = []Setting{
 		Help:  "where Hoist keeps its store, builds, instances and CA",
 		value: str(func(c *Config) *string { return &c.DataDir })},
 	{Flag: "store", Env: "HOIST_STORE", DocDefault: StoreJournal,
-		Help:  "embedded store: journal (the default for a new data directory) or sqlite (see docs/configuration.md)",
+		Help:  "store: journal (the default for a new data directory) or sqlite, embedded; or postgres, a database several replicas may share (see docs/configuration.md)",
 		value: str(func(c *Config) *string { return &c.Store })},
+	{Flag: "database-url", Env: "HOIST_DATABASE_URL",
+		Help:  "with --store postgres, the database's connection string (postgres://user:password@host:port/db?... or key=value ...); what it leaves out comes from the PG* variables (PGHOST, PGUSER, PGPASSWORD, ...); never logged nor shown",
+		value: secret(func(c *Config) *string { return &c.DatabaseURL })},
 	{Flag: "journal-writes", Env: "HOIST_JOURNAL_WRITES", Default: JournalDirect,
 		Help:  "journal store writes: direct (O_DIRECT|O_DSYNC where possible) or buffered (page cache and fdatasync)",
 		value: str(func(c *Config) *string { return &c.JournalWrites })},
@@ -286,6 +289,19 @@ func (v *namedValue) IsBoolFlag() bool {
 func str(field func(*Config) *string) func(*Config) flag.Value {
 	return func(c *Config) flag.Value { return (*stringValue)(field(c)) }
 }
+
+// secret binds a string field whose value is never shown (a password in
+// a connection string): its String is empty, so that --help shows no
+// "default" taken from the environment.
+func secret(field func(*Config) *string) func(*Config) flag.Value {
+	return func(c *Config) flag.Value { return (*secretValue)(field(c)) }
+}
+
+// secretValue is a string setting that is never shown.
+type secretValue string
+
+func (v *secretValue) Set(s string) error { *v = secretValue(s); return nil }
+func (v *secretValue) String() string     { return "" }
 
 // addr binds a listen address, host:port; optional allows "" (off).
 func addr(field func(*Config) *string, optional bool) func(*Config) flag.Value {

@@ -58,7 +58,10 @@ func TestEveryFlagHasItsVariable(t *testing.T) {
 		"HOIST_EVENT_OUTBOX":  "7",
 		"HOIST_LOCAL_HOSTING": "off", "HOIST_LOCAL_ORPHAN_TIMEOUT": "1m",
 		"HOIST_PLACEMENT_COSTS": "c5.large=0.085,c5.large/SPOT=0.03",
+		"HOIST_DATABASE_URL":    "postgres://h/db",
 	}
+	// Settings that need another one set as well.
+	with := map[string]map[string]string{"HOIST_DATABASE_URL": {"HOIST_STORE": "postgres"}}
 	for _, s := range settings {
 		if s.Flag == "" {
 			continue
@@ -68,12 +71,16 @@ func TestEveryFlagHasItsVariable(t *testing.T) {
 			t.Errorf("no test value for %s", s.Env)
 			continue
 		}
-		fromEnv, err := Parse(nil, envOf(map[string]string{s.Env: val}), io.Discard)
+		env := map[string]string{s.Env: val}
+		for k, v := range with[s.Env] {
+			env[k] = v
+		}
+		fromEnv, err := Parse(nil, envOf(env), io.Discard)
 		if err != nil {
 			t.Errorf("%s=%s: %v", s.Env, val, err)
 			continue
 		}
-		fromFlag, err := Parse([]string{"--" + s.Flag + "=" + val}, envOf(nil), io.Discard)
+		fromFlag, err := Parse([]string{"--" + s.Flag + "=" + val}, envOf(with[s.Env]), io.Discard)
 		if err != nil {
 			t.Errorf("--%s=%s: %v", s.Flag, val, err)
 			continue

@@ -34,6 +34,7 @@ import (
 	"github.com/hoistgg/hoist/internal/sigv4"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/journal"
+	"github.com/hoistgg/hoist/internal/store/postgres"
 	"github.com/hoistgg/hoist/internal/store/sqlite"
 	"github.com/hoistgg/hoist/internal/tags"
 )
@@ -521,11 +522,17 @@ func publicAddr(addr, ip string) string {
 	return net.JoinHostPort(host, port)
 }
 
-// openStore opens the embedded store cfg.Store names. Without a choice it
-// is the journal store, unless the data directory holds a SQLite store and
-// no journal store (a data directory from a Hoist before the journal
-// store): that one is opened, so that no data is left behind.
+// openStore opens the store cfg.Store names: PostgreSQL, or an embedded
+// store. Without a choice it is the journal store, unless the data
+// directory holds a SQLite store and no journal store (a data directory
+// from a Hoist before the journal store): that one is opened, so that no
+// data is left behind.
 func openStore(cfg *config.Config, log *slog.Logger) (store.Store, error) {
+	if cfg.Store == config.StorePostgres {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{Logger: log})
+	}
 	journalDir := filepath.Join(cfg.DataDir, "store")
 	sqlitePath := filepath.Join(cfg.DataDir, "hoist.db")
 	kind := cfg.Store

@@ -10,24 +10,24 @@ import (
 )
 
 var recordTests = []test{
-	{"GetMissing", testGetMissing},
-	{"InsertGet", testInsertGet},
-	{"InsertExists", testInsertExists},
-	{"Put", testPut},
-	{"Delete", testDelete},
-	{"KindsAreSeparate", testKindsAreSeparate},
-	{"DataShapes", testDataShapes},
-	{"ReadYourWrites", testReadYourWrites},
-	{"ViewIsReadOnly", testViewIsReadOnly},
-	{"TxAfterReturn", testTxAfterReturn},
+	{"GetMissing", plain(testGetMissing)},
+	{"InsertGet", plain(testInsertGet)},
+	{"InsertExists", plain(testInsertExists)},
+	{"Put", plain(testPut)},
+	{"Delete", plain(testDelete)},
+	{"KindsAreSeparate", plain(testKindsAreSeparate)},
+	{"DataShapes", plain(testDataShapes)},
+	{"ReadYourWrites", plain(testReadYourWrites)},
+	{"ViewIsReadOnly", plain(testViewIsReadOnly)},
+	{"TxAfterReturn", plain(testTxAfterReturn)},
 }
 
 var seqTests = []test{
-	{"IncreasesOnInsert", testSeqIncreases},
-	{"KeptByPut", testSeqKeptByPut},
-	{"IgnoredOnInput", testSeqIgnoredOnInput},
-	{"NewAfterDelete", testSeqNewAfterDelete},
-	{"VisibleInTx", testSeqVisibleInTx},
+	{"IncreasesOnInsert", plain(testSeqIncreases)},
+	{"KeptByPut", plain(testSeqKeptByPut)},
+	{"IgnoredOnInput", plain(testSeqIgnoredOnInput)},
+	{"NewAfterDelete", plain(testSeqNewAfterDelete)},
+	{"VisibleInTx", plain(testSeqVisibleInTx)},
 }
 
 func testGetMissing(t *testing.T, s store.Store) {
@@ -140,15 +140,16 @@ func testKindsAreSeparate(t *testing.T, s store.Store) {
 func testDataShapes(t *testing.T, s store.Store) {
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
 	tests := map[string]store.Record{
-		"nil data":    {ID: "nil", Data: nil},
-		"empty data":  {ID: "empty", Data: []byte{}},
-		"binary data": {ID: "bin", Data: []byte{0, 1, 0xff, 0xfe, 0}},
-		"large data":  {ID: "big", Data: big},
-		"unicode id":  {ID: "gamé-サーバー", Parent: "flëet", Key: "ключ"},
-		"long id":     {ID: string(bytes.Repeat([]byte("i"), 1024))},
-		"extreme max": {ID: "max", Rank: math.MaxInt64},
-		"extreme min": {ID: "min", Rank: math.MinInt64},
-		"quotes":      {ID: `it's "quoted"`, Key: `'; DROP TABLE records; --`},
+		"nil data":       {ID: "nil", Data: nil},
+		"empty data":     {ID: "empty", Data: []byte{}},
+		"binary data":    {ID: "bin", Data: []byte{0, 1, 0xff, 0xfe, 0}},
+		"large data":     {ID: "big", Data: big},
+		"unicode id":     {ID: "gamé-サーバー", Parent: "flëet", Key: "ключ"},
+		"long id":        {ID: string(bytes.Repeat([]byte("i"), 1024))},
+		"extreme max":    {ID: "max", Rank: math.MaxInt64},
+		"extreme min":    {ID: "min", Rank: math.MinInt64},
+		"quotes":         {ID: `it's "quoted"`, Key: `'; DROP TABLE records; --`},
+		"nul, bad utf-8": {ID: "a\x00b\xff", Parent: "\x00p", Key: "\xfe\x00"},
 	}
 	for name, rec := range tests {
 		t.Run(name, func(t *testing.T) {
