@@ -184,6 +184,27 @@ type Store interface {
 	// error, which wins). A holder that paused past its lease therefore
 	// cannot commit as the holder, whoever took the lease meanwhile.
 	UpdateFenced(ctx context.Context, g Grant, fn func(tx Tx) error) error
+	// Leases returns the leases whose names begin with prefix that are
+	// held now by the store's clock (unexpired), in name order: who
+	// holds which shard of a sharded loop, and which replicas are alive
+	// (store.Shards).
+	Leases(ctx context.Context, prefix string) ([]Grant, error)
+	// Claim is Update for records that many callers take at once (a
+	// claim, the next item of a queue): in fn's transaction every record
+	// a Get or List returns is held by it until it ends, and a List
+	// passes over the records other transactions hold. Concurrent Claims
+	// that list the same candidates therefore take different ones
+	// instead of conflicting over the first, and a Get waits for the
+	// transaction holding its record. On the embedded stores, whose
+	// Updates run one at a time, it is Update. On PostgreSQL the
+	// transaction runs at READ COMMITTED with row locks (SELECT ... FOR
+	// UPDATE [SKIP LOCKED]) rather than SERIALIZABLE, so fn must decide
+	// only from records it read through tx (Count is not held) and write
+	// only those and new ones; then it is serializable with every other
+	// transaction for the records it touches. A List in fn returns Next
+	// whenever its page is full, even when no record follows (no record
+	// past the page is held).
+	Claim(ctx context.Context, fn func(tx Tx) error) error
 	// Watch adds kinds to those whose writes the change feed records. Call
 	// it before the writes that should be recorded (at start, on every
 	// replica alike); writes to other kinds cost the feed nothing.
