@@ -66,8 +66,8 @@ type Config struct {
 	hoistBin    string
 	databaseURL string // never reported: it may hold a password
 	dataParent  string
-	profileDir string
-	jsonPath   string
+	profileDir  string
+	jsonPath    string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*Config, error) {
