@@ -13,7 +13,10 @@ import (
 // ClaimGameServer claims an available game server for 60 seconds (the
 // order is stated as pure functions in order_test.go), or the game server GameServerId names. A claim
 // that finds nothing available first releases the group's expired claims,
-// then answers OutOfCapacityException.
+// then answers OutOfCapacityException. It runs as a store Claim: claims
+// at once (on PostgreSQL) take different instances' game servers, each
+// the first in the order that no other claim is taking, rather than all
+// contending for the first.
 func (s *Service) ClaimGameServer(ctx context.Context, in *api.ClaimGameServerInput) (*api.ClaimGameServerOutput, error) {
 	statuses, err := claimStatuses(in.FilterOption)
 	if err != nil {
@@ -22,7 +25,7 @@ func (s *Service) ClaimGameServer(ctx context.Context, in *api.ClaimGameServerIn
 	now := s.now()
 	nameOrARN := api.ToString(in.GameServerGroupName)
 	var g *serverRec
-	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err = s.cfg.Store.Claim(ctx, func(tx store.Tx) error {
 		var err error
 		if in.GameServerId != nil {
 			g, err = s.claimOne(ctx, tx, nameOrARN, *in.GameServerId, statuses, in.GameServerData, now)
@@ -84,31 +87,52 @@ func checkClaimable(nameOrARN string, st groupState) error {
 
 // place finds the game server a claim takes, in the order order_test.go states: for each
 // usable status, the busiest instance with an available game server, then
-// its oldest available game server. Two indexed reads of one row each.
+// its oldest available game server. Two indexed reads of one row each. In
+// a store Claim, a first pass passes over the records other transactions
+// hold (an instance another claim is taking from gives way to the next,
+// as does one whose available game servers are all being changed); when
+// it finds nothing, a second waits for them, so that a claim answers that
+// nothing is available only when nothing is.
 func place(ctx context.Context, tx store.Tx, group string, statuses []api.GameServerInstanceStatus) (*serverRec, *instanceRec, error) {
+	for _, skip := range []bool{true, false} {
+		if g, inst, err := placeOnce(ctx, tx, group, statuses, skip); err != nil || g != nil {
+			return g, inst, err
+		}
+	}
+	return nil, nil, nil
+}
+
+// placeOnce is one pass of place; skip: pass over held records.
+func placeOnce(ctx context.Context, tx store.Tx, group string, statuses []api.GameServerInstanceStatus, skip bool) (*serverRec, *instanceRec, error) {
 	for _, st := range statuses {
-		recs, _, err := tx.List(ctx, store.Query{Kind: kindInstance, Parent: group, HasParent: true,
-			Key: instanceKey(st, true), HasKey: true, Order: store.OrderRankDesc, Limit: 1})
-		if err != nil {
-			return nil, nil, err
+		q := store.Query{Kind: kindInstance, Parent: group, HasParent: true,
+			Key: instanceKey(st, true), HasKey: true, Order: store.OrderRankDesc, Limit: 1, SkipHeld: skip}
+		for {
+			recs, next, err := tx.List(ctx, q)
+			if err != nil || len(recs) == 0 {
+				if err != nil {
+					return nil, nil, err
+				}
+				break
+			}
+			inst, err := decode[instanceRec](recs[0])
+			if err != nil {
+				return nil, nil, err
+			}
+			recs, _, err = tx.List(ctx, store.Query{Kind: kindServer, Parent: group, HasParent: true,
+				Key: availableKey(inst.ID), HasKey: true, Order: store.OrderRankAsc, Limit: 1, SkipHeld: skip})
+			if err != nil {
+				return nil, nil, err
+			}
+			if len(recs) == 1 {
+				g, err := decode[serverRec](recs[0])
+				return g, inst, err
+			}
+			if next == "" {
+				break
+			}
+			q.After = next
 		}
-		if len(recs) == 0 {
-			continue
-		}
-		inst, err := decode[instanceRec](recs[0])
-		if err != nil {
-			return nil, nil, err
-		}
-		recs, _, err = tx.List(ctx, store.Query{Kind: kindServer, Parent: group, HasParent: true,
-			Key: availableKey(inst.ID), HasKey: true, Order: store.OrderRankAsc, Limit: 1})
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(recs) == 0 {
-			return nil, nil, fmt.Errorf("fleetiq: instance %s of group %s counts %d available game servers but has none", inst.ID, group, inst.Available)
-		}
-		g, err := decode[serverRec](recs[0])
-		return g, inst, err
 	}
 	return nil, nil, nil
 }

@@ -51,9 +51,9 @@ type shape struct {
 	desc                 bool
 	after                bool
 	noData               bool
-	// lock: a Claim's List, which holds the rows it returns and passes
-	// over those other transactions hold.
-	lock bool
+	// lock: a Claim's List, which holds the rows it returns; skip: one
+	// that passes over those other transactions hold.
+	lock, skip bool
 }
 
 // sql returns the statement text of k.
@@ -86,8 +86,11 @@ func (k shape) sql() string {
 	}
 	b.WriteString(orderSQL(k.order, k.desc))
 	b.WriteString(` LIMIT ` + arg())
-	if k.lock {
+	switch {
+	case k.lock && k.skip:
 		b.WriteString(` FOR UPDATE SKIP LOCKED`)
+	case k.lock:
+		b.WriteString(` FOR UPDATE`)
 	}
 	return b.String()
 }
@@ -144,7 +147,7 @@ type plan struct {
 func planQuery(q store.Query, count, lock bool) (plan, error) {
 	desc := q.Desc && (q.Order == store.OrderID || q.Order == store.OrderCreated)
 	p := plan{shape: shape{count: count, parent: q.HasParent, key: q.HasKey, rankMax: q.HasRankMax,
-		order: q.Order, desc: desc, noData: q.NoData && !count, lock: lock && !count}}
+		order: q.Order, desc: desc, noData: q.NoData && !count, lock: lock && !count, skip: lock && !count && q.SkipHeld}}
 	p.args = make([]any, 1, 8)
 	p.args[0] = string(q.Kind)
 	if q.HasParent {

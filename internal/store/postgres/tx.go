@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -236,8 +237,13 @@ func (tx *writeTx) check(ctx context.Context) error {
 	return tx.err
 }
 
-// fail records a statement's error: the transaction is aborted.
+// fail records a statement's error: the transaction is aborted. The
+// error of a deferred write sent with the statement is reported as that
+// write's.
 func (tx *writeTx) fail(ctx context.Context, op string, err error) error {
+	if we := (*writeError)(nil); errors.As(err, &we) {
+		op, err = we.op, we.err
+	}
 	if retryable(err) {
 		tx.conflict = true
 	}
@@ -318,13 +324,20 @@ func (tx *writeTx) Insert(ctx context.Context, rec store.Record) error {
 	return err
 }
 
+// Put is deferred: it goes to the database with the transaction's next
+// statement or its COMMIT (a failure shows there), so that writes cost no
+// round trip of their own.
 func (tx *writeTx) Put(ctx context.Context, rec store.Record) error {
+	if err := tx.check(ctx); err != nil {
+		return err
+	}
 	sql := sqlPut
 	if tx.s.isWatched(rec.Kind) {
 		sql = sqlPutWatched
 	}
-	_, err := tx.exec(ctx, "put "+string(rec.Kind)+"/"+rec.ID, sql, recordArgs(&rec)...)
-	return err
+	rec.Data = bytes.Clone(rec.Data) // the caller may reuse its buffer once Put returns
+	tx.c.Defer("put "+string(rec.Kind)+"/"+rec.ID, sql, recordArgs(&rec)...)
+	return nil
 }
 
 func (tx *writeTx) Delete(ctx context.Context, kind store.Kind, id string) error {

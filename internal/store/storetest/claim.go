@@ -22,14 +22,20 @@ var claimTests = []test{
 }
 
 // takeOne is the claim pattern in a Claim: the first free record (Rank
-// order), moved to Key "taken" with who in its Data. It returns "" when
-// nothing is free.
+// order) that no other Claim holds, else (when every free one is held) the
+// first once its holder is done, moved to Key "taken" with who in its
+// Data. It returns "" when nothing is free.
 func takeOne(ctx context.Context, s store.Store, who string) (string, error) {
 	var id string
 	err := s.Claim(ctx, func(tx store.Tx) error {
 		id = ""
-		recs, _, err := tx.List(ctx, store.Query{Kind: kindItem, Parent: "group", HasParent: true,
-			Key: "free", HasKey: true, Order: store.OrderRankAsc, Limit: 1})
+		q := store.Query{Kind: kindItem, Parent: "group", HasParent: true,
+			Key: "free", HasKey: true, Order: store.OrderRankAsc, Limit: 1, SkipHeld: true}
+		recs, _, err := tx.List(ctx, q)
+		if err == nil && len(recs) == 0 {
+			q.SkipHeld = false
+			recs, _, err = tx.List(ctx, q)
+		}
 		if err != nil || len(recs) == 0 {
 			return err
 		}
