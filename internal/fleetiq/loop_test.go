@@ -153,12 +153,13 @@ func TestRunGroupStatuses(t *testing.T) {
 	})
 }
 
-// TestRunNeedsLease: while another replica holds the lease, Run does not
-// sweep (claims end lazily all the same); once it lapses, Run takes over.
+// TestRunNeedsLease: while another replica holds the group's shard, Run
+// does not sweep it (claims end lazily all the same); once its lease
+// lapses, Run takes the shard over.
 func TestRunNeedsLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, func(c *Config) { c.Now = time.Now; c.ReplicaID = "replica-b" })
-		ok, err := h.st.Lease(h.ctx, leaseName, "replica-a", time.Now(), 2*time.Minute)
+		ok, err := h.st.Lease(h.ctx, store.ShardLeasePrefix(loopName)+seedGroup, "replica-a", time.Now(), 2*time.Minute)
 		if err != nil || !ok {
 			t.Fatalf("lease: %v %v", ok, err)
 		}
