@@ -154,3 +154,162 @@ func TestClaimPassesOverHeldInstance(t *testing.T) {
 		t.Errorf("once i-a is free, the claim took %s, want gs-a1", id)
 	}
 }
+
+// fencedLog records the fenced commits of replicas sharing a database.
+type fencedLog struct {
+	mu      sync.Mutex
+	commits []store.Grant
+}
+
+// recordingStore is one replica's store: its successful fenced commits go
+// to the shared log.
+type recordingStore struct {
+	store.Store
+	log *fencedLog
+}
+
+func (r *recordingStore) UpdateFenced(ctx context.Context, g store.Grant, fn func(store.Tx) error) error {
+	err := r.Store.UpdateFenced(ctx, g, fn)
+	if err == nil {
+		r.log.mu.Lock()
+		r.log.commits = append(r.log.commits, g)
+		r.log.mu.Unlock()
+	}
+	return err
+}
+
+// sweepReplica is one replica of the FleetIQ sweep: its own connection
+// pool to the shared database, its presence, its Service.
+type sweepReplica struct {
+	id     string
+	st     *postgres.Store
+	svc    *Service
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// startSweepReplica starts replica id's presence and sweep loop (every
+// 100 ms; shard leases of 500 ms) on the database of url.
+func startSweepReplica(t *testing.T, url, id string, clock *clocktest.Clock, log *fencedLog) *sweepReplica {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), url, postgres.Options{MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := &recordingStore{Store: st, log: log}
+	p := &store.Presence{Store: rs, Holder: id, TTL: 1500 * time.Millisecond}
+	svc := New(Config{Store: rs, Region: "us-west-2", Account: "123456789012", Now: clock.Now, ReplicaID: id,
+		Replicas: p, Timings: Timings{SweepInterval: 100 * time.Millisecond}})
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &sweepReplica{id: id, st: st, svc: svc, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = p.Run(ctx) })
+		_ = svc.Run(ctx)
+		wg.Wait()
+	}()
+	t.Cleanup(func() {
+		r.cancel()
+		<-r.done
+		r.st.Close()
+	})
+	return r
+}
+
+// shardHolders returns each group's shard holder, by the database.
+func shardHolders(t *testing.T, st store.Store) map[string]string {
+	t.Helper()
+	gs, err := st.Leases(t.Context(), store.ShardLeasePrefix(loopName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, g := range gs {
+		out[g.Name[len(store.ShardLeasePrefix(loopName)):]] = g.Holder
+	}
+	return out
+}
+
+// waitFor polls cond every 50 ms until it holds, failing after limit.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > limit {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// TestShardedSweepOnPostgres: three replicas of the FleetIQ sweep, each
+// with its own connection pool to one PostgreSQL database, share six
+// game server groups two each; each group's expired claims are released
+// by fenced commits of its shard's holder alone; when one replica dies
+// (its connections closed, nothing given up), the survivors take its
+// groups over and release their claims.
+func TestShardedSweepOnPostgres(t *testing.T) {
+	url := pgtest.URL(t)
+	clock := clocktest.New(t0)
+	log := &fencedLog{}
+	reps := map[string]*sweepReplica{}
+	for _, id := range []string{"A", "B", "C"} {
+		reps[id] = startSweepReplica(t, url, id, clock, log)
+	}
+	h := &harness{t: t, ctx: context.Background(), st: reps["A"].st, clock: clock, svc: reps["A"].svc}
+	groups := []string{"g1", "g2", "g3", "g4", "g5", "g6"}
+	for _, g := range groups {
+		h.group(g)
+		h.register(g, "gs-"+g, "i-"+g)
+	}
+	balanced := func(want map[string]int) func() bool {
+		return func() bool {
+			got := map[string]int{}
+			for _, holder := range shardHolders(t, h.st) {
+				got[holder]++
+			}
+			return fmt.Sprint(got) == fmt.Sprint(want)
+		}
+	}
+	waitFor(t, 15*time.Second, "two groups each", balanced(map[string]int{"A": 2, "B": 2, "C": 2}))
+	holders := shardHolders(t, h.st)
+	claimAll := func() {
+		for _, g := range groups {
+			h.mustClaim(g, "")
+		}
+		clock.Advance(ClaimHold + time.Second)
+	}
+	released := func() bool {
+		for _, g := range groups {
+			if h.keys()["gs-"+g] != availableKey("i-"+g) {
+				return false
+			}
+		}
+		return true
+	}
+	log.mu.Lock()
+	log.commits = nil
+	log.mu.Unlock()
+	claimAll()
+	waitFor(t, 15*time.Second, "expired claims released", released)
+	log.mu.Lock()
+	for _, g := range log.commits {
+		group := g.Name[len(store.ShardLeasePrefix(loopName)):]
+		if g.Holder != holders[group] {
+			t.Errorf("group %s swept by %s, its shard's holder is %s", group, g.Holder, holders[group])
+		}
+	}
+	log.mu.Unlock()
+
+	// C dies: its connections close; it gives nothing up.
+	reps["C"].st.Close()
+	reps["C"].cancel()
+	<-reps["C"].done
+	took := waitFor(t, 15*time.Second, "C's groups taken over", balanced(map[string]int{"A": 3, "B": 3}))
+	t.Logf("C's groups passed to A and B %v after it died", took.Round(10*time.Millisecond))
+	claimAll()
+	waitFor(t, 15*time.Second, "expired claims released after C died", released)
+	h.checkCounts()
+}
