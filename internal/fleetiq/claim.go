@@ -91,8 +91,11 @@ func checkClaimable(nameOrARN string, st groupState) error {
 // a store Claim, a first pass passes over the records other transactions
 // hold (an instance another claim is taking from gives way to the next,
 // as does one whose available game servers are all being changed); when
-// it finds nothing, a second waits for them, so that a claim answers that
-// nothing is available only when nothing is.
+// it finds nothing, a second waits for the instances held, so that a
+// claim answers that nothing is available only when nothing is (but for
+// game servers an update holds at that moment). A claim never waits for a
+// game server: an update holds its game server, then its instance, so
+// waiting for one while holding an instance could deadlock.
 func place(ctx context.Context, tx store.Tx, group string, statuses []api.GameServerInstanceStatus) (*serverRec, *instanceRec, error) {
 	for _, skip := range []bool{true, false} {
 		if g, inst, err := placeOnce(ctx, tx, group, statuses, skip); err != nil || g != nil {
@@ -102,7 +105,7 @@ func place(ctx context.Context, tx store.Tx, group string, statuses []api.GameSe
 	return nil, nil, nil
 }
 
-// placeOnce is one pass of place; skip: pass over held records.
+// placeOnce is one pass of place; skip: pass over held instances too.
 func placeOnce(ctx context.Context, tx store.Tx, group string, statuses []api.GameServerInstanceStatus, skip bool) (*serverRec, *instanceRec, error) {
 	for _, st := range statuses {
 		q := store.Query{Kind: kindInstance, Parent: group, HasParent: true,
@@ -120,7 +123,7 @@ func placeOnce(ctx context.Context, tx store.Tx, group string, statuses []api.Ga
 				return nil, nil, err
 			}
 			recs, _, err = tx.List(ctx, store.Query{Kind: kindServer, Parent: group, HasParent: true,
-				Key: availableKey(inst.ID), HasKey: true, Order: store.OrderRankAsc, Limit: 1, SkipHeld: skip})
+				Key: availableKey(inst.ID), HasKey: true, Order: store.OrderRankAsc, Limit: 1, SkipHeld: true})
 			if err != nil {
 				return nil, nil, err
 			}
