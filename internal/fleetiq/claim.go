@@ -2,7 +2,9 @@ package fleetiq
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -25,15 +27,26 @@ func (s *Service) ClaimGameServer(ctx context.Context, in *api.ClaimGameServerIn
 	now := s.now()
 	nameOrARN := api.ToString(in.GameServerGroupName)
 	var g *serverRec
-	err = s.cfg.Store.Claim(ctx, func(tx store.Tx) error {
-		var err error
-		if in.GameServerId != nil {
-			g, err = s.claimOne(ctx, tx, nameOrARN, *in.GameServerId, statuses, in.GameServerData, now)
-		} else {
-			g, err = s.claimAny(ctx, tx, nameOrARN, statuses, in.GameServerData, now)
+	for attempt := 0; ; attempt++ {
+		err = s.cfg.Store.Claim(ctx, func(tx store.Tx) error {
+			var err error
+			if in.GameServerId != nil {
+				g, err = s.claimOne(ctx, tx, nameOrARN, *in.GameServerId, statuses, in.GameServerData, now)
+			} else {
+				g, err = s.claimAny(ctx, tx, nameOrARN, statuses, in.GameServerData, now)
+			}
+			return err
+		})
+		if !errors.Is(err, errBusy) || attempt == busyAttempts {
+			break
 		}
-		return err
-	})
+		if err := busyPause(ctx, attempt); err != nil {
+			return nil, err
+		}
+	}
+	if errors.Is(err, errBusy) {
+		g, err = nil, nil // what is available is still being taken: out of capacity
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +76,9 @@ func (s *Service) claimAny(ctx context.Context, tx store.Tx, nameOrARN string, s
 	if err := checkClaimable(nameOrARN, st); err != nil {
 		return nil, err
 	}
-	q := store.Query{Kind: kindServer, Parent: name, HasParent: true, Key: keyClaimed, HasKey: true}
+	// (Passing over the claims other transactions hold: an update holding
+	// one may wait for an instance this claim holds.)
+	q := store.Query{Kind: kindServer, Parent: name, HasParent: true, Key: keyClaimed, HasKey: true, SkipHeld: true}
 	released, err := releaseExpired(ctx, tx, q, now, memberBatch)
 	if err != nil || released == 0 {
 		return nil, err
@@ -85,31 +100,44 @@ func checkClaimable(nameOrARN string, st groupState) error {
 	return nil
 }
 
+// errBusy: the instances with an available game server are all held by
+// other transactions at the moment (on PostgreSQL, in a store Claim); the
+// claim runs again, in a new transaction, after a short pause.
+var errBusy = errors.New("fleetiq: every instance with an available game server is being claimed from")
+
+// busyAttempts bounds how many times a claim runs again for errBusy.
+const busyAttempts = 50
+
+// busyPause waits before the claim's next attempt: a random pause below
+// min(5 ms, 100 µs << attempt), or until ctx ends.
+func busyPause(ctx context.Context, attempt int) error {
+	d := min(5*time.Millisecond, 100*time.Microsecond<<min(attempt, 8))
+	t := time.NewTimer(rand.N(d) + time.Microsecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // place finds the game server a claim takes, in the order order_test.go states: for each
 // usable status, the busiest instance with an available game server, then
 // its oldest available game server. Two indexed reads of one row each. In
-// a store Claim, a first pass passes over the records other transactions
-// hold (an instance another claim is taking from gives way to the next,
-// as does one whose available game servers are all being changed); when
-// it finds nothing, a second waits for the instances held, so that a
-// claim answers that nothing is available only when nothing is (but for
-// game servers an update holds at that moment). A claim never waits for a
-// game server: an update holds its game server, then its instance, so
-// waiting for one while holding an instance could deadlock.
+// a store Claim, both reads pass over the records other transactions hold:
+// an instance another claim is taking from gives way to the next, as does
+// one whose available game servers are all being changed. When that
+// leaves nothing while some instance counts available game servers, it
+// returns errBusy: the claim runs again once the others are done. (It
+// does not wait for a held instance instead: a claim holding one instance
+// while waiting for another could deadlock with a claim doing the
+// opposite. Nor for a game server: an update holds its game server, then
+// its instance.)
 func place(ctx context.Context, tx store.Tx, group string, statuses []api.GameServerInstanceStatus) (*serverRec, *instanceRec, error) {
-	for _, skip := range []bool{true, false} {
-		if g, inst, err := placeOnce(ctx, tx, group, statuses, skip); err != nil || g != nil {
-			return g, inst, err
-		}
-	}
-	return nil, nil, nil
-}
-
-// placeOnce is one pass of place; skip: pass over held instances too.
-func placeOnce(ctx context.Context, tx store.Tx, group string, statuses []api.GameServerInstanceStatus, skip bool) (*serverRec, *instanceRec, error) {
 	for _, st := range statuses {
 		q := store.Query{Kind: kindInstance, Parent: group, HasParent: true,
-			Key: instanceKey(st, true), HasKey: true, Order: store.OrderRankDesc, Limit: 1, SkipHeld: skip}
+			Key: instanceKey(st, true), HasKey: true, Order: store.OrderRankDesc, Limit: 1, SkipHeld: true}
 		for {
 			recs, next, err := tx.List(ctx, q)
 			if err != nil || len(recs) == 0 {
@@ -135,6 +163,15 @@ func placeOnce(ctx context.Context, tx store.Tx, group string, statuses []api.Ga
 				break
 			}
 			q.After = next
+		}
+	}
+	for _, st := range statuses {
+		n, err := tx.Count(ctx, store.Query{Kind: kindInstance, Parent: group, HasParent: true, Key: instanceKey(st, true), HasKey: true})
+		if err != nil || n > 0 {
+			if err == nil {
+				err = errBusy
+			}
+			return nil, nil, err
 		}
 	}
 	return nil, nil, nil
