@@ -3,6 +3,7 @@ package fleetiq
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
@@ -75,7 +76,7 @@ func (s *Service) sweepHeld(ctx context.Context, held *store.Held) error {
 	for _, group := range held.Keys() {
 		g, _ := held.Grant(group)
 		if err := s.sweepGroup(ctx, group, g); err != nil {
-			errs = append(errs, errors.New("game server group "+group+": "+err.Error()))
+			errs = append(errs, fmt.Errorf("game server group %s: %w", group, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -106,7 +107,7 @@ func (s *Service) sweepGroup(ctx context.Context, group string, g store.Grant) e
 			continue
 		}
 		if err := s.runStep(ctx, g, st); err != nil {
-			errs = append(errs, errors.New(st.name+": "+err.Error()))
+			errs = append(errs, fmt.Errorf("%s: %w", st.name, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -182,7 +183,7 @@ func (s *Service) processHeld(ctx context.Context, held *store.Held) error {
 			g, _ = held.Grant(api.ToString(c.Name))
 		}
 		if err := s.processConfig(ctx, g, c, &budget); err != nil {
-			errs = append(errs, errors.New("matchmaking configuration "+api.ToString(c.Name)+": "+err.Error()))
+			errs = append(errs, fmt.Errorf("matchmaking configuration %s: %w", api.ToString(c.Name), err))
 		}
 	}
 	return errors.Join(errs...)

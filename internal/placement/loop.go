@@ -3,6 +3,7 @@ package placement
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/hoistgg/hoist/internal/api"
@@ -94,7 +95,7 @@ func (s *Service) processHeld(ctx context.Context, held *store.Held) error {
 			for p := range next {
 				if err := s.attempt(ctx, t, p); err != nil && ctx.Err() == nil {
 					mu.Lock()
-					errs = append(errs, errors.New("placement "+p.id()+": "+err.Error()))
+					errs = append(errs, fmt.Errorf("placement %s: %w", p.id(), err))
 					mu.Unlock()
 				}
 			}

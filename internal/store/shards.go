@@ -69,6 +69,16 @@ func HoldAll(keys ...string) *Held {
 	return h
 }
 
+// HeldOf returns a Held of these shards (key -> grant): a pass's shards
+// as a test or a tool holds them.
+func HeldOf(grants map[string]Grant) *Held {
+	h := &Held{grants: make(map[string]Grant, len(grants))}
+	for k, g := range grants {
+		h.grants[k] = g
+	}
+	return h
+}
+
 // Has reports whether key's shard is held.
 func (h *Held) Has(key string) bool {
 	_, ok := h.grants[key]
