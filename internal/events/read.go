@@ -115,23 +115,45 @@ func (s *Service) NewReader(ctx context.Context, cursor string) (*Reader, error)
 		r.pos = head
 		return r, nil
 	}
-	seq, rest, hasPos := strings.Cut(cursor, ".")
+	c, err := parseCursor(cursor)
+	if err != nil {
+		return nil, err
+	}
+	r.seq, r.pos, r.skip, r.replay = c.seq, c.pos, c.skip, c.pos == ""
+	return r, nil
+}
+
+// cursor is a parsed Cursor: pos "" for a bare Seq (a replay).
+type cursor struct {
+	seq  int64
+	pos  string
+	skip int
+}
+
+// parseCursor parses a Last-Event-ID: "<seq>" or "<seq>.<position>.<n>".
+func parseCursor(s string) (cursor, error) {
+	seq, rest, hasPos := strings.Cut(s, ".")
 	n, err := strconv.ParseInt(seq, 10, 64)
 	if err != nil || n < 0 {
-		return nil, ErrBadCursor
+		return cursor{}, ErrBadCursor
 	}
-	r.seq = n
 	if !hasPos {
-		r.replay = true
-		return r, nil
+		return cursor{seq: n}, nil
 	}
 	pos, skip, ok := strings.Cut(rest, ".")
 	k, err := strconv.Atoi(skip)
 	if _, _, perr := store.DecodePosition(pos); !ok || perr != nil || err != nil || k < 0 || k > maxCursorSkip {
-		return nil, ErrBadCursor
+		return cursor{}, ErrBadCursor
 	}
-	r.pos, r.skip = pos, k
-	return r, nil
+	return cursor{seq: n, pos: pos, skip: k}, nil
+}
+
+// String formats c as parseCursor reads it.
+func (c cursor) String() string {
+	if c.pos == "" {
+		return strconv.FormatInt(c.seq, 10)
+	}
+	return fmt.Sprintf("%d.%s.%d", c.seq, c.pos, c.skip)
 }
 
 // Next returns the next events (at most about limit), or none when there
@@ -166,7 +188,7 @@ func (r *Reader) replayPage(ctx context.Context, limit int) (items []Item, done 
 			return err
 		}
 		for _, rec := range recs {
-			it, err := item(rec, strconv.FormatInt(rec.Seq, 10))
+			it, err := item(rec, cursor{seq: rec.Seq}.String())
 			if err != nil {
 				return err
 			}
@@ -213,7 +235,7 @@ func (r *Reader) follow(ctx context.Context, limit int) ([]Item, error) {
 			delete(r.replayed, c.Record.ID)
 			continue
 		}
-		it, err := item(c.Record, fmt.Sprintf("%d.%s.%d", c.Record.Seq, r.pos, i+1))
+		it, err := item(c.Record, cursor{seq: c.Record.Seq, pos: r.pos, skip: i + 1}.String())
 		if err != nil {
 			return nil, err
 		}

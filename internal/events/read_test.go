@@ -230,3 +230,28 @@ func TestReaderRecordsGoWithTheirEvents(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseCursor: a Last-Event-ID either is refused or parses to a
+// cursor within bounds that formats to an id parsing to the same cursor.
+func FuzzParseCursor(f *testing.F) {
+	for _, s := range []string{"", "0", "17", "-1", "x", "3." + store.EncodePosition(5, 0) + ".2",
+		"3." + store.EncodePosition(-1, 1<<62) + ".65536", "1..1", "1.UAIE.99999999999999999999", "01.UAIE.007"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := parseCursor(s)
+		if err != nil {
+			if err != ErrBadCursor {
+				t.Fatalf("parseCursor(%q): %v", s, err)
+			}
+			return
+		}
+		if c.seq < 0 || c.skip < 0 || c.skip > maxCursorSkip {
+			t.Fatalf("parseCursor(%q) = %+v: out of bounds", s, c)
+		}
+		again, err := parseCursor(c.String())
+		if err != nil || again != c {
+			t.Fatalf("parseCursor(%q) = %+v, formatted %q parses to %+v, %v", s, c, c.String(), again, err)
+		}
+	})
+}
