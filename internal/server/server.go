@@ -278,6 +278,7 @@ func (s *Server) compose(opts Options) error {
 		OnProcessReady: host.onProcessReady, ResolveAlias: aliases.ResolveFleet, Now: s.now,
 		Logger: s.log.With("component", "sessions"), ReplicaID: s.replica,
 		LogURL: s.logURL, DataDir: cfg.DataDir, RemoteLogs: remoteLogs,
+		Shared: cfg.Store == config.StorePostgres, // other replicas write it too
 		Timings: sessions.Timings{
 			SweepInterval:     t.SessionsSweep,
 			Reservation:       t.SessionsReservation,
