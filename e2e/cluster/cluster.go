@@ -59,6 +59,7 @@ type Cluster struct {
 	Replicas []*Replica
 	opts     Options
 	next     atomic.Uint64 // the round-robin client's counter
+	storeState
 }
 
 // Replica is one Hoist process of the cluster.
