@@ -85,3 +85,15 @@ type storeState struct {
 func (r *Replica) SDKEndpoint() string {
 	return "ws://" + strings.TrimPrefix(r.URL(), "http://") + "/sdk"
 }
+
+// Logs returns the last lines of every replica's log (for a failing
+// test's message).
+func (c *Cluster) Logs() string {
+	var b strings.Builder
+	for _, r := range c.Replicas {
+		if p := r.Process(); p != nil {
+			fmt.Fprintf(&b, "--- replica %s (tail)\n%s\n", r.Name, p.LogTail(60))
+		}
+	}
+	return b.String()
+}
