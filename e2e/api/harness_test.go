@@ -35,9 +35,14 @@ import (
 	"github.com/hoistgg/hoist/internal/server"
 )
 
-// startHoist starts a Hoist for one test (stopped when it ends).
+// startHoist starts a Hoist for one test (stopped when it ends): three
+// replicas on PostgreSQL behind a round-robin balancer when the test runs
+// under TestOnCluster.
 func startHoist(t *testing.T) *hoisttest.Hoist {
 	t.Helper()
+	if onCluster(t) {
+		return startCluster(t)
+	}
 	return hoisttest.Start(t, hoisttest.Options{})
 }
 

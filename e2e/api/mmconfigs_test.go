@@ -25,7 +25,7 @@ const mmDuelBody = `{"name":"duel","ruleLanguageVersion":"1.0",
 // names through CreateMatchmakingRuleSet.
 func startHoistWithRuleSets(t *testing.T, names ...string) *hoisttest.Hoist {
 	t.Helper()
-	h := hoisttest.Start(t, hoisttest.Options{})
+	h := startHoist(t)
 	ctx := hoisttest.Context(t, time.Minute)
 	v2 := h.V2()
 	for _, n := range names {

@@ -73,6 +73,25 @@ type Hoist struct {
 	// DataDir is the data directory.
 	DataDir string
 	t       testing.TB
+	logs    func() string // Front's
+}
+
+// Front returns a Hoist that stands for several Hoist replicas behind one
+// endpoint, url (a load balancer's): URL, V1 and V2 reach them, and Log
+// returns logs(). It has no process of its own and no data directory:
+// its replicas are started and stopped by whoever made them
+// (e2e/cluster).
+func Front(url string, logs func() string) *Hoist {
+	return &Hoist{Process: &Process{Name: "cluster", URL: url}, logs: logs}
+}
+
+// Log returns everything Hoist has written so far (a Front: its
+// replicas' logs).
+func (h *Hoist) Log() string {
+	if h.logs != nil {
+		return h.logs()
+	}
+	return h.Process.Log()
 }
 
 // Options adjust a started Hoist.
