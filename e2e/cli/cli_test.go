@@ -136,10 +136,19 @@ func scriptValues(out string) map[string]string {
 	return v
 }
 
-// startHoist starts Hoist with short FleetIQ status steps.
+// startHoist starts Hoist with these --timings (none when ""): three
+// replicas on PostgreSQL behind a round-robin balancer when the test runs
+// under TestOnCluster.
 func startHoist(t *testing.T, timings string) *hoisttest.Hoist {
 	t.Helper()
-	return hoisttest.Start(t, hoisttest.Options{Args: []string{"--timings", timings}})
+	var args []string
+	if timings != "" {
+		args = []string{"--timings", timings}
+	}
+	if onCluster(t) {
+		return startCluster(t, args)
+	}
+	return hoisttest.Start(t, hoisttest.Options{Args: args})
 }
 
 // checkGroupGone checks through aws-sdk-go-v2 that the scenario left the
@@ -209,7 +218,7 @@ func TestPlacementBoto3(t *testing.T) {
 // TestMatchmakingBoto3 runs matchmaking_boto3.py.
 func TestMatchmakingBoto3(t *testing.T) {
 	needBoto3(t)
-	h := hoisttest.Start(t, hoisttest.Options{})
+	h := startHoist(t, "")
 	out := runScript(t, h, cleanEnv(t, h), "matchmaking_boto3.py")
 	if !strings.Contains(out, "matchmaking_boto3: PASS") {
 		t.Fatalf("the script did not finish:\n%s", out)
