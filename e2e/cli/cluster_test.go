@@ -11,15 +11,16 @@ import (
 )
 
 // TestOnCluster runs the boto3 scenarios again, each against three Hoist
-// replicas on one PostgreSQL schema (e2e/cluster) behind a load balancer that sends each request to the next replica (a script's
-// keep-alive connection included), so that every scenario's calls are
-// spread over the three. Skipped without HOIST_TEST_DATABASE_URL; each
-// scenario skips as it does alone without boto3. The aws CLI's scripts
-// call the same operations as the boto3 ones, a process start per call
-// (fleetiq_cli.sh takes 20 s, and passes on a cluster too);
-// hosting_cli.sh is left out: its fleet's instances run on the machine
-// of the replica that launches them (the local hosting), which a test of
-// replicas sharing one machine turns off.
+// replicas on one PostgreSQL schema (e2e/cluster) behind a load balancer
+// that sends each request to the next replica (a script's keep-alive
+// connection included), so that every scenario's calls are spread over
+// the three. Skipped without HOIST_TEST_DATABASE_URL; each scenario skips
+// as it does alone without boto3. The aws CLI's scripts call the same
+// operations as the boto3 ones, a process start per call (fleetiq_cli.sh
+// takes 20 s, and passes on a cluster too); hosting_cli.sh is left out:
+// its fleet's instances run on the machine of the replica that launches
+// them (the local hosting), which a test of replicas sharing one machine
+// turns off.
 func TestOnCluster(t *testing.T) {
 	if _, ok := os.LookupEnv(pgtest.Env); !ok {
 		t.Skip(pgtest.Skipped)
