@@ -303,7 +303,7 @@ func hoistPhase(ctx context.Context, cfg *Config, bin string, n int, log io.Writ
 		opts.pprofAddr = addr
 	}
 	if cfg.Store == "postgres" {
-		url, drop, err := newSchema(ctx, cfg.databaseURL)
+		url, drop, err := loadreport.NewSchema(ctx, cfg.databaseURL, "hoist_load")
 		if err != nil {
 			return nil, err
 		}

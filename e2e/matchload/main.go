@@ -12,6 +12,12 @@
 // CANCELLED or FAILED). See docs/performance.md.
 //
 //	go run ./e2e/matchload [-tickets 10000] [-clients 32] [-request-timeout 30s] [-json out.json] [-profile cpu.pprof]
+//	go run ./e2e/matchload -store postgres [-database-url URL] [-replicas 3]
+//
+// With -store postgres it starts -replicas Hoists on one new schema of the
+// database (-database-url, else $HOIST_DATABASE_URL; empty: the PG*
+// variables), the clients spread over them (client k calls replica k mod
+// -replicas); Hoist's CPU and memory are then the replicas' sum.
 //
 // It reports the matched tickets per second (from the first
 // StartMatchmaking to the last ticket's completion, and for the tickets
@@ -72,6 +78,10 @@ type Config struct {
 	Timeout        time.Duration `json:"-"`
 	PollInterval   time.Duration `json:"-"`
 	Endpoint       string        `json:"endpoint,omitempty"`
+	// Store is the started Hoists' --store (journal or postgres),
+	// Replicas how many share it (postgres only).
+	Store    string `json:"store"`
+	Replicas int    `json:"replicas"`
 	// Seconds mirror the durations in the JSON output.
 	RequestTimeoutS float64 `json:"request_timeout_s"`
 	PollIntervalMS  float64 `json:"poll_interval_ms"`
@@ -82,6 +92,7 @@ type Config struct {
 	heapProfile    string
 	hoistBin       string
 	dataParent     string
+	databaseURL    string // never reported: it may hold a password
 	akid           string
 	secret         string
 }
@@ -106,6 +117,9 @@ func parseFlags(args []string, stderr io.Writer) (*Config, string, error) {
 	fs.StringVar(&c.heapProfile, "heap-profile", "", "once every ticket has ended, write a heap profile of Hoist (via --pprof-addr, after a collection: the ended tickets Hoist retains) to this file and report Hoist's live heap")
 	fs.StringVar(&c.hoistBin, "hoist", "", "a Hoist binary to run (default: go build ./cmd/hoist)")
 	fs.StringVar(&c.dataParent, "data-parent", "", "directory for Hoist's temporary data directory (default: the system's temp dir)")
+	fs.StringVar(&c.Store, "store", "journal", "the started Hoist's store: journal (the default store) or postgres (a new schema of -database-url's database)")
+	fs.StringVar(&c.databaseURL, "database-url", os.Getenv("HOIST_DATABASE_URL"), "with -store postgres: the database (default $HOIST_DATABASE_URL; empty: the PG* variables)")
+	fs.IntVar(&c.Replicas, "replicas", 1, "with -store postgres: Hoist replicas sharing the database, the clients spread over them")
 	fs.StringVar(&jsonPath, "json", "", "also write the results as JSON to this file")
 	if err := fs.Parse(args); err != nil {
 		return nil, "", err
@@ -125,6 +139,10 @@ func parseFlags(args []string, stderr io.Writer) (*Config, string, error) {
 		return nil, "", errors.New("-profile needs a Hoist this tool starts (no -endpoint) and a positive -profile-seconds")
 	case c.heapProfile != "" && c.Endpoint != "":
 		return nil, "", errors.New("-heap-profile needs a Hoist this tool starts (no -endpoint)")
+	case c.Store != "journal" && c.Store != "postgres":
+		return nil, "", fmt.Errorf("-store: want journal or postgres, got %q", c.Store)
+	case c.Replicas < 1 || (c.Replicas > 1 && (c.Store != "postgres" || c.Endpoint != "")):
+		return nil, "", errors.New("-replicas: at least 1, and more than 1 only with -store postgres and no -endpoint")
 	}
 	if c.Timeout == 0 {
 		c.Timeout = c.RequestTimeout + 2*time.Minute
@@ -222,6 +240,9 @@ type Report struct {
 func (r *Report) Print(w io.Writer) {
 	c := r.Config
 	fmt.Fprintf(w, "matchload: %d tickets from %d clients, STANDALONE, request timeout %v, rule set %s\n", c.Tickets, c.Clients, c.RequestTimeout, r.RuleSet)
+	if c.Endpoint == "" {
+		fmt.Fprintf(w, "hoist: %s store, %s\n", c.Store, loadreport.Plural(c.Replicas, "replica"))
+	}
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %s GiB, %s\n", r.Machine.CPUs, r.Machine.CPUModel, r.Machine.MemoryGiB, r.Machine.Go)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "submitted\t%d in %.2f s (%.0f/s)\n", r.Submitted, r.SubmitSeconds, r.SubmitRate)
@@ -263,8 +284,8 @@ func scenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) 
 	}
 	rep.RuleSet = source
 
-	url, pid, pprofAddr := cfg.Endpoint, 0, ""
-	if url == "" {
+	urls, pids, pprofAddr := []string{cfg.Endpoint}, []int(nil), ""
+	if cfg.Endpoint == "" {
 		var extra []string
 		if cfg.profile != "" || cfg.heapProfile != "" {
 			if pprofAddr, err = hoisttest.FreeLoopbackAddr(); err != nil {
@@ -272,16 +293,19 @@ func scenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) 
 			}
 			extra = []string{"--pprof-addr", pprofAddr}
 		}
-		h, err := startHoist(cfg, extra)
+		hs, stop, err := startReplicas(ctx, cfg, extra)
+		defer stop()
 		if err != nil {
 			return nil, err
 		}
-		defer h.stop()
-		url, pid = h.URL, h.PID()
+		urls = nil
+		for _, h := range hs {
+			urls, pids = append(urls, h.URL), append(pids, h.PID())
+		}
 	}
 	clients := make([]*gl.Client, cfg.Clients)
 	for i := range clients {
-		clients[i] = hoisttest.NewV2(url, cfg.akid, cfg.secret)
+		clients[i] = hoisttest.NewV2(urls[i%len(urls)], cfg.akid, cfg.secret)
 	}
 	suffix := fmt.Sprintf("%d", time.Now().UnixNano()) // a run against -endpoint may follow another
 	ruleSetName, configName := "matchload-rules-"+suffix, "matchload-"+suffix
@@ -308,7 +332,7 @@ func scenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) 
 	} else {
 		profiled <- nil
 	}
-	err = measure(ctx, rep, apis, configName, players, pid)
+	err = measure(ctx, rep, apis, configName, players, pids)
 	if perr := <-profiled; perr != nil {
 		err = errors.Join(err, fmt.Errorf("profile: %w", perr))
 	}
@@ -328,13 +352,13 @@ type matchAPI interface {
 }
 
 // measure submits a ticket for each player, spread over the clients, polls
-// until every ticket has ended, and fills in rep. pid is Hoist's process
-// (0: unknown, no CPU or memory figures).
-func measure(ctx context.Context, rep *Report, clients []matchAPI, configName string, players []flexbench.Player, pid int) error {
+// until every ticket has ended, and fills in rep. pids are Hoist's
+// processes (none: unknown, no CPU or memory figures).
+func measure(ctx context.Context, rep *Report, clients []matchAPI, configName string, players []flexbench.Player, pids []int) error {
 	cfg := rep.Config
 	stopSampling := make(chan struct{})
 	samples := make(chan []cpuSample, 1)
-	go func() { samples <- sampleCPU(pid, stopSampling) }()
+	go func() { samples <- sampleCPU(pids, stopSampling) }()
 	deadline := time.Now().Add(cfg.Timeout)
 	results := make([]ticketResult, len(players))
 	shards := make([]*shard, len(clients))
@@ -436,9 +460,10 @@ func measure(ctx context.Context, rep *Report, clients []matchAPI, configName st
 			rep.LoadCores = float64(b.self-a.self) / sysinfo.TicksPerSecond / sec
 		}
 	}
-	if pid != 0 {
+	for _, pid := range pids {
 		rss, _ := sysinfo.Memory(pid)
-		rep.HoistRSSMiB, rep.HoistPeakRSSMiB = float64(rss)/1024, float64(sysinfo.PeakRSS(pid))/1024
+		rep.HoistRSSMiB += float64(rss) / 1024
+		rep.HoistPeakRSSMiB += float64(sysinfo.PeakRSS(pid)) / 1024
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -455,11 +480,15 @@ type cpuSample struct {
 	hoist, self int64
 }
 
-// sampleCPU reads the CPU times now and every 100 ms until stop is
-// closed, and once more then.
-func sampleCPU(pid int, stop <-chan struct{}) []cpuSample {
+// sampleCPU reads the CPU times (Hoist's: the sum of pids') now and every
+// 100 ms until stop is closed, and once more then.
+func sampleCPU(pids []int, stop <-chan struct{}) []cpuSample {
 	read := func() cpuSample {
-		return cpuSample{at: time.Now(), hoist: cpuTicks(pid), self: cpuTicks(os.Getpid())}
+		s := cpuSample{at: time.Now(), self: cpuTicks(os.Getpid())}
+		for _, pid := range pids {
+			s.hoist += cpuTicks(pid)
+		}
+		return s
 	}
 	out := []cpuSample{read()}
 	tick := time.NewTicker(100 * time.Millisecond) // a sampling schedule
@@ -613,15 +642,55 @@ type hoistProc struct {
 	dir string
 }
 
-func startHoist(cfg *Config, extra []string) (*hoistProc, error) {
-	bin := cfg.hoistBin
-	if bin == "" {
-		var err error
-		if bin, err = hoisttest.BuildBinary(); err != nil {
-			return nil, err
+// startReplicas starts the Hoist of the run, or with -store postgres
+// cfg.Replicas of them on a new schema (the first with extra, e.g. its
+// pprof listener); stop stops those started and drops the schema.
+func startReplicas(ctx context.Context, cfg *Config, extra []string) (hs []*hoistProc, stop func(), err error) {
+	var drop func() error
+	stop = func() {
+		for _, h := range hs {
+			h.stop()
+		}
+		if drop != nil {
+			if err := drop(); err != nil {
+				fmt.Fprintln(os.Stderr, "matchload:", err)
+			}
 		}
 	}
-	dir, err := os.MkdirTemp(cfg.dataParent, "hoist-matchload-")
+	bin := cfg.hoistBin
+	if bin == "" {
+		if bin, err = hoisttest.BuildBinary(); err != nil {
+			return nil, stop, err
+		}
+	}
+	if cfg.Store == "postgres" {
+		var url string
+		if url, drop, err = loadreport.NewSchema(ctx, cfg.databaseURL, "hoist_matchload"); err != nil {
+			return nil, stop, err
+		}
+		extra = append(extra, "--store", "postgres", "--database-url", url)
+	}
+	for i := range cfg.Replicas {
+		args := extra
+		if i > 0 {
+			args = slices.Clone(extra)
+			if j := slices.Index(args, "--pprof-addr"); j >= 0 {
+				args = slices.Delete(args, j, j+2)
+			}
+		}
+		h, err := startHoist(bin, cfg.dataParent, args)
+		if err != nil {
+			return hs, stop, err
+		}
+		hs = append(hs, h)
+	}
+	return hs, stop, nil
+}
+
+// startHoist starts bin serve with extra arguments on a new data
+// directory under dataParent.
+func startHoist(bin, dataParent string, extra []string) (*hoistProc, error) {
+	dir, err := os.MkdirTemp(dataParent, "hoist-matchload-")
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/flexmatch"
 	"github.com/hoistgg/hoist/internal/flexmatch/flexbench"
+	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
 )
 
 // TestSmallRun runs the tool with 200 tickets through a real Hoist, so
@@ -66,6 +67,41 @@ func TestSmallRun(t *testing.T) {
 	}
 	if st, err := os.Stat(heap); err != nil || st.Size() == 0 || rep.HoistLiveMiB <= 0 || rep.LiveBytesPerTicket <= 0 {
 		t.Errorf("heap profile %v, %v; live heap %.1f MiB, %.0f B per ticket", st, err, rep.HoistLiveMiB, rep.LiveBytesPerTicket)
+	}
+}
+
+// TestSmallRunOnPostgres: the same small run on two replicas sharing a
+// PostgreSQL schema, the clients spread over them.
+func TestSmallRunOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts Hoist")
+	}
+	base, ok := os.LookupEnv(pgtest.Env)
+	if !ok {
+		t.Skip(pgtest.Skipped)
+	}
+	out := filepath.Join(t.TempDir(), "report.json")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"-tickets", "200", "-clients", "4", "-request-timeout", "2s", "-poll-interval", "20ms",
+		"-rule-set", filepath.Join("testdata", "smoke-5v5.json"), "-json", out,
+		"-store", "postgres", "-database-url", base, "-replicas", "2"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Submitted != 200 || rep.Unended != 0 || rep.Completed < 100 || rep.Completed%10 != 0 || rep.HoistCores <= 0 ||
+		rep.Config.Store != "postgres" || rep.Config.Replicas != 2 {
+		t.Errorf("report %+v", rep)
+	}
+	if !strings.Contains(stdout.String(), "postgres store, 2 replicas") {
+		t.Errorf("printed report:\n%s", stdout.String())
 	}
 }
 
@@ -152,6 +188,9 @@ func TestFlags(t *testing.T) {
 		{[]string{"-request-timeout", "13h"}, "-request-timeout"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"-heap-profile", "h.pprof", "-endpoint", "http://127.0.0.1:1"}, "-heap-profile needs a Hoist this tool starts"},
+		{[]string{"-store", "sqlite"}, "-store: want journal or postgres"},
+		{[]string{"-replicas", "2"}, "-replicas"},
+		{[]string{"-store", "postgres", "-replicas", "2", "-endpoint", "http://127.0.0.1:1"}, "-replicas"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(c.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
@@ -226,7 +265,7 @@ func TestMeasureWithFake(t *testing.T) {
 	players := flexbench.Players(95, 1)
 	f := &fakeAPI{total: 95, tickets: map[string]*types.MatchmakingTicket{}, failAt: -1}
 	rep := &Report{Config: &Config{Timeout: time.Minute}}
-	if err := measure(context.Background(), rep, []matchAPI{f, f, f}, "cfg", players, os.Getpid()); err != nil {
+	if err := measure(context.Background(), rep, []matchAPI{f, f, f}, "cfg", players, []int{os.Getpid()}); err != nil {
 		t.Fatal(err)
 	}
 	if rep.Submitted != 95 || rep.Completed != 90 || rep.TimedOut != 5 || rep.Unended != 0 || rep.MatchedPct != 100*90.0/95 ||
@@ -248,7 +287,7 @@ func TestMeasureWithFake(t *testing.T) {
 	players = flexbench.Players(400, 1)
 	f = &fakeAPI{total: 400, tickets: map[string]*types.MatchmakingTicket{}, failAt: -1, noMatch: true}
 	rep = &Report{Config: &Config{Timeout: time.Minute, RequestTimeout: 30 * time.Second}}
-	if err := measure(context.Background(), rep, []matchAPI{f, f}, "cfg", players, 0); err != nil {
+	if err := measure(context.Background(), rep, []matchAPI{f, f}, "cfg", players, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := len(flexbench.Placeable(players, flexbench.FinalDistance))
@@ -261,7 +300,7 @@ func TestMeasureWithFake(t *testing.T) {
 	// and polling).
 	f = &fakeAPI{total: 40, tickets: map[string]*types.MatchmakingTicket{}, failAt: 20}
 	rep = &Report{Config: &Config{Timeout: time.Minute}}
-	err := measure(context.Background(), rep, []matchAPI{f}, "cfg", flexbench.Players(40, 1), 0)
+	err := measure(context.Background(), rep, []matchAPI{f}, "cfg", flexbench.Players(40, 1), nil)
 	if err == nil || !strings.Contains(err.Error(), "StartMatchmaking matchload-000020: injected failure") || rep.Submitted != 20 {
 		t.Errorf("err %v, %d submitted", err, rep.Submitted)
 	}

@@ -1,4 +1,4 @@
-package main
+package loadreport
 
 import (
 	"context"
@@ -12,13 +12,15 @@ import (
 	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
 )
 
-// newSchema creates a new schema in the database base names and returns
-// a connection string that uses it (search_path) and a function that
-// drops it. Each run of -store postgres starts from an empty schema.
-func newSchema(ctx context.Context, base string) (string, func() error, error) {
+// NewSchema creates a new schema, <prefix>_<random>, in the database base
+// names (a connection string; the PG* variables fill in what it leaves
+// out) and returns a connection string that uses it (search_path) and a
+// function that drops it: each run of a load tool on PostgreSQL starts
+// from an empty schema.
+func NewSchema(ctx context.Context, base, prefix string) (string, func() error, error) {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	schema := "hoist_load_" + hex.EncodeToString(b[:])
+	schema := prefix + "_" + hex.EncodeToString(b[:])
 	if err := execSQL(ctx, base, "CREATE SCHEMA "+schema); err != nil {
 		return "", nil, err
 	}
