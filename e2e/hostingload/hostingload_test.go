@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/e2e/hoisttest"
+	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
 )
 
 var full = flag.Bool("hostingload.full", false, "run the documented runs of every scenario (about two hours) instead of skipping TestFullRuns")
@@ -112,6 +113,26 @@ func TestTinyPlacement(t *testing.T) {
 	p := rep.Placement[0]
 	if p.Fulfilled != 20 || p.NotFulfilled != 0 || p.StartToFulfilled.Count != 20 || p.StartToFulfilled.P50 <= 0 ||
 		p.StartCall.P50 <= 0 || p.PerSec <= 0 {
+		t.Errorf("phase: %+v", p)
+	}
+}
+
+// TestTinyPlacementOnReplicas: the placement scenario on two replicas
+// sharing a PostgreSQL schema (skipped without HOIST_TEST_DATABASE_URL):
+// the processes connect to the replica holding the queue's shard, the
+// clients call both.
+func TestTinyPlacementOnReplicas(t *testing.T) {
+	base, ok := os.LookupEnv(pgtest.Env)
+	if !ok {
+		t.Skip(pgtest.Skipped)
+	}
+	t.Parallel()
+	rep := tinyRun(t, "-scenario", "placement", "-placements", "20", "-clients", "4",
+		"-store", "postgres", "-database-url", base, "-replicas", "2")
+	if len(rep.Placement) != 1 || rep.Config.Replicas != 2 {
+		t.Fatalf("%d phases, config %+v", len(rep.Placement), rep.Config)
+	}
+	if p := rep.Placement[0]; p.Fulfilled != 20 || p.NotFulfilled != 0 || p.PerSec <= 0 || p.CPU.Hoist <= 0 {
 		t.Errorf("phase: %+v", p)
 	}
 }
@@ -260,6 +281,9 @@ func TestParseFlags(t *testing.T) {
 		{"-scenario", "sessions", "-rate", "-1"},
 		{"-scenario", "sdk", "-sockets", "0"},
 		{"-scenario", "processes", "-heartbeat", "5"},
+		{"-scenario", "placement", "-store", "sqlite"},
+		{"-scenario", "placement", "-replicas", "2"},
+		{"-scenario", "sessions", "-store", "postgres"},
 	} {
 		if _, err := parseFlags(args, &stderr); err == nil {
 			t.Errorf("%v: accepted", args)

@@ -11,6 +11,7 @@
 //	go run ./e2e/hostingload -scenario processes [-counts 100,250,500,1000] [-heartbeat 60s,5s] [-soak 2m]
 //	go run ./e2e/hostingload -scenario sdk       [-sockets 1,16,64,256] [-inflight 1,8]
 //	go run ./e2e/hostingload -scenario placement [-placements 2000] [-clients 1,8]
+//	go run ./e2e/hostingload -scenario placement -store postgres [-database-url URL] [-replicas 3]
 //
 // Scenario sessions: a fleet of -instances instances of -processes game
 // servers, each ending its game session (ProcessEnding, exit 0) right
@@ -36,7 +37,10 @@
 // game session it is sent at once, as a game server does. The latency is
 // from the start of StartGameSessionPlacement to the chosen process's
 // reply to ActivateGameSession (sent after the activation, which makes the
-// placement FULFILLED, committed).
+// placement FULFILLED, committed). With -store postgres it starts
+// -replicas Hoists on a new schema of the database; the processes connect
+// to the one holding the queue's shard of the placement loop, the clients
+// call them in turn.
 package main
 
 import (
@@ -89,6 +93,11 @@ type Config struct {
 
 	// placement
 	Placements int `json:"placements,omitempty"`
+	// Store is Hoist's --store (journal or postgres), Replicas how many
+	// Hoists share it (postgres only): the clients' calls are spread over
+	// them.
+	Store    string `json:"store,omitempty"`
+	Replicas int    `json:"replicas,omitempty"`
 
 	// sdk
 	Sockets  []int `json:"sockets,omitempty"`
@@ -98,11 +107,12 @@ type Config struct {
 	WarmupS   float64 `json:"warmup_s"`
 	StaggerMS float64 `json:"stagger_ms"`
 
-	hoistBin   string
-	dataParent string
-	profileDir string
-	jsonPath   string
-	args       []string
+	hoistBin    string
+	databaseURL string // never reported: it may hold a password
+	dataParent  string
+	profileDir  string
+	jsonPath    string
+	args        []string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*Config, error) {
@@ -116,6 +126,9 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 	fs.DurationVar(&c.Stagger, "stagger", 10*time.Millisecond, "sessions, processes: Hoist's processes.stagger, the least time between two process launches on one instance (Hoist's default is 1s)")
 	clients := fs.String("clients", "1,8", "sessions, placement: concurrent clients, one phase each")
 	fs.IntVar(&c.Placements, "placements", 2000, "placement: ready simulated processes, and placements started, per phase")
+	fs.StringVar(&c.Store, "store", "journal", "placement: Hoist's store, journal (the default store) or postgres (a new schema of -database-url's database per run)")
+	fs.StringVar(&c.databaseURL, "database-url", os.Getenv("HOIST_DATABASE_URL"), "placement with -store postgres: the database (default $HOIST_DATABASE_URL; empty: the PG* variables)")
+	fs.IntVar(&c.Replicas, "replicas", 1, "placement with -store postgres: Hoist replicas sharing the database, the clients' calls spread over them")
 	rates := fs.String("rate", "0", "sessions: game sessions per second all clients together start at most (0: as fast as they can), one phase each")
 	fs.IntVar(&c.Processes, "processes", 32, "sessions: server processes per instance")
 	fs.IntVar(&c.Instances, "instances", 4, "sessions: instances of the fleet (each launches its processes on its own, one per -stagger)")
@@ -171,6 +184,12 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 		return nil, fmt.Errorf("-scenario: want sessions, processes, sdk or placement, got %q", c.Scenario)
 	case c.Placements < 1:
 		return nil, errors.New("-placements must be positive")
+	case c.Store != "journal" && c.Store != "postgres":
+		return nil, fmt.Errorf("-store: want journal or postgres, got %q", c.Store)
+	case c.Store != "journal" && c.Scenario != "placement":
+		return nil, errors.New("-store postgres: only with -scenario placement")
+	case c.Replicas < 1 || (c.Replicas > 1 && c.Store != "postgres"):
+		return nil, errors.New("-replicas: at least 1, and more than 1 only with -store postgres")
 	case c.Repeats <= 0 || c.Duration <= 0 || c.Warmup < 0 || c.Stagger <= 0 || c.Soak <= 0 || c.GameLength <= 0:
 		return nil, errors.New("-repeats, -duration, -stagger, -soak and -game-length must be positive")
 	case c.Processes < 1 || c.Processes > maxPerInstance:
@@ -187,10 +206,13 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 	switch c.Scenario { // keep only the scenario's own settings in the report
 	case "sessions":
 		c.Counts, c.Sockets, c.Inflight, c.Heartbeats, c.Activations, c.Placements = nil, nil, nil, nil, 0, 0
+		c.Store, c.Replicas = "", 0
 	case "processes":
 		c.Clients, c.Rates, c.Sockets, c.Inflight, c.Processes, c.Instances, c.DurationS, c.WarmupS, c.Placements = nil, nil, nil, nil, 0, 0, 0, 0, 0
+		c.Store, c.Replicas = "", 0
 	case "sdk":
 		c.Clients, c.Rates, c.Counts, c.Heartbeats, c.Processes, c.Instances, c.Activations, c.StaggerMS, c.Placements = nil, nil, nil, nil, 0, 0, 0, 0, 0
+		c.Store, c.Replicas = "", 0
 	case "placement":
 		c.Rates, c.Counts, c.Sockets, c.Inflight, c.Heartbeats, c.Processes, c.Instances, c.Activations = nil, nil, nil, nil, nil, 0, 0, 0
 		c.DurationS, c.WarmupS, c.StaggerMS = 0, 0, 0

@@ -68,25 +68,29 @@ func (e *env) runPlacement(ctx context.Context, rep *Report) error {
 	return errors.Join(errs...)
 }
 
-// placementRun starts Hoist, an Anywhere fleet and a queue, and measures
-// one burst per -clients value, each on fresh processes.
+// placementRun starts Hoist (or -replicas of them), an Anywhere fleet and
+// a queue, and measures one burst per -clients value, each on fresh
+// processes. The processes connect to the replica holding the queue's
+// shard of the placement loop, which places its game sessions; the
+// clients' calls are spread over the replicas.
 func (e *env) placementRun(ctx context.Context, run int) ([]*PlacementPhase, error) {
 	cfg := e.cfg
 	// Thousands of simulated processes share one Anywhere compute, more
 	// than --sdk-compute-sockets lets one compute's credentials open.
-	h, pprofAddr, err := e.startHoist("--sdk-compute-sockets", "0")
-	if err != nil {
-		return nil, err
-	}
+	rs, pprofAddr, err := e.startReplicas(ctx, "--sdk-compute-sockets", "0")
 	defer func() {
-		if err := h.stop(); err != nil {
+		if err := rs.stop(); err != nil {
 			fmt.Fprintln(e.log, "hostingload:", err)
 		}
 	}()
-	fail := func(err error) ([]*PlacementPhase, error) {
-		return nil, fmt.Errorf("%w\nhoist log:\n%s", err, h.logTail(60))
+	if err != nil {
+		return nil, err
 	}
-	fleetID, endpoint, token, err := h.anywhereCompute(ctx, "custom-placement", "placement-compute")
+	h := rs.hs[0]
+	fail := func(err error) ([]*PlacementPhase, error) {
+		return nil, fmt.Errorf("%w\nhoist log:\n%s", err, rs.logTail(60))
+	}
+	fleetID, _, token, err := h.anywhereCompute(ctx, "custom-placement", "placement-compute")
 	if err != nil {
 		return fail(err)
 	}
@@ -98,13 +102,18 @@ func (e *env) placementRun(ctx context.Context, run int) ([]*PlacementPhase, err
 		Destinations: []types.GameSessionQueueDestination{{DestinationArn: attrs.FleetAttributes[0].FleetArn}}}); err != nil {
 		return fail(fmt.Errorf("CreateGameSessionQueue: %w", err))
 	}
+	holder, err := rs.holder(ctx, "shard/placement/load")
+	if err != nil {
+		return fail(err)
+	}
+	endpoint := holder.sdkEndpoint()
 	var phases []*PlacementPhase
 	for i, clients := range cfg.Clients {
 		fmt.Fprintf(e.log, "hostingload: run %d: %d placements, %d clients\n", run, cfg.Placements, clients)
-		p, err := e.placementPhase(ctx, h, endpoint, token, fleetID, fmt.Sprintf("r%d-c%d-%d", run, clients, i), clients, pprofAddr,
+		p, err := e.placementPhase(ctx, rs, endpoint, token, fleetID, fmt.Sprintf("r%d-c%d-%d", run, clients, i), clients, pprofAddr,
 			fmt.Sprintf("placement-clients%d-run%d", clients, run))
 		if err != nil {
-			return phases, fmt.Errorf("%w\nhoist log:\n%s", err, h.logTail(60))
+			return phases, fmt.Errorf("%w\nhoist log:\n%s", err, rs.logTail(60))
 		}
 		p.Run = run
 		phases = append(phases, p)
@@ -151,7 +160,7 @@ func (r *received) note(c *sdkclient.Client, f *sdkclient.Frame) {
 	}()
 }
 
-func (e *env) placementPhase(ctx context.Context, h *hoist, endpoint, token, fleetID, tag string, clients int, pprofAddr, profName string) (*PlacementPhase, error) {
+func (e *env) placementPhase(ctx context.Context, rs *replicas, endpoint, token, fleetID, tag string, clients int, pprofAddr, profName string) (*PlacementPhase, error) {
 	cfg := e.cfg
 	n := cfg.Placements
 	rec := &received{ctx: ctx, at: make(map[string]time.Time, n), done: make(chan struct{}), want: int64(n)}
@@ -177,10 +186,11 @@ func (e *env) placementPhase(ctx context.Context, h *hoist, endpoint, token, fle
 	calls := make([]time.Duration, n)
 	errs := make([]error, n)
 	var next atomic.Int64
-	a := sampleCPU(h.pid())
+	a := rs.sampleCPU()
 	waitProf := e.profile(pprofAddr, time.Second, profName)
 	first := time.Now()
-	for range clients {
+	for k := range clients {
+		h := rs.hs[k%len(rs.hs)]
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
@@ -215,7 +225,7 @@ func (e *env) placementPhase(ctx context.Context, h *hoist, endpoint, token, fle
 	}
 	rec.mu.Unlock()
 	secs := last.Sub(first).Seconds()
-	cpu := cpuUse(a, sampleCPU(h.pid()), time.Since(first).Seconds())
+	cpu := cpuUse(a, rs.sampleCPU(), time.Since(first).Seconds())
 	if err := waitProf(); err != nil {
 		fmt.Fprintln(e.log, "hostingload: profile:", err)
 	}
@@ -237,7 +247,8 @@ func (e *env) placementPhase(ctx context.Context, h *hoist, endpoint, token, fle
 	// Every placement must read FULFILLED.
 	next.Store(0)
 	var notFulfilled atomic.Int64
-	for range 8 {
+	for k := range 8 {
+		h := rs.hs[k%len(rs.hs)]
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
@@ -319,8 +330,8 @@ func summarizePlacement(phases []*PlacementPhase) []PlacementSummary {
 
 func printPlacement(w io.Writer, rep *Report) {
 	cfg := rep.Config
-	fmt.Fprintf(w, "scenario placement: an Anywhere compute with %d ready simulated processes per phase, as many placements started at once by the clients; %s\n\n",
-		cfg.Placements, loadreport.Plural(cfg.Repeats, "run"))
+	fmt.Fprintf(w, "scenario placement: an Anywhere compute with %d ready simulated processes per phase, as many placements started at once by the clients; %s store, %s; %s\n\n",
+		cfg.Placements, cfg.Store, loadreport.Plural(cfg.Replicas, "replica"), loadreport.Plural(cfg.Repeats, "run"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "run\tclients\tplacements\tfulfilled\tseconds\tfulfilled/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tstart call p50 ms\terrors\tnot fulfilled\thoist cores\t")
 	for _, p := range rep.Placement {
