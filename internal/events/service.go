@@ -285,14 +285,16 @@ func (s *Service) Publish(ctx context.Context, tx store.Tx, e Event) error {
 	if err != nil {
 		return fmt.Errorf("event %s: %w", e.ID, err)
 	}
-	seq, err := nextSeq(ctx, tx, e.OrderKey)
-	if err != nil {
-		return err
-	}
+	// The order key's sequence orders the event's deliveries; without
+	// webhooks it is not taken (every event about one resource would read
+	// and write it: on PostgreSQL, concurrent publishers would conflict).
 	urls := s.topics[e.Topic]
-	key := keyReleased
+	key, seq := keyReleased, int64(0)
 	if len(urls) > 0 {
 		key = keyPending
+		if seq, err = nextSeq(ctx, tx, e.OrderKey); err != nil {
+			return err
+		}
 	}
 	if err := tx.Insert(ctx, store.Record{Kind: kindEvent, ID: e.ID, Parent: e.OrderKey, Key: key,
 		Rank: e.Time.UnixNano(), Data: body}); err != nil {

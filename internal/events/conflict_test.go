@@ -1,0 +1,62 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/store/postgres"
+	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
+)
+
+// TestPublishWithoutWebhooksDoesNotConflict: on PostgreSQL, transactions
+// publishing events about one resource at once (the placements of one
+// queue, the tickets of one matchmaking configuration) to a topic without
+// webhooks do not conflict: nothing they write is shared, so no
+// serializable transaction runs again (and none runs alone, holding up
+// every other write). Publish took the resource's delivery sequence
+// number, a record every such transaction read and wrote, also when no
+// webhook would deliver the event.
+func TestPublishWithoutWebhooksDoesNotConflict(t *testing.T) {
+	st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	svc := replica(st, "replica-a")
+	const writers, each = 16, 10
+	res := "arn:aws:gamelift:us-west-2:123456789012:gamesessionqueue/busy"
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				err := st.Update(context.Background(), func(tx store.Tx) error {
+					return svc.Publish(context.Background(), tx, Event{ID: fmt.Sprintf("ev-%d-%d", w, i),
+						DetailType: DetailTypeQueuePlacement, Resources: []string{res},
+						Detail: json.RawMessage(`{"type":"PlacementFulfilled"}`), Topic: "arn:aws:sns:us-west-2:123456789012:no-hooks"})
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := st.Stats(); got.Retries != 0 || got.Conflicts != 0 {
+		t.Errorf("%d publishes at once about one resource: %d transactions ran again (%d gave up), want none", writers*each, got.Retries, got.Conflicts)
+	}
+	err = st.View(context.Background(), func(tx store.Tx) error {
+		n, err := tx.Count(context.Background(), store.Query{Kind: kindEvent})
+		if err == nil && n != writers*each {
+			err = fmt.Errorf("%d events stored, want %d", n, writers*each)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
