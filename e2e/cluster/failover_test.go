@@ -61,8 +61,11 @@ func TestKillUnderLoad(t *testing.T) {
 	moved := make(chan map[string]time.Duration, 1)
 	go func() { moved <- watchLeases(ctx, c, held, killed) }()
 	ticketProbe := k.startTicketProbe(ctx, t, c.Client())
+	matchedc := make(chan time.Duration, 1)
+	go func() { matchedc <- ticketsCompleted(ctx, c.Client(), ticketProbe, killed) }()
 	placed := k.failoverPlacement(ctx, t, c, probes, killed)
-	matched := k.waitTicketProbe(ctx, t, c.Client(), ticketProbe, killed)
+	matched := <-matchedc
+	t.Logf("the victim's configuration: two tickets started after the kill COMPLETED %v after it", matched.Round(time.Millisecond))
 	took := <-moved
 	// and goes on after it
 	l.waitFor(ctx, t, l.claims()+40, min(l.placements()+10, 2*killProcesses), l.tickets()+40)
@@ -201,13 +204,29 @@ func (k *killSetup) startTicketProbe(ctx context.Context, t *testing.T, cl *gl.C
 	return ids
 }
 
-// waitTicketProbe waits until the probe's tickets complete and returns
-// the time from the kill.
-func (k *killSetup) waitTicketProbe(ctx context.Context, t *testing.T, cl *gl.Client, ids []string, killed time.Time) time.Duration {
-	t.Helper()
-	waitTickets(ctx, t, cl, ids)
-	t.Logf("the victim's configuration: two tickets started after the kill COMPLETED %v after it", time.Since(killed).Round(time.Millisecond))
-	return time.Since(killed)
+// ticketsCompleted polls the tickets until all have COMPLETED (or ctx
+// ends: a minute is returned) and returns the time from killed.
+func ticketsCompleted(ctx context.Context, cl *gl.Client, ids []string, killed time.Time) time.Duration {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if got, err := tickets(ctx, cl, ids); err == nil {
+			done := 0
+			for _, id := range ids {
+				if got[id].Status == types.MatchmakingConfigurationStatusCompleted {
+					done++
+				}
+			}
+			if done == len(ids) {
+				return time.Since(killed)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return time.Minute
+		case <-tick.C:
+		}
+	}
 }
 
 // leasesOf returns the leases r holds now, but for its own presence.
