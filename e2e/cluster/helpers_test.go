@@ -123,16 +123,6 @@ func shardHolder(ctx context.Context, t *testing.T, c *cluster.Cluster, loop, ke
 	return holder, term
 }
 
-// otherThan returns the first replica of c that is up and not r.
-func otherThan(c *cluster.Cluster, r *cluster.Replica) *cluster.Replica {
-	for _, o := range c.Up() {
-		if o != r {
-			return o
-		}
-	}
-	return nil
-}
-
 // duelRules is a rule set that matches any two players, one a team.
 const duelRules = `{"name":"duel","ruleLanguageVersion":"1.0",
  "playerAttributes":[{"name":"skill","type":"number","default":10}],
