@@ -271,6 +271,10 @@ func (s *Service) now() time.Time {
 	return s.cfg.Now().UTC().Truncate(time.Millisecond)
 }
 
+// Wake asks the reconciler to run soon (a host came, with capacity a
+// fleet may be waiting for).
+func (s *Service) Wake() { s.wake() }
+
 // wake asks the reconciler to run soon.
 func (s *Service) wake() {
 	select {
