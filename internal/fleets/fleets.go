@@ -25,6 +25,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/arn"
+	"github.com/hoistgg/hoist/internal/clock"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/ids"
 	"github.com/hoistgg/hoist/internal/store"
@@ -71,6 +72,9 @@ type Config struct {
 	Placer Placer
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Clock gives the background loops their tickers (nil: real time):
+	// with a manual clock, an advance runs the passes due at once.
+	Clock clock.Clock
 	// NewID returns a fresh random UUID (fleet, event, process and instance
 	// IDs derive from it). Default: crypto/rand.
 	NewID  func() string

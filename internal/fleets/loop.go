@@ -29,12 +29,12 @@ func (s *Service) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		_ = store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
-			Interval: s.t.ReconcileInterval, TTL: s.t.LeaseTTL, Now: s.cfg.Now,
+			Interval: s.t.ReconcileInterval, TTL: s.t.LeaseTTL, Now: s.cfg.Now, Clock: s.cfg.Clock,
 			Work: s.housekeep, Log: s.log.With("loop", "fleets housekeeping")})
 	})
 	err := store.RunSharded(ctx, s.cfg.Store, store.ShardedLoop{Name: loopName, Holder: s.cfg.ReplicaID,
 		Interval: s.t.ReconcileInterval, TTL: s.t.LeaseTTL, Kick: s.kick, Keys: s.fleetIDs,
-		Replicas: s.cfg.Replicas, Work: s.reconcileHeld, Log: s.log.With("loop", "fleets reconciler")})
+		Replicas: s.cfg.Replicas, Clock: s.cfg.Clock, Work: s.reconcileHeld, Log: s.log.With("loop", "fleets reconciler")})
 	wg.Wait()
 	return err
 }

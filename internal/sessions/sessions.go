@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hoistgg/hoist/internal/clock"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/ids"
 	"github.com/hoistgg/hoist/internal/store"
@@ -50,6 +51,9 @@ type Config struct {
 	ResolveAlias func(ctx context.Context, tx store.Tx, aliasID string) (string, error)
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Clock gives the background loops their tickers (nil: real time):
+	// with a manual clock, an advance runs the passes due at once.
+	Clock clock.Clock
 	// NewID returns a fresh random ID (a UUID) for game and player sessions.
 	// Default: crypto/rand.
 	NewID  func() string

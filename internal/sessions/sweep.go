@@ -26,7 +26,7 @@ const sweepBatch = 256
 func (s *Service) Run(ctx context.Context) error {
 	defer s.followSearch(ctx)()
 	return store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
-		Interval: s.t.SweepInterval, TTL: s.t.LeaseTTL, Now: s.cfg.Now,
+		Interval: s.t.SweepInterval, TTL: s.t.LeaseTTL, Now: s.cfg.Now, Clock: s.cfg.Clock,
 		Work: s.Sweep, Log: s.log.With("loop", "sessions sweep")})
 }
 
