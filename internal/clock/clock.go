@@ -4,10 +4,11 @@
 //
 // Both give the background loops their tickers. A manual clock's ticker
 // ticks every period of real time, as a real one does (so that the loops
-// still do the work that needs no time to pass, and keep their store
-// leases), and also as soon as an Advance moves the clock past its next
-// deadline: after an advance every loop with something due runs at once,
-// at the new time. docs/clock.md says what follows a manual clock and what
+// still do the work that needs no time to pass), and also at once on
+// every Advance, whatever its period: a loop's work is decided by when
+// each thing it looks after is due (a placement's timeout, a claim's
+// expiry), not by the loop's period, so after an advance every loop runs
+// at once, at the new time. docs/clock.md says what follows a manual clock and what
 // stays on real time.
 package clock
 
@@ -79,19 +80,21 @@ func (m *Manual) Now() time.Time {
 	return m.now
 }
 
-// Advance moves the clock forward by d and fires every ticker whose
-// deadline it passed; it returns the new time.
+// Advance moves the clock forward by d and ticks every ticker; it returns
+// the new time. An advance by 0 changes nothing.
 func (m *Manual) Advance(d time.Duration) (time.Time, error) {
 	if d < 0 {
 		return time.Time{}, ErrBackwards
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.moveLocked(m.now.Add(d))
+	if d > 0 {
+		m.moveLocked(m.now.Add(d))
+	}
 	return m.now, nil
 }
 
-// AdvanceTo moves the clock forward to t, firing the tickers as Advance
+// AdvanceTo moves the clock forward to t, ticking the tickers as Advance
 // does, and reports whether it moved (a t not after the clock's time
 // changes nothing).
 func (m *Manual) AdvanceTo(t time.Time) bool {
@@ -104,21 +107,16 @@ func (m *Manual) AdvanceTo(t time.Time) bool {
 	return true
 }
 
-// moveLocked sets the time and fires the tickers due.
+// moveLocked sets the time and ticks every ticker.
 func (m *Manual) moveLocked(t time.Time) {
 	m.now = t
 	for tk := range m.tickers {
-		if !tk.deadline.After(t) {
-			tk.deadline = t.Add(tk.d)
-			tk.sendLocked(t)
-		}
+		tk.sendLocked(t)
 	}
 }
 
-// NewTicker returns a ticker that ticks every d of real time, and whenever
-// the clock is advanced to or past its deadline (d after its last such
-// tick, or after its creation); then its next deadline is d after the new
-// time.
+// NewTicker returns a ticker that ticks every d of real time, and at once
+// whenever the clock moves.
 func (m *Manual) NewTicker(d time.Duration) *Ticker {
 	if d <= 0 {
 		panic("clock: non-positive ticker period")
@@ -127,7 +125,6 @@ func (m *Manual) NewTicker(d time.Duration) *Ticker {
 	tk := &manualTicker{m: m, d: d, c: c}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	tk.deadline = m.now.Add(d)
 	tk.timer = time.AfterFunc(d, tk.realTick)
 	m.tickers[tk] = struct{}{}
 	return &Ticker{C: c, stop: tk.stop}
@@ -136,12 +133,11 @@ func (m *Manual) NewTicker(d time.Duration) *Ticker {
 // manualTicker is one ticker of a Manual clock; its fields are guarded by
 // the clock's mutex.
 type manualTicker struct {
-	m        *Manual
-	d        time.Duration
-	c        chan time.Time
-	deadline time.Time   // manual time at which it next ticks
-	timer    *time.Timer // its real-time period
-	stopped  bool
+	m       *Manual
+	d       time.Duration
+	c       chan time.Time
+	timer   *time.Timer // its real-time period
+	stopped bool
 }
 
 // sendLocked delivers a tick unless one is waiting already.

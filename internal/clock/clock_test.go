@@ -36,39 +36,39 @@ func TestManualStandsStill(t *testing.T) {
 	})
 }
 
-// TestAdvanceFiresDueTickers: an advance fires the tickers whose deadline
-// it reaches or passes, at once, and no other; each one's next deadline
-// is its period after the new time.
-func TestAdvanceFiresDueTickers(t *testing.T) {
+// TestAdvanceTicksEveryTicker: an advance ticks every ticker at once,
+// however short it is beside their periods; one advance gives one tick; an
+// advance by 0 or to the past none.
+func TestAdvanceTicksEveryTicker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := NewManual(start)
-		short, long := m.NewTicker(time.Second), m.NewTicker(time.Minute)
+		short, long := m.NewTicker(time.Second), m.NewTicker(time.Hour)
 		defer short.Stop()
 		defer long.Stop()
-		if _, err := m.Advance(time.Second); err != nil {
+		if _, err := m.Advance(time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
-		if !ticked(short) || ticked(long) {
-			t.Fatal("advance 1s: want the 1s ticker to tick, the 1m one not")
+		if !ticked(short) || !ticked(long) {
+			t.Fatal("advance 1ms: want both tickers to tick at once")
 		}
 		if _, err := m.Advance(90 * time.Second); err != nil {
 			t.Fatal(err)
 		}
-		if !ticked(short) || !ticked(long) {
-			t.Fatal("advance 90s: want both tickers to tick")
-		}
-		if ticked(short) || ticked(long) {
-			t.Fatal("one advance gave more than one tick")
-		}
-		// The 1m ticker's deadline is now start+91s+1m.
-		if _, err := m.Advance(59 * time.Second); err != nil {
+		if _, err := m.Advance(90 * time.Second); err != nil {
 			t.Fatal(err)
 		}
-		if ticked(long) {
-			t.Fatal("advance 59s after its tick: the 1m ticker ticked early")
+		if !ticked(short) || ticked(short) {
+			t.Fatal("two advances in a row: want one tick waiting, as time.Ticker keeps")
+		}
+		<-long.C
+		if _, err := m.Advance(0); err != nil {
+			t.Fatal(err)
+		}
+		if m.AdvanceTo(start) || ticked(short) || ticked(long) {
+			t.Fatal("an advance by 0 or to the past ticked")
 		}
 		if !m.AdvanceTo(m.Now().Add(time.Second)) || !ticked(long) {
-			t.Fatal("AdvanceTo its deadline: want the 1m ticker to tick")
+			t.Fatal("AdvanceTo a later time: want a tick")
 		}
 	})
 }
