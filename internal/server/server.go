@@ -285,7 +285,7 @@ func (s *Server) compose(opts Options) error {
 	msgr, host, agents, remoteLogs := &messengerRef{}, &hostRef{}, &agentsRef{}, &remoteLogsRef{}
 	s.sessions, err = sessions.New(sessions.Config{
 		Store: s.store, Region: cfg.Region, Messenger: msgr, Host: host, Agents: agents,
-		OnProcessReady: host.onProcessReady, ResolveAlias: aliases.ResolveFleet, Now: s.now, Clock: s.clock,
+		OnProcessReady: host.onProcessReady, ResolveAlias: aliases.ResolveFleet, Now: s.now, Clock: s.clock, ProcessNow: s.wallNow,
 		Logger: s.log.With("component", "sessions"), ReplicaID: s.replica,
 		LogURL: s.logURL, DataDir: cfg.DataDir, RemoteLogs: remoteLogs,
 		Shared: cfg.Store == config.StorePostgres, // other replicas write it too
