@@ -72,6 +72,10 @@ type Config struct {
 	Placer Placer
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// TokenNow is the clock of compute auth tokens (their expiry). Default
+	// Now. With a manual clock it stays on real time: the tokens' holders
+	// (the Server SDK, the GameLift Agent) renew them on real time.
+	TokenNow func() time.Time
 	// Clock gives the background loops their tickers (nil: real time):
 	// with a manual clock, an advance runs the passes due at once.
 	Clock clock.Clock
@@ -227,6 +231,9 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.TokenNow == nil {
+		cfg.TokenNow = cfg.Now
+	}
 	if cfg.NewID == nil {
 		cfg.NewID = ids.UUID
 	}
@@ -273,6 +280,11 @@ var AWSLocations = []string{
 // GameLift reports.
 func (s *Service) now() time.Time {
 	return s.cfg.Now().UTC().Truncate(time.Millisecond)
+}
+
+// tokenNow is the time of compute auth tokens (Config.TokenNow).
+func (s *Service) tokenNow() time.Time {
+	return s.cfg.TokenNow().UTC().Truncate(time.Millisecond)
 }
 
 // wake asks the reconciler to run soon.

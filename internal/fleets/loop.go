@@ -301,7 +301,7 @@ func (s *Service) stopOrphans(ctx context.Context, running map[string]InstanceRe
 
 // purgeTokens deletes expired compute auth tokens.
 func (s *Service) purgeTokens(ctx context.Context) error {
-	now := ms(s.now())
+	now := ms(s.tokenNow())
 	return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		q := store.Query{Kind: hosting.KindComputeAuthToken, HasKey: true, Order: store.OrderRankAsc,
 			RankMax: now, HasRankMax: true, Limit: 256}

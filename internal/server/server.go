@@ -329,7 +329,7 @@ func (s *Server) compose(opts Options) error {
 	s.fleets, err = fleets.New(fleets.Config{
 		Store: s.store, Region: cfg.Region, Account: cfg.Account,
 		SetTags: tags.Set, RemoveTags: tags.DeleteAll, Builds: s.builds,
-		Events: s.sessions, Messenger: msgr, Provider: s.hosts, Placer: s.hosts, Now: s.now, Clock: s.clock,
+		Events: s.sessions, Messenger: msgr, Provider: s.hosts, Placer: s.hosts, Now: s.now, Clock: s.clock, TokenNow: s.wallNow,
 		Logger: s.log.With("component", "fleets"), ReplicaID: s.replica, Replicas: s.replicas,
 		SDKEndpoint:   sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP),
 		AgentEndpoint: agentEndpoint(sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP)),
