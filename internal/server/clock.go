@@ -19,7 +19,7 @@ import (
 // a restart keeps it.
 const (
 	kindClock     store.Kind = "HoistClock"
-	clockRecordID            = "manual"
+	clockRecordID string     = "manual"
 )
 
 // clockFollow is how often a replica on a shared store reads the manual
