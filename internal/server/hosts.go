@@ -21,7 +21,7 @@ func (s *Server) newHosts(t hosts.Timings) (*hosts.Service, error) {
 		ReplicaID: s.replica, InstanceIP: s.cfg.InstanceIP, Locations: locs,
 		CACertificate: s.ca.CertPEM, CADER: s.ca.Cert.Raw, CABundle: s.caBundle,
 		BuildDir: s.builds.BuildDir, UploadDir: filepath.Join(s.cfg.DataDir, "hosts"), GameSessionLogs: s.sessions,
-		Slots: s.conns, Now: s.now, Logger: s.log.With("component", "hosts"), Timings: t,
+		Slots: s.conns, Now: s.wallNow, Logger: s.log.With("component", "hosts"), Timings: t,
 		HostReady: s.wakeFleets,
 	})
 }
