@@ -105,6 +105,10 @@ type Config struct {
 	Timings Timings
 	// ReplicaID names this replica (the lost-agent loop's lease holder).
 	ReplicaID string
+	// Shared says that other replicas share the store: each agent
+	// connection is recorded with the replica holding it
+	// (AgentConnection), so that their messages for it reach it.
+	Shared bool
 	Logger    *slog.Logger
 	// Now is the clock; NewID makes connection and message IDs.
 	Now   func() time.Time

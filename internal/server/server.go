@@ -29,6 +29,7 @@ import (
 	"github.com/hoistgg/hoist/internal/matchmaking"
 	"github.com/hoistgg/hoist/internal/pki"
 	"github.com/hoistgg/hoist/internal/placement"
+	"github.com/hoistgg/hoist/internal/replicas"
 	"github.com/hoistgg/hoist/internal/sdkconn"
 	"github.com/hoistgg/hoist/internal/sessions"
 	"github.com/hoistgg/hoist/internal/sigv4"
@@ -57,11 +58,14 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 	replica string
-	// replicas counts the live replicas for the sharded loops: presence
-	// leases (presence) until the replica registry replaces them.
+	// replicas counts the live replicas for the sharded loops: the
+	// replica registry (registry).
 	replicas store.Replicas
-	presence *store.Presence
-	baseURL  string
+	registry *replicas.Registry
+	// inbox carries messages to the connections other replicas hold (nil
+	// on an embedded store: one replica).
+	inbox   *replicas.Inbox
+	baseURL string
 	addr     string // the plain listener's address
 
 	dataLock    *os.File // the data directory's lock
@@ -175,8 +179,15 @@ func New(opts Options) (_ *Server, err error) {
 		return nil, dataDirError(cfg.DataDir, err)
 	}
 	s.store = st
-	s.presence = &store.Presence{Store: st, Holder: s.replica, Log: s.log.With("component", "presence")}
-	s.replicas = s.presence
+	addrs := []string{s.baseURL}
+	if opts.TLSAddr != "" {
+		addrs = append(addrs, "https://"+publicAddr(opts.TLSAddr, cfg.InstanceIP))
+	}
+	if err = s.register(addrs); err != nil {
+		_ = st.Close()
+		s.store = nil
+		return nil, err
+	}
 	// Opening the store made garbage (the journal store replays every
 	// version of every record): hand that memory back to the system now,
 	// not whenever the collector next runs (at GOGC 400, once the heap has
@@ -272,9 +283,9 @@ func (s *Server) compose(opts Options) error {
 
 	// sessions, fleets and the SDK endpoint need one another: the refs are
 	// filled in once all three exist, before anything is served.
-	msgr, host, agents, remoteLogs := &messengerRef{}, &hostRef{}, &agentsRef{}, &remoteLogsRef{}
+	msgr, host, agents, remoteLogs := &messengerRef{srv: s}, &hostRef{}, &agentsRef{srv: s}, &remoteLogsRef{}
 	s.sessions, err = sessions.New(sessions.Config{
-		Store: s.store, Region: cfg.Region, Messenger: msgr, Host: host, Agents: agents,
+		Store: s.store, Region: cfg.Region, Messenger: msgr, Host: host, Agents: agents, Inbox: s.inbox,
 		OnProcessReady: host.onProcessReady, ResolveAlias: aliases.ResolveFleet, Now: s.now,
 		Logger: s.log.With("component", "sessions"), ReplicaID: s.replica,
 		LogURL: s.logURL, DataDir: cfg.DataDir, RemoteLogs: remoteLogs,
@@ -343,7 +354,7 @@ func (s *Server) compose(opts Options) error {
 	remoteLogs.h = s.hosts
 	s.agents, err = agentconn.New(agentconn.Config{Store: s.store, Fleets: s.fleets, Sessions: s.sessions, Slots: s.conns,
 		MessageRate: float64(noneIfZero(s.cfg.SDKMessageRate)), MessageBurst: 3 * s.cfg.SDKMessageRate,
-		ReplicaID: s.replica, Now: s.now, Logger: s.log.With("component", "agent"),
+		ReplicaID: s.replica, Shared: s.inbox != nil, Now: s.now, Logger: s.log.With("component", "agent"),
 		Timings: agentconn.Timings{HeartbeatTimeout: t.AgentsHeartbeatTimeout, CheckInterval: t.AgentsCheckInterval}})
 	if err != nil {
 		return err
@@ -382,6 +393,7 @@ func (s *Server) compose(opts Options) error {
 		MessageRate: float64(noneIfZero(s.cfg.SDKMessageRate)), MessageBurst: 3 * s.cfg.SDKMessageRate,
 	})
 	msgr.s = s.sdk
+	s.routeInbox()
 	s.svc = &service{FleetIQ: s.fleetiq, Tags: s.tags, Builds: s.builds, Fleets: s.fleets, Sessions: s.sessions, Aliases: s.aliases,
 		Placement: s.placement, Matchmaking: s.matchmaking}
 	return nil
@@ -406,10 +418,13 @@ func (s *Server) TLSCertificate() (tls.Certificate, error) {
 // the live ones meanwhile.
 func (s *Server) Run(ctx context.Context) error {
 	loops := map[string]func(context.Context) error{
-		"presence": s.presence.Run,
+		"registry": s.registry.Run,
 		"fleetiq":  s.fleetiq.Run, "builds": s.builds.Run,
 		"fleets": s.fleets.Run, "sessions": s.sessions.Run, "events": s.events.Run,
 		"placement": s.placement.Run, "matchmaking": s.matchmaking.Run, "agents": s.agents.Run, "hosts": s.hosts.Run,
+	}
+	if s.inbox != nil {
+		loops["inbox"], loops["janitor"] = s.inbox.Run, s.janitor().Run
 	}
 	errc := make(chan error, len(loops))
 	for name, run := range loops {
@@ -469,11 +484,19 @@ func (s *Server) closeParts(ctx context.Context) error {
 // Store returns the store (for tests).
 func (s *Server) Store() store.Store { return s.store }
 
-// messengerRef forwards to the SDK endpoint once it exists.
-type messengerRef struct{ s *sdkconn.Server }
+// messengerRef forwards to the SDK endpoint once it exists; a process
+// connected to another replica is reached through that replica's inbox.
+type messengerRef struct {
+	s   *sdkconn.Server
+	srv *Server
+}
 
 func (m *messengerRef) SendToProcess(ctx context.Context, processID string, msg hosting.Message) error {
-	return m.s.SendToProcess(ctx, processID, msg)
+	err := m.s.SendToProcess(ctx, processID, msg)
+	if !errors.Is(err, sdkconn.ErrNotConnected) {
+		return err
+	}
+	return m.srv.relaySend(ctx, replicas.TargetProcess, processID, sessions.ProcessHolder, msg, err)
 }
 
 // hostRef forwards to the fleets service once it exists.
