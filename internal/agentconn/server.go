@@ -109,7 +109,7 @@ type Config struct {
 	// connection is recorded with the replica holding it
 	// (AgentConnection), so that their messages for it reach it.
 	Shared bool
-	Logger    *slog.Logger
+	Logger *slog.Logger
 	// Now is the clock; NewID makes connection and message IDs.
 	Now   func() time.Time
 	NewID func() string

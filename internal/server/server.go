@@ -66,7 +66,7 @@ type Server struct {
 	// on an embedded store: one replica).
 	inbox   *replicas.Inbox
 	baseURL string
-	addr     string // the plain listener's address
+	addr    string // the plain listener's address
 
 	dataLock    *os.File // the data directory's lock
 	store       store.Store
