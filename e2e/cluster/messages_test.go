@@ -28,7 +28,10 @@ const janitorBound = 25 * time.Second
 // servers (the SDK 5 test game server) of an Anywhere fleet connect to B.
 // A game session created through A activates (CreateGameSession reached
 // the process through B's inbox) and TerminateGameSession through C ends
-// it (TerminateProcess). Then B is killed with SIGKILL: a game server
+// it (TerminateProcess). Then B is paused with SIGSTOP past its
+// registration: the janitor clears its game server, and B, resumed, has
+// it reconnect, after which a game session reaches it again. Then B is
+// killed with SIGKILL: a game server
 // that reached B through a proxy reconnects to C and a new game session
 // created through A activates on it; the registry drops B and clears the
 // process that stayed disconnected within janitorBound.
@@ -64,7 +67,15 @@ func TestMessagesBetweenReplicas(t *testing.T) {
 	}) {
 		return
 	}
-	t.Run("KillTheHoldingReplica", func(t *testing.T) { killHolder(ctx, t, c, fleetID, token) })
+	st, err := postgres.Open(ctx, c.DatabaseURL, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if !t.Run("PauseTheHoldingReplica", func(t *testing.T) { pauseHolder(ctx, t, c, st, fleetID, endpointB, token) }) {
+		return
+	}
+	t.Run("KillTheHoldingReplica", func(t *testing.T) { killHolder(ctx, t, c, st, fleetID, token) })
 }
 
 // killHolder: a game server connected to B through a proxy, and a test
@@ -72,24 +83,12 @@ func TestMessagesBetweenReplicas(t *testing.T) {
 // reconnects through the proxy to C and a game session created through A
 // activates on it; B's registration and the other process's connection
 // are cleared within janitorBound.
-func killHolder(ctx context.Context, t *testing.T, c *cluster.Cluster, fleetID, token string) {
+func killHolder(ctx context.Context, t *testing.T, c *cluster.Cluster, st store.Store, fleetID, token string) {
 	a, bR, cR := c.Replicas[0].V2(), c.Replicas[1], c.Replicas[2]
 	px := newProxy(t, strings.TrimPrefix(bR.URL(), "http://"))
 	gs := startGameServer(t, "ws://"+px.Addr()+"/sdk", token, fleetID, "compute-b", "process-proxied")
 	waitFor(ctx, t, "the game server ready", func() (bool, error) { return gs.logged("msg=ready"), nil })
-	st, err := postgres.Open(ctx, c.DatabaseURL, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	holder := func(pid string) string {
-		var p struct{ ConnectedTo string }
-		if err := getJSON(ctx, st, "Process", pid, &p); err != nil {
-			t.Fatalf("process %s: %v", pid, err)
-		}
-		return p.ConnectedTo
-	}
-	idB := holder("process-proxied")
+	idB := holder(ctx, t, st, "process-proxied")
 	if idB == "" {
 		t.Fatal("the proxied game server's process names no replica")
 	}
@@ -103,10 +102,9 @@ func killHolder(ctx context.Context, t *testing.T, c *cluster.Cluster, fleetID, 
 		return strings.Count(gs.out.String(), "connected to the SDK endpoint") >= 2, nil
 	})
 	waitFor(ctx, t, "its process connected to another replica", func() (bool, error) {
-		h := holder("process-proxied")
+		h := holder(ctx, t, st, "process-proxied")
 		return h != "" && h != idB, nil
 	})
-	createActive(ctx, t, a, fleetID, "custom-msgs")
 	waitFor(ctx, t, "B's registration removed", func() (bool, error) {
 		recs, err := replicas.List(ctx, st)
 		for _, r := range recs {
@@ -116,12 +114,53 @@ func killHolder(ctx context.Context, t *testing.T, c *cluster.Cluster, fleetID, 
 		}
 		return err == nil, err
 	})
-	waitFor(ctx, t, "the process left on B cleared", func() (bool, error) { return holder("process-stays") == "", nil })
+	waitFor(ctx, t, "the process left on B cleared", func() (bool, error) { return holder(ctx, t, st, "process-stays") == "", nil })
 	if d := time.Since(killed); d > janitorBound {
 		t.Errorf("B cleared %v after its kill, beyond %v", d, janitorBound)
 	} else {
 		t.Logf("B's registration and connections cleared %v after its kill", d.Round(100*time.Millisecond))
 	}
+	// The one placeable process is the one that moved to C.
+	createActive(ctx, t, a, fleetID, "custom-msgs")
+}
+
+// pauseHolder: B stopped with SIGSTOP past its registration: the janitor
+// clears its game server's connection; B, resumed, finds its registration
+// gone and closes its sockets, so the game server reconnects and is
+// recorded again; a game session created through A then activates on it,
+// and TerminateGameSession through C ends it.
+func pauseHolder(ctx context.Context, t *testing.T, c *cluster.Cluster, st store.Store, fleetID, endpointB, token string) {
+	a, cc, bR := c.Replicas[0].V2(), c.Replicas[2].V2(), c.Replicas[1]
+	gs := startGameServer(t, endpointB, token, fleetID, "compute-b", "process-paused")
+	waitFor(ctx, t, "the game server ready", func() (bool, error) { return gs.logged("msg=ready"), nil })
+	idB := holder(ctx, t, st, "process-paused")
+	bR.Pause()
+	paused := time.Now()
+	waitFor(ctx, t, "the paused replica's process cleared", func() (bool, error) {
+		return holder(ctx, t, st, "process-paused") == "", nil
+	})
+	t.Logf("B's process cleared %v after B paused", time.Since(paused).Round(100*time.Millisecond))
+	bR.Resume()
+	waitFor(ctx, t, "the game server recorded on B again", func() (bool, error) {
+		return holder(ctx, t, st, "process-paused") == idB, nil
+	})
+	id := createActive(ctx, t, a, fleetID, "custom-msgs")
+	if _, err := cc.TerminateGameSession(ctx, &gl.TerminateGameSessionInput{GameSessionId: aws.String(id),
+		TerminationMode: types.TerminationModeTriggerOnProcessTerminate}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(ctx, t, "the game server gone", func() (bool, error) { done, _ := gs.exited(); return done, nil })
+}
+
+// holder is the replica a process's record names as holding its
+// connection.
+func holder(ctx context.Context, t *testing.T, st store.Store, pid string) string {
+	t.Helper()
+	var p struct{ ConnectedTo string }
+	if err := getJSON(ctx, st, "Process", pid, &p); err != nil {
+		t.Fatalf("process %s: %v", pid, err)
+	}
+	return p.ConnectedTo
 }
 
 // registerCompute registers a compute through cl (its SDK endpoint is

@@ -495,3 +495,12 @@ func clip(v string) string {
 	}
 	return v
 }
+
+// CloseAll closes every socket with 1012 (service restart), so that the
+// agents reconnect, and goes on accepting connections (see
+// sdkconn.Server.CloseAll).
+func (s *Server) CloseAll(reason string) {
+	for _, c := range s.connected() {
+		c.peer.Close(websocket.StatusServiceRestart, reason)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/coder/websocket"
+
 	"github.com/hoistgg/hoist/internal/replicas"
 	"github.com/hoistgg/hoist/internal/store"
 )
@@ -106,4 +108,19 @@ func (s *Service) ClearReplica(ctx context.Context, gone replicas.Gone) error {
 		}
 		return nil
 	})
+}
+
+// CloseAll closes every host connection of this replica with 1012
+// (service restart), so that the agents reconnect (see
+// sdkconn.Server.CloseAll).
+func (s *Service) CloseAll(reason string) {
+	s.mu.Lock()
+	all := make([]*hostConn, 0, len(s.conns))
+	for _, hc := range s.conns {
+		all = append(all, hc)
+	}
+	s.mu.Unlock()
+	for _, hc := range all {
+		hc.peer.Close(websocket.StatusServiceRestart, reason)
+	}
 }

@@ -25,6 +25,7 @@ func (s *Server) register(addrs []string) error {
 	s.registry = &replicas.Registry{Store: s.store, Log: s.log.With("component", "replicas"),
 		Self: replicas.Record{ID: s.replica, Addresses: addrs, Started: s.now().UTC()}}
 	s.replicas = s.registry
+	s.registry.OnLost = s.reconnectAll
 	if s.cfg.Store == config.StorePostgres {
 		s.inbox = replicas.New(replicas.Config{Store: s.store, Self: s.replica, Log: s.log.With("component", "inbox")})
 	}
@@ -34,6 +35,22 @@ func (s *Server) register(addrs []string) error {
 		return fmt.Errorf("registering this replica in the store: %w", err)
 	}
 	return nil
+}
+
+// reconnectAll closes every connection this replica holds so that each
+// reconnects and is recorded again: the registration had expired, and the
+// janitor of another replica may have cleared their records.
+func (s *Server) reconnectAll() {
+	const why = "Hoist lost its registration: reconnect"
+	if s.sdk != nil {
+		s.sdk.CloseAll(why)
+	}
+	if s.agents != nil {
+		s.agents.CloseAll(why)
+	}
+	if s.hosts != nil {
+		s.hosts.CloseAll(why)
+	}
 }
 
 // routeInbox gives the inbox its routes to processes, agents and hosts,
