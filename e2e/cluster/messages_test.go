@@ -67,6 +67,11 @@ func TestMessagesBetweenReplicas(t *testing.T) {
 	}) {
 		return
 	}
+	if !t.Run("AgentOnBActionOnA", func(t *testing.T) {
+		agentOnB(ctx, t, a, b, fleetID, "ws://"+strings.TrimPrefix(c.Replicas[2].URL(), "http://")+"/sdk")
+	}) {
+		return
+	}
 	st, err := postgres.Open(ctx, c.DatabaseURL, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)

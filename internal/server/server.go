@@ -385,7 +385,7 @@ func (s *Server) compose(opts Options) error {
 	s.sessions.SetMatchHook(s.matchmaking)
 
 	s.sdk = sdkconn.New(sdkconn.Config{
-		API:    agentconn.NotifyAgents(s.sessions.ProcessAPI(), s.agents, s.log.With("component", "agent")),
+		API:    agentconn.NotifyAgents(s.sessions.ProcessAPI(), agents, s.log.With("component", "agent")),
 		Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
 		Backfiller: sdkBackfiller{m: s.matchmaking},
 		Logger:     s.log.With("component", "sdk"), Now: s.now, ReplicaID: s.replica,
