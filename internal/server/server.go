@@ -414,8 +414,9 @@ func (s *Server) TLSCertificate() (tls.Certificate, error) {
 // Run runs the background loops until ctx ends. Each loop holds its own
 // store lease, or a lease per shard (placement, matchmaking, FleetIQ, the
 // fleets reconciler), so with several replicas each runs on one of them
-// or they share its shards; the presence lease counts this replica among
-// the live ones meanwhile.
+// or they share its shards; the registry's lease counts this replica among
+// the live ones meanwhile, and on PostgreSQL the inbox and the replicas
+// janitor run (internal/replicas).
 func (s *Server) Run(ctx context.Context) error {
 	loops := map[string]func(context.Context) error{
 		"registry": s.registry.Run,
