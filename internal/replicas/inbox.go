@@ -203,7 +203,7 @@ func (ib *Inbox) Run(ctx context.Context) error {
 	tick := time.NewTicker(ib.cfg.Poll)
 	defer tick.Stop()
 	for {
-		if err := ib.pass(ctx); err != nil && ctx.Err() == nil {
+		if err := ib.Pass(ctx); err != nil && ctx.Err() == nil {
 			ib.log.Warn("inbox: pass", "err", err)
 		}
 		select {
@@ -239,9 +239,9 @@ func (ib *Inbox) sendWakes(ctx context.Context) {
 	}
 }
 
-// pass handles every target with messages in this replica's inbox, each
+// Pass handles every target with messages in this replica's inbox, each
 // in turn, in the order their first waiting message was posted.
-func (ib *Inbox) pass(ctx context.Context) error {
+func (ib *Inbox) Pass(ctx context.Context) error {
 	targets, err := ib.targets(ctx, ib.cfg.Self)
 	if err != nil {
 		return err

@@ -203,13 +203,13 @@ func TestInboxDeliversInCommitOrder(t *testing.T) {
 				}
 			})
 			if w == 1 { // B delivers while the writers go on
-				if err := b.pass(t.Context()); err != nil {
+				if err := b.Pass(t.Context()); err != nil {
 					t.Error(err)
 				}
 			}
 		}
 		wg.Wait()
-		if err := b.pass(t.Context()); err != nil {
+		if err := b.Pass(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		got := sb.of("p1")
@@ -247,10 +247,10 @@ func TestInboxReroutesWhenTheTargetMoved(t *testing.T) {
 		if _, err := post(t.Context(), sts[0], a, "C", target); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.pass(t.Context()); err != nil { // C takes B's messages too: it holds the connection
+		if err := c.Pass(t.Context()); err != nil { // C takes B's messages too: it holds the connection
 			t.Fatal(err)
 		}
-		if err := b.pass(t.Context()); err != nil {
+		if err := b.Pass(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		if got := sc.of("p1"); fmt.Sprint(got) != "[1 2 3 4]" || len(sb.of("p1")) != 0 {
@@ -260,13 +260,13 @@ func TestInboxReroutesWhenTheTargetMoved(t *testing.T) {
 		if _, err := post(t.Context(), sts[0], a, "B", target); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.pass(t.Context()); err != nil {
+		if err := b.Pass(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		if len(sb.of("p1")) != 0 || messages(t, sts[0]) != 1 {
 			t.Fatalf("B delivered %v; %d waiting, want 1 (re-routed)", sb.of("p1"), messages(t, sts[0]))
 		}
-		if err := c.pass(t.Context()); err != nil {
+		if err := c.Pass(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		if got := sc.of("p1"); fmt.Sprint(got) != "[1 2 3 4 5]" {
@@ -289,7 +289,7 @@ func TestInboxDropsWhenTheTargetIsGone(t *testing.T) {
 		if _, err := post(t.Context(), sts[0], a, "B", target); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.pass(t.Context()); err != nil {
+		if err := b.Pass(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		if fmt.Sprint(sb.dropped) != "[1]" || messages(t, sts[0]) != 0 {
@@ -302,7 +302,7 @@ func TestInboxDropsWhenTheTargetIsGone(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := b.pass(t.Context()); err != nil {
+		if err := b.Pass(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		if fmt.Sprint(sb.dropped) != "[1 2 3]" || messages(t, sts[0]) != 0 {
@@ -313,11 +313,11 @@ func TestInboxDropsWhenTheTargetIsGone(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := 1; i < maxTries; i++ {
-			if err := b.pass(t.Context()); err == nil || messages(t, sts[0]) != 1 {
+			if err := b.Pass(t.Context()); err == nil || messages(t, sts[0]) != 1 {
 				t.Fatalf("pass %d: %v, %d waiting; want an error and the message kept", i, err, messages(t, sts[0]))
 			}
 		}
-		if err := b.pass(t.Context()); err != nil || messages(t, sts[0]) != 0 || len(sb.dropped) != 4 {
+		if err := b.Pass(t.Context()); err != nil || messages(t, sts[0]) != 0 || len(sb.dropped) != 4 {
 			t.Fatalf("last try: %v, %d waiting, dropped %v", err, messages(t, sts[0]), sb.dropped)
 		}
 	})

@@ -73,7 +73,7 @@ func TestJanitorRemovesDeadReplicas(t *testing.T) {
 			t.Fatalf("registered after the pass: %+v, %v; want A and B, live", recs, err)
 		}
 		// C's message for "moved" went to A's inbox; the one for "lost" was dropped.
-		if err := ib.pass(t.Context()); err != nil {
+		if err := ib.Pass(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		if fmt.Sprint(sa.of("moved"), sa.dropped) != "[1] [1]" {
