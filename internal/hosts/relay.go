@@ -8,6 +8,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/hoistgg/hoist/internal/hosts/hostproto"
+
 	"github.com/hoistgg/hoist/internal/replicas"
 	"github.com/hoistgg/hoist/internal/store"
 )
@@ -16,7 +18,9 @@ import (
 // and to those connected to another replica through its inbox
 // (internal/replicas): the message is delivered once that replica takes
 // it from its inbox, so SendToHost returns when it is written there, not
-// when the agent acknowledged it.
+// when the agent acknowledged it. StartInstance is never relayed: it
+// carries the instance's certificate key, which stays out of the database,
+// and its caller needs the agent's answer.
 type relayMessenger struct{ s *Service }
 
 // hostMessage is a host message in an inbox.
@@ -28,7 +32,7 @@ type hostMessage struct {
 // SendToHost implements HostMessenger.
 func (m relayMessenger) SendToHost(ctx context.Context, hostID, action string, msg any) error {
 	err := localMessenger(m).SendToHost(ctx, hostID, action, msg)
-	if !errors.Is(err, errNotConnected) {
+	if !errors.Is(err, errNotConnected) || action == hostproto.ActionStartInstance {
 		return err
 	}
 	body, jerr := json.Marshal(msg)

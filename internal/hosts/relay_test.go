@@ -14,7 +14,9 @@ import (
 // TestHostMessagesRouted: a message for a host connected to another
 // replica goes into that replica's inbox (delivered there over the host's
 // connection; this replica, holding none, reports ErrNoConnection); one
-// for a host connected nowhere fails as before; the janitor's clearer
+// for a host connected nowhere fails as before, and so does StartInstance,
+// which is never relayed (its certificate key stays out of the
+// database); the janitor's clearer
 // marks a dead replica's hosts disconnected.
 func TestHostMessagesRouted(t *testing.T) {
 	s, _ := newService(t)
@@ -55,6 +57,22 @@ func TestHostMessagesRouted(t *testing.T) {
 	}
 	if err := s.DeliverToHost(ctx, hostID, m.Body); !errors.Is(err, replicas.ErrNoConnection) {
 		t.Fatalf("DeliverToHost on a replica without the host's connection: %v, want ErrNoConnection", err)
+	}
+	// StartInstance (with a certificate key) is not written to the database.
+	err = s.msgr.SendToHost(ctx, hostID, hostproto.ActionStartInstance,
+		hostproto.StartInstance{InstanceId: "i-1", Certificate: &hostproto.Certificate{PrivateKey: "secret key"}})
+	if !errors.Is(err, errNotConnected) {
+		t.Fatalf("StartInstance for a host on r2: %v, want errNotConnected", err)
+	}
+	err = s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		n, err := tx.Count(ctx, store.Query{Kind: replicas.KindInboxMessage})
+		if n != 1 {
+			t.Errorf("%d inbox messages after StartInstance, want 1 (it is not relayed)", n)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	setHolder("")
 	if err := s.msgr.SendToHost(ctx, hostID, hostproto.ActionRetire, hostproto.Retire{}); !errors.Is(err, errNotConnected) {
