@@ -22,6 +22,15 @@ var (
 	gsErr  error
 )
 
+// TestMain removes the game server's build once the tests ran.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if gsPath != "" {
+		_ = os.RemoveAll(filepath.Dir(gsPath))
+	}
+	os.Exit(code)
+}
+
 // gameServerBinary builds e2e/gameserver (the SDK 5 test game server)
 // once per test binary.
 func gameServerBinary(t testing.TB) string {
