@@ -269,6 +269,10 @@ type ComputeAgents interface {
 	// HasAgent reports, reading tx, whether an agent serves the compute:
 	// it sends heartbeats and has not been declared lost.
 	HasAgent(ctx context.Context, tx store.Tx, fleetID, computeName string) (bool, error)
+	// AgentHolder returns, reading tx, the replica holding the compute's
+	// agent connection ("" for none), so that a message for it is routed
+	// there.
+	AgentHolder(ctx context.Context, tx store.Tx, fleetID, computeName string) (string, error)
 }
 
 // Conn identifies an authenticated SDK connection.

@@ -35,12 +35,16 @@ import (
 	"github.com/hoistgg/hoist/internal/fleets"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/ids"
+	"github.com/hoistgg/hoist/internal/replicas"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
 // Config configures a Service. Store and Local are required.
 type Config struct {
 	Store store.Store
+	// Inbox, when set (several replicas on one store), carries messages
+	// to the hosts connected to other replicas (relay.go).
+	Inbox *replicas.Inbox
 	// Local is this replica's in-process provider (internal/fleets/local):
 	// it runs the instances of locations no host is enrolled in.
 	Local fleets.ComputeProvider
@@ -194,6 +198,9 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, t: cfg.Timings.withDefaults(), log: cfg.Logger, started: cfg.Now(),
 		conns: map[string]*hostConn{}, instHooks: map[string]fleets.Hooks{}, procStarted: make(chan struct{})}
 	s.msgr = localMessenger{s}
+	if cfg.Inbox != nil {
+		s.msgr = relayMessenger{s}
+	}
 	return s, nil
 }
 

@@ -455,3 +455,20 @@ func headerHasToken(h http.Header, key, token string) bool {
 	}
 	return false
 }
+
+// CloseAll closes every socket with 1012 (service restart), so that the
+// SDKs reconnect, and goes on accepting connections: this replica lost
+// its registration (it paused past it), and the records of its
+// connections may have been cleared meanwhile; a reconnect records them
+// again.
+func (s *Server) CloseAll(reason string) {
+	s.mu.Lock()
+	var all []*procConn
+	for _, l := range s.procs {
+		all = append(all, l...)
+	}
+	s.mu.Unlock()
+	for _, pc := range all {
+		pc.closeWith(websocket.StatusServiceRestart, reason)
+	}
+}

@@ -17,7 +17,7 @@ import (
 func (s *Server) newHosts(t hosts.Timings) (*hosts.Service, error) {
 	locs := append([]string{s.cfg.Region}, fleets.AWSLocations...)
 	return hosts.New(hosts.Config{
-		Store: s.store, Local: s.provider, NoInProcess: s.cfg.LocalHosting == config.LocalAgent || s.cfg.LocalHosting == config.LocalOff,
+		Store: s.store, Inbox: s.inbox, Local: s.provider, NoInProcess: s.cfg.LocalHosting == config.LocalAgent || s.cfg.LocalHosting == config.LocalOff,
 		ReplicaID: s.replica, InstanceIP: s.cfg.InstanceIP, Locations: locs,
 		CACertificate: s.ca.CertPEM, CADER: s.ca.Cert.Raw, CABundle: s.caBundle,
 		BuildDir: s.builds.BuildDir, UploadDir: filepath.Join(s.cfg.DataDir, "hosts"), GameSessionLogs: s.sessions,

@@ -30,6 +30,7 @@ import (
 	"github.com/hoistgg/hoist/internal/matchmaking"
 	"github.com/hoistgg/hoist/internal/pki"
 	"github.com/hoistgg/hoist/internal/placement"
+	"github.com/hoistgg/hoist/internal/replicas"
 	"github.com/hoistgg/hoist/internal/sdkconn"
 	"github.com/hoistgg/hoist/internal/sessions"
 	"github.com/hoistgg/hoist/internal/sigv4"
@@ -58,12 +59,15 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 	replica string
-	// replicas counts the live replicas for the sharded loops: presence
-	// leases (presence) until the replica registry replaces them.
+	// replicas counts the live replicas for the sharded loops: the
+	// replica registry (registry).
 	replicas store.Replicas
-	presence *store.Presence
-	baseURL  string
-	addr     string // the plain listener's address
+	registry *replicas.Registry
+	// inbox carries messages to the connections other replicas hold (nil
+	// on an embedded store: one replica).
+	inbox   *replicas.Inbox
+	baseURL string
+	addr    string // the plain listener's address
 
 	dataLock    *os.File // the data directory's lock
 	store       store.Store
@@ -182,8 +186,15 @@ func New(opts Options) (_ *Server, err error) {
 		return nil, dataDirError(cfg.DataDir, err)
 	}
 	s.store = st
-	s.presence = &store.Presence{Store: st, Holder: s.replica, Log: s.log.With("component", "presence")}
-	s.replicas = s.presence
+	addrs := []string{s.baseURL}
+	if opts.TLSAddr != "" {
+		addrs = append(addrs, "https://"+publicAddr(opts.TLSAddr, cfg.InstanceIP))
+	}
+	if err = s.register(addrs); err != nil {
+		_ = st.Close()
+		s.store = nil
+		return nil, err
+	}
 	// Opening the store made garbage (the journal store replays every
 	// version of every record): hand that memory back to the system now,
 	// not whenever the collector next runs (at GOGC 400, once the heap has
@@ -282,9 +293,9 @@ func (s *Server) compose(opts Options) error {
 
 	// sessions, fleets and the SDK endpoint need one another: the refs are
 	// filled in once all three exist, before anything is served.
-	msgr, host, agents, remoteLogs := &messengerRef{}, &hostRef{}, &agentsRef{}, &remoteLogsRef{}
+	msgr, host, agents, remoteLogs := &messengerRef{srv: s}, &hostRef{}, &agentsRef{srv: s}, &remoteLogsRef{}
 	s.sessions, err = sessions.New(sessions.Config{
-		Store: s.store, Region: cfg.Region, Messenger: msgr, Host: host, Agents: agents,
+		Store: s.store, Region: cfg.Region, Messenger: msgr, Host: host, Agents: agents, Inbox: s.inbox,
 		OnProcessReady: host.onProcessReady, ResolveAlias: aliases.ResolveFleet, Now: s.now, Clock: s.clock, ProcessNow: s.wallNow,
 		Logger: s.log.With("component", "sessions"), ReplicaID: s.replica,
 		LogURL: s.logURL, DataDir: cfg.DataDir, RemoteLogs: remoteLogs,
@@ -353,7 +364,7 @@ func (s *Server) compose(opts Options) error {
 	remoteLogs.h = s.hosts
 	s.agents, err = agentconn.New(agentconn.Config{Store: s.store, Fleets: s.fleets, Sessions: s.sessions, Slots: s.conns,
 		MessageRate: float64(noneIfZero(s.cfg.SDKMessageRate)), MessageBurst: 3 * s.cfg.SDKMessageRate,
-		ReplicaID: s.replica, Now: s.wallNow, Logger: s.log.With("component", "agent"),
+		ReplicaID: s.replica, Shared: s.inbox != nil, Now: s.wallNow, Logger: s.log.With("component", "agent"),
 		Timings: agentconn.Timings{HeartbeatTimeout: t.AgentsHeartbeatTimeout, CheckInterval: t.AgentsCheckInterval}})
 	if err != nil {
 		return err
@@ -384,7 +395,7 @@ func (s *Server) compose(opts Options) error {
 	s.sessions.SetMatchHook(s.matchmaking)
 
 	s.sdk = sdkconn.New(sdkconn.Config{
-		API:    agentconn.NotifyAgents(s.sessions.ProcessAPI(), s.agents, s.log.With("component", "agent")),
+		API:    agentconn.NotifyAgents(s.sessions.ProcessAPI(), agents, s.log.With("component", "agent")),
 		Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
 		Backfiller: sdkBackfiller{m: s.matchmaking},
 		Logger:     s.log.With("component", "sdk"), Now: s.wallNow, ReplicaID: s.replica,
@@ -392,6 +403,7 @@ func (s *Server) compose(opts Options) error {
 		MessageRate: float64(noneIfZero(s.cfg.SDKMessageRate)), MessageBurst: 3 * s.cfg.SDKMessageRate,
 	})
 	msgr.s = s.sdk
+	s.routeInbox()
 	s.svc = &service{FleetIQ: s.fleetiq, Tags: s.tags, Builds: s.builds, Fleets: s.fleets, Sessions: s.sessions, Aliases: s.aliases,
 		Placement: s.placement, Matchmaking: s.matchmaking}
 	return nil
@@ -412,14 +424,18 @@ func (s *Server) TLSCertificate() (tls.Certificate, error) {
 // Run runs the background loops until ctx ends. Each loop holds its own
 // store lease, or a lease per shard (placement, matchmaking, FleetIQ, the
 // fleets reconciler), so with several replicas each runs on one of them
-// or they share its shards; the presence lease counts this replica among
-// the live ones meanwhile.
+// or they share its shards; the registry's lease counts this replica among
+// the live ones meanwhile, and on PostgreSQL the inbox and the replicas
+// janitor run (internal/replicas).
 func (s *Server) Run(ctx context.Context) error {
 	loops := map[string]func(context.Context) error{
-		"presence": s.presence.Run, "clock": s.runClock,
+		"registry": s.registry.Run, "clock": s.runClock,
 		"fleetiq": s.fleetiq.Run, "builds": s.builds.Run,
 		"fleets": s.fleets.Run, "sessions": s.sessions.Run, "events": s.events.Run,
 		"placement": s.placement.Run, "matchmaking": s.matchmaking.Run, "agents": s.agents.Run, "hosts": s.hosts.Run,
+	}
+	if s.inbox != nil {
+		loops["inbox"], loops["janitor"] = s.inbox.Run, s.janitor().Run
 	}
 	errc := make(chan error, len(loops))
 	for name, run := range loops {
@@ -479,11 +495,19 @@ func (s *Server) closeParts(ctx context.Context) error {
 // Store returns the store (for tests).
 func (s *Server) Store() store.Store { return s.store }
 
-// messengerRef forwards to the SDK endpoint once it exists.
-type messengerRef struct{ s *sdkconn.Server }
+// messengerRef forwards to the SDK endpoint once it exists; a process
+// connected to another replica is reached through that replica's inbox.
+type messengerRef struct {
+	s   *sdkconn.Server
+	srv *Server
+}
 
 func (m *messengerRef) SendToProcess(ctx context.Context, processID string, msg hosting.Message) error {
-	return m.s.SendToProcess(ctx, processID, msg)
+	err := m.s.SendToProcess(ctx, processID, msg)
+	if !errors.Is(err, sdkconn.ErrNotConnected) {
+		return err
+	}
+	return m.srv.relaySend(ctx, replicas.TargetProcess, processID, sessions.ProcessHolder, msg, err)
 }
 
 // hostRef forwards to the fleets service once it exists.

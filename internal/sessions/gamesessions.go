@@ -261,8 +261,7 @@ func (s *Service) terminateTx(ctx context.Context, tx store.Tx, fx *effects, gs 
 			return err
 		}
 	}
-	fx.sends = append(fx.sends, outgoing{p.ID, s.terminateMessage(s.processNow())})
-	return nil
+	return s.sendTx(ctx, tx, fx, p, s.terminateMessage(s.processNow()))
 }
 
 // GetGameSessionLogUrl returns the download URL of the logs Hoist collected

@@ -25,6 +25,8 @@ type effects struct {
 	remote []hosting.LogRequest
 	// removeDirs are collected log directories whose retention ended.
 	removeDirs []string
+	// wake are the replicas whose inboxes the transaction wrote.
+	wake []string
 }
 
 type outgoing struct {
@@ -55,6 +57,7 @@ func (s *Service) view(ctx context.Context, fn func(tx store.Tx) error) error {
 // apply runs committed side effects. Failures are logged: the sweep retries
 // whatever must still happen.
 func (s *Service) apply(ctx context.Context, fx *effects) {
+	s.wake(fx)
 	for _, m := range fx.sends {
 		if s.cfg.Messenger == nil {
 			continue
@@ -123,8 +126,8 @@ func (s *Service) endProcessTx(ctx context.Context, tx store.Tx, fx *effects, p 
 	}
 	if managed {
 		fx.terminate = append(fx.terminate, terminateReq{p.ID, reason})
-	} else {
-		fx.sends = append(fx.sends, outgoing{p.ID, s.terminateMessage(now)})
+	} else if err := s.sendTx(ctx, tx, fx, p, s.terminateMessage(now)); err != nil {
+		return err
 	}
 	if err := s.putProcess(ctx, tx, p); err != nil {
 		return err
@@ -148,8 +151,8 @@ func (s *Service) killProcessTx(ctx context.Context, tx store.Tx, fx *effects, p
 	}
 	if managed {
 		fx.kill = append(fx.kill, terminateReq{p.ID, reason})
-	} else {
-		fx.forceExit = append(fx.forceExit, forceExitReq{p.FleetID, p.ComputeName, p.ID, agentReason})
+	} else if err := s.forceExitTx(ctx, tx, fx, forceExitReq{p.FleetID, p.ComputeName, p.ID, agentReason}); err != nil {
+		return err
 	}
 	return s.putProcess(ctx, tx, p)
 }

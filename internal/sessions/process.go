@@ -120,19 +120,25 @@ func (s sdkAPI) Disconnected(ctx context.Context, c hosting.Conn, normal bool) {
 		if c.ConnID != "" && p.ConnID != "" && c.ConnID != p.ConnID {
 			return nil // an older socket of a process that moved on
 		}
-		p.ConnectedTo, p.ConnID, p.DisconnectedAt = "", "", s.processNow()
-		managed, err := managedFleet(ctx, tx, p.FleetID)
-		if err != nil {
-			return err
-		}
-		if !managed && (normal || p.State == hosting.ProcessTerminating) {
-			return s.processGoneTx(ctx, tx, fx, p, "disconnected")
-		}
-		return s.putProcess(ctx, tx, p)
+		return s.disconnectTx(ctx, tx, fx, p, normal)
 	})
 	if err != nil {
 		s.log.Warn("sessions: recording disconnect failed", "process", c.ProcessID, "err", err)
 	}
+}
+
+// disconnectTx records that process p's socket closed (normal: 1000/1001,
+// or a drop after ProcessEnding), or that the replica holding it died.
+func (s *Service) disconnectTx(ctx context.Context, tx store.Tx, fx *effects, p *hosting.Process, normal bool) error {
+	p.ConnectedTo, p.ConnID, p.DisconnectedAt = "", "", s.processNow()
+	managed, err := managedFleet(ctx, tx, p.FleetID)
+	if err != nil {
+		return err
+	}
+	if !managed && (normal || p.State == hosting.ProcessTerminating) {
+		return s.processGoneTx(ctx, tx, fx, p, "disconnected")
+	}
+	return s.putProcess(ctx, tx, p)
 }
 
 func ignoreSDK404(err error) error {

@@ -23,6 +23,7 @@ import (
 	"github.com/hoistgg/hoist/internal/clock"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/ids"
+	"github.com/hoistgg/hoist/internal/replicas"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -36,6 +37,10 @@ type Config struct {
 	Region string
 	// Messenger delivers messages to server processes.
 	Messenger hosting.Messenger
+	// Inbox, when set (several replicas on one store), carries the
+	// messages for processes and agents connected to other replicas: they
+	// are written in the transaction that decides them (relay.go).
+	Inbox *replicas.Inbox
 	// Host ends server processes of managed (EC2) fleets.
 	Host hosting.ProcessHost
 	// Agents, when set, reaches the GameLift Agents of Anywhere computes:

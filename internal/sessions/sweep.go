@@ -191,7 +191,9 @@ func (s *Service) terminateGraceOver(ctx context.Context, tx store.Tx, fx *effec
 			return err
 		}
 		if agent {
-			fx.forceExit = append(fx.forceExit, forceExitReq{p.FleetID, p.ComputeName, p.ID, reason})
+			if err := s.forceExitTx(ctx, tx, fx, forceExitReq{p.FleetID, p.ComputeName, p.ID, reason}); err != nil {
+				return err
+			}
 		}
 		return s.processGoneTx(ctx, tx, fx, p, reason)
 	}

@@ -434,8 +434,9 @@ func (k *keeper) held() *Held {
 }
 
 // Presence counts the live replicas by their presence leases,
-// "presence/<Holder>", each held by its replica while Run runs. It is the
-// Replicas of the sharded loops until the replica registry replaces it.
+// "presence/<Holder>", each held by its replica while Run runs. Hoist's
+// sharded loops count the replica registry instead (internal/replicas);
+// tests of the loops use Presence.
 type Presence struct {
 	Store  Store
 	Holder string
