@@ -23,7 +23,7 @@ import (
 // this replica should it die.
 func (s *Server) register(addrs []string) error {
 	s.registry = &replicas.Registry{Store: s.store, Log: s.log.With("component", "replicas"),
-		Self: replicas.Record{ID: s.replica, Addresses: addrs, Started: s.now().UTC()}}
+		Self: replicas.Record{ID: s.replica, Addresses: addrs, Started: s.wallNow().UTC()}}
 	s.replicas = s.registry
 	s.registry.OnLost = s.reconnectAll
 	if s.cfg.Store == config.StorePostgres {
