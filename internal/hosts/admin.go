@@ -72,7 +72,7 @@ func (s *Service) DrainHost(ctx context.Context, hostID string) (HostInfo, error
 		if h.Status == StatusLost {
 			return api.NewInvalidRequestException("host %s is LOST: its instances were already replaced", hostID)
 		}
-		h.Status = StatusDraining
+		h.Status, h.Drained = StatusDraining, true
 		out = info(h, 0)
 		return putHost(ctx, tx, h)
 	})
