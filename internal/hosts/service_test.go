@@ -2,6 +2,7 @@ package hosts
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -295,4 +296,42 @@ func TestProcessDiff(t *testing.T) {
 	if strings.Join(gone, ",") != "p-gone" || strings.Join(ended, ",") != "p-ended" {
 		t.Fatalf("gone %v, ended %v; want [p-gone], [p-ended] (p-new may be on its way)", gone, ended)
 	}
+}
+
+// TestRemoveHost: a host running an instance is removed only with force,
+// which loses the instance; a LOST host is removed; once no host is
+// enrolled in the location, this replica serves it again.
+func TestRemoveHost(t *testing.T) {
+	s, clock := newService(t)
+	ctx := context.Background()
+	a := enrolHost(t, s, "us-west-2", "198.18.0.10", 2)
+	b := enrolHost(t, s, "us-west-2", "198.18.0.11", 2)
+	busy, idle := a, b
+	if place(t, s, clock, "fleet-1", "i-1", "us-west-2").Host == b {
+		busy, idle = b, a
+	}
+	if _, err := s.RemoveHost(ctx, busy, false); !isInvalidRequest(err) {
+		t.Fatalf("removing a host that runs an instance: %v, want InvalidRequestException", err)
+	}
+	if _, err := s.RemoveHost(ctx, "host-nope", false); err == nil {
+		t.Fatal("removing an unknown host was accepted")
+	}
+	lose(t, s, clock, idle)
+	if _, err := s.RemoveHost(ctx, idle, false); err != nil {
+		t.Fatalf("removing a LOST host: %v", err)
+	}
+	if _, err := s.RemoveHost(ctx, busy, true); err != nil {
+		t.Fatalf("removing with force: %v", err)
+	}
+	if st := hostState(t, s, "fleet-1", "i-1"); !strings.Contains(st.Lost, "removed") {
+		t.Fatalf("the removed host's instance: %+v, want lost", st)
+	}
+	if pl := place(t, s, clock, "fleet-1", "i-2", "us-west-2"); pl.Host != "r1" {
+		t.Fatalf("a location whose hosts were removed: %+v, want this replica", pl)
+	}
+}
+
+func isInvalidRequest(err error) bool {
+	var e *api.InvalidRequestException
+	return errors.As(err, &e)
 }

@@ -227,7 +227,8 @@ func (a *Agent) HostID() string { return a.state.HostID }
 
 // Run connects to Hoist and serves it until ctx ends, reconnecting with
 // backoff whenever the connection is lost; the instances keep running
-// meanwhile. When ctx ends, every instance is stopped.
+// meanwhile. When ctx ends, or Hoist refuses the host's credential
+// (ErrRemoved), every instance is stopped.
 func (a *Agent) Run(ctx context.Context) error {
 	go a.rep.run(ctx)
 	failures := 0
@@ -238,6 +239,10 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		if ctx.Err() != nil {
 			break
+		}
+		if errors.Is(err, ErrRemoved) {
+			a.log.Error("agent: this host was removed: stopping every instance", "err", err)
+			return errors.Join(err, a.prov.Close())
 		}
 		failures++
 		wait := backoff(failures, a.cfg.ReconnectMax)
