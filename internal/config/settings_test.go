@@ -57,6 +57,7 @@ func TestEveryFlagHasItsVariable(t *testing.T) {
 		"HOIST_WEBHOOKS":        "arn:aws:sns:eu-west-1:1:t=http://127.0.0.1:4/hook,arn:aws:sns:eu-west-1:1:u=sns+http://127.0.0.1:4/sns",
 		"HOIST_EVENT_OUTBOX":    "7",
 		"HOIST_PLACEMENT_COSTS": "c5.large=0.085,c5.large/SPOT=0.03",
+		"HOIST_HOST_NETWORKS":   "198.18.0.0/15,10.1.0.0/16",
 	}
 	for _, s := range settings {
 		if s.Flag == "" {
