@@ -348,10 +348,9 @@ func (th *threeHosts) processesPerInstance(t *testing.T, fleetID string) int32 {
 
 // activeProcesses counts the fleet's ACTIVE server processes in a location.
 func (th *threeHosts) activeProcesses(t *testing.T, fleetID, loc string) int32 {
-	out, err := th.gl.DescribeFleetLocationUtilization(th.ctx, &gl.DescribeFleetLocationUtilizationInput{FleetId: aws.String(fleetID),
-		Location: aws.String(loc)})
+	n, err := th.activeProcessesIn(fleetID, loc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return aws.ToInt32(out.FleetUtilization.ActiveServerProcessCount)
+	return n
 }
