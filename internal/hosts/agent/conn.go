@@ -22,7 +22,7 @@ type conn struct {
 
 // ErrRemoved: Hoist refuses the host's credential: the host was removed
 // (hoist admin remove-host). The agent ends its instances and stops.
-var ErrRemoved = errors.New("Hoist refuses this host's credential: the host was removed (hoist admin remove-host); to serve again, enrol it anew (another --dir, or remove host.json)")
+var ErrRemoved = errors.New("hoist refuses this host's credential: the host was removed (hoist admin remove-host); to serve again, enrol it anew (another --dir, or remove host.json)")
 
 // heartbeatTimeout bounds the wait for Hoist's answer to a heartbeat (two
 // intervals, at most this): a connection that does not answer in time is
