@@ -96,15 +96,20 @@ func (e *env) heartbeatPhase(ctx context.Context, p *HeartbeatPhase) error {
 	if err := sim.enrolAndConnect(ctx, p.Hosts); err != nil {
 		return h.fail(err)
 	}
-	p.IntervalS = sim.interval().Seconds()
-	// Every host heartbeats once at the interval it was told (the first at
-	// a random offset within it), then the window.
-	time.Sleep(sim.interval() + time.Second) // hosts heartbeat on their own timers
+	// Every host heartbeats twice at the interval it was told (the first at
+	// a random offset within it), so that all heartbeat at the interval of
+	// every host's count; then the window.
+	time.Sleep(2*sim.interval() + time.Second) // hosts heartbeat on their own timers
 	sim.reset()
+	profile := e.profileWindow(h, p)
 	hoist0, self0, start := cpuTime(h.PID()), cpuTime(os.Getpid()), time.Now()
 	busy0, _ := sysinfo.MachineTicks()
 	time.Sleep(e.cfg.Window) // the measured window: the hosts heartbeat meanwhile
 	over := time.Since(start)
+	p.IntervalS = sim.interval().Seconds()
+	if err := profile(); err != nil {
+		return err
+	}
 	busy1, _ := sysinfo.MachineTicks()
 	hoistCPU, selfCPU := cpuTime(h.PID())-hoist0, cpuTime(os.Getpid())-self0
 	lat, failed := sim.results()
@@ -126,6 +131,23 @@ func (e *env) heartbeatPhase(ctx context.Context, p *HeartbeatPhase) error {
 		return fmt.Errorf("%d heartbeats failed", failed)
 	}
 	return nil
+}
+
+// profileWindow starts a CPU profile of Hoist over the window when
+// -profile asks for one; the returned function waits for it.
+func (e *env) profileWindow(h *hoist, p *HeartbeatPhase) func() error {
+	if e.cfg.profileDir == "" {
+		return func() error { return nil }
+	}
+	if err := os.MkdirAll(e.cfg.profileDir, 0o755); err != nil {
+		return func() error { return err }
+	}
+	file := filepath.Join(e.cfg.profileDir, fmt.Sprintf("hoist-cpu-%dhosts-run%d.pprof", p.Hosts, p.Run))
+	errc := make(chan error, 1)
+	go func() {
+		errc <- loadreport.FetchProfile(h.pprofAddr, "profile", fmt.Sprintf("seconds=%d", max(1, int(e.cfg.Window.Seconds()))), time.Now(), file)
+	}()
+	return func() error { return <-errc }
 }
 
 // hoistMemory is Hoist's memory at a moment.

@@ -82,6 +82,7 @@ type Config struct {
 	dataParent string
 	jsonPath   string
 	timings    string
+	profileDir string
 	args       []string
 }
 
@@ -102,6 +103,7 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this file")
 	fs.StringVar(&c.hoistBin, "hoist", "", "a Hoist binary to run (default: go build ./cmd/hoist)")
 	fs.StringVar(&c.dataParent, "data-parent", "", "directory for the temporary data directories (default: the system's temp dir)")
+	fs.StringVar(&c.profileDir, "profile", "", "heartbeats: write a CPU profile of Hoist over each window to this directory")
 	fs.StringVar(&c.timings, "timings", "", "name=duration,... added to Hoist's --timings (e.g. hosts.heartbeat=1s for a quick heartbeats run); the defaults are Hoist's")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
