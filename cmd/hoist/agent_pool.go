@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/hoistgg/hoist/internal/config"
 	"github.com/hoistgg/hoist/internal/fleets/local"
 	hostagent "github.com/hoistgg/hoist/internal/hosts/agent"
+	"github.com/hoistgg/hoist/internal/store/filelock"
 )
 
 const poolAgentUsage = `usage: hoist agent --pool NAME --endpoint URL [flags]
@@ -34,7 +36,8 @@ flags:
 // (--pool).
 func poolMode(args []string) bool {
 	return slices.ContainsFunc(args, func(a string) bool {
-		return a == "--pool" || a == "-pool" || strings.HasPrefix(a, "--pool=") || strings.HasPrefix(a, "-pool=")
+		return a == "--pool" || a == "-pool" || strings.HasPrefix(a, "--pool=") || strings.HasPrefix(a, "-pool=") ||
+			a == "--local" || a == "-local"
 	})
 }
 
@@ -56,6 +59,16 @@ func poolAgent(args []string, stdout, stderr io.Writer) int {
 	cfg.Logger, cfg.Version = log, versionString()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if cfg.Local {
+		// One local agent per state directory: the lock (its file holds the
+		// agent's process ID) tells hoist serve that one runs.
+		lock, err := filelock.Lock(filepath.Join(cfg.Dir, "agent.lock"))
+		if err != nil {
+			fmt.Fprintln(stderr, "hoist agent: another local agent runs:", err)
+			return 0
+		}
+		defer lock.Close()
+	}
 	a, err := hostagent.New(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "hoist agent:", err)
@@ -66,6 +79,9 @@ func poolAgent(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := a.Run(ctx); err != nil {
 		fmt.Fprintln(stderr, "hoist agent:", err)
+		if cfg.Local && hostagent.Retired(err) {
+			return 0
+		}
 		return 1
 	}
 	return 0
@@ -95,6 +111,8 @@ func poolAgentFlags(args []string, stdout, stderr io.Writer) (hostagent.Config, 
 	fs.StringVar(&cfg.ProcessUser, "process-user", config.DefaultProcessUser, "when run as root, the unprivileged user server processes run as (as hoist serve's)")
 	fs.DurationVar(&cfg.ReconnectMax, "reconnect-max", 30*time.Second, "longest wait between two attempts to reach Hoist")
 	fs.StringVar(&timings, "timings", "", "processes.*=duration,... overriding the server process timers (as hoist serve's)")
+	fs.BoolVar(&cfg.Local, "local", false, "run as Hoist's own machine (started by hoist serve with --local-hosting agent; its credential and Hoist's address are in --dir)")
+	fs.DurationVar(&cfg.OrphanTimeout, "orphan-timeout", config.DefaultLocalOrphanTimeout, "with --local: how long game servers keep running while no Hoist is connected")
 	fs.StringVar(&logCfg.LogLevel, "log-level", "info", "debug, info, warn, error")
 	fs.StringVar(&logCfg.LogFormat, "log-format", "text", "text or json")
 	if err := fs.Parse(args); err != nil {

@@ -5,6 +5,7 @@
 //	hoist admin ...          operator commands (see `hoist admin --help`)
 //	hoist agent ...          run this host as a compute of an ANYWHERE fleet, or (--pool) as a pool host (see `hoist agent --help`)
 //	hoist match ...          FlexMatch rule set workbench (see `hoist match --help`)
+//	hoist migrate-store ...  copy a data directory's store into PostgreSQL
 //	hoist version            print the version (also --version)
 //	hoist help               list the commands (also --help, -h)
 package main
@@ -23,10 +24,8 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/config"
@@ -44,6 +43,8 @@ commands:
   admin     operator actions on a running Hoist (hoist admin --help)
   agent     run this host as a compute of an ANYWHERE fleet, or (--pool) as a pool host of managed fleets (hoist agent --help)
   match     simulate matchmaking, validate a rule set (hoist match --help)
+  migrate-store
+            copy a data directory's store into PostgreSQL (hoist migrate-store --help)
   version   print the version (also hoist --version)
   help      print this help (also hoist --help)
 
@@ -92,6 +93,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return agent(args, stdout, stderr)
 	case "match":
 		return match(args, stdout, stderr)
+	case "migrate-store":
+		return migrateStore(args, os.LookupEnv, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -190,7 +193,7 @@ func serve(args []string, stderr io.Writer) error {
 	if setMemoryLimit(cfg.MemoryLimit) {
 		log.Info("runtime: memory limit set", "bytes", cfg.MemoryLimit)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, sig, stop := notifySignals()
 	defer stop()
 
 	// Every listener is bound before the store opens, and from here on
@@ -231,6 +234,9 @@ func serve(args []string, stderr io.Writer) error {
 		if err := testHookServerOpened(); err != nil {
 			return err
 		}
+	}
+	if err := superviseLocalAgent(ctx, cfg, log, srv.StartLocalHost); err != nil {
+		return fmt.Errorf("local hosting: %w", err)
 	}
 	if len(cfg.Credentials) == 0 {
 		log.Warn("NO CREDENTIALS CONFIGURED: Hoist accepts any SigV4-signed request without checking the signature; this mode only listens on loopback. Set --credentials-file or $HOIST_CREDENTIALS to verify signatures.")
@@ -273,12 +279,19 @@ func serve(args []string, stderr io.Writer) error {
 	var serveErr error
 	select {
 	case <-ctx.Done():
-		log.Info("shutting down")
+		log.Info("shutting down", "signal", sig())
 	case serveErr = <-errc:
 		log.Error("server stopped", "err", serveErr)
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
+	if sig() == os.Interrupt {
+		// SIGINT (Ctrl-C) ends the local games too; SIGTERM (service
+		// managers, upgrades) leaves them to the next Hoist.
+		if err := srv.RetireLocalHost(shutdownCtx); err != nil {
+			log.Warn("the local agent's game servers may still run", "err", err)
+		}
+	}
 	_ = hs.Shutdown(shutdownCtx)
 	if ths != nil {
 		_ = ths.Shutdown(shutdownCtx)

@@ -36,6 +36,9 @@ func cleanEnv(t *testing.T) {
 			os.Unsetenv(s.Env)
 		}
 	}
+	// hoist serve runs in this test binary, which cannot be started as
+	// the local agent.
+	t.Setenv("HOIST_LOCAL_HOSTING", config.LocalInProcess)
 }
 
 func TestHelpListsCommands(t *testing.T) {

@@ -173,6 +173,9 @@ func runDoc(t *testing.T, page string) (*hoisttest.Hoist, string) {
 		env = append(env, "HOIST_ENDPOINT="+h.URL)
 	}
 	out, err := runShell(script, env)
+	// A page that failed may leave a Hoist it started, and a Hoist's local
+	// agent runs in a session of its own: end both.
+	hoisttest.StopLocalAgentsUnder(dir, 30*time.Second)
 	if err != nil {
 		hoistLog := "(none started)"
 		if h != nil {
@@ -203,6 +206,11 @@ func runShell(script string, env []string) (string, error) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
+	if cmd.Process != nil {
+		// What the script left running in the background (a Hoist of its
+		// own, when it failed half-way).
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("%w (killed after %s)", err, scriptTimeout)
 	}

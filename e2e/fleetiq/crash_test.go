@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
 
 	"github.com/hoistgg/hoist/e2e/hoisttest"
+	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
 )
 
 // TestCrashRecovery: Hoist is killed with SIGKILL while goroutines on both
@@ -27,7 +28,25 @@ func TestCrashRecovery(t *testing.T) {
 		t.Skip("starts two Hoists")
 	}
 	dir := t.TempDir()
-	h := hoisttest.Start(t, hoisttest.Options{DataDir: dir})
+	crashRecovery(t, hoisttest.Options{DataDir: dir}, hoisttest.Options{DataDir: dir})
+}
+
+// TestCrashRecoveryPostgres is TestCrashRecovery with Hoist on PostgreSQL
+// (a schema of its own in the database of HOIST_TEST_DATABASE_URL), the
+// second Hoist on a new data directory: what the first acknowledged is in
+// the database.
+func TestCrashRecoveryPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two Hoists")
+	}
+	args := []string{"--store", "postgres", "--database-url", pgtest.URL(t)}
+	crashRecovery(t, hoisttest.Options{Args: args}, hoisttest.Options{Args: args})
+}
+
+// crashRecovery is TestCrashRecovery with the options of the Hoist killed
+// and of the one restarted.
+func crashRecovery(t *testing.T, first, second hoisttest.Options) {
+	h := hoisttest.Start(t, first)
 	clients := []client{newV2(h, true), newV1(h)}
 	const group = "crash"
 	createGroup(t, clients[0], group)
@@ -85,7 +104,7 @@ func TestCrashRecovery(t *testing.T) {
 	defer mu.Unlock()
 	t.Logf("killed after %d acknowledged registrations and %d acknowledged claims", len(registered), len(claimed))
 
-	h2 := hoisttest.Start(t, hoisttest.Options{DataDir: dir})
+	h2 := hoisttest.Start(t, second)
 	c := newV2(h2, true)
 	all := map[string]types.GameServer{}
 	in := &gl.ListGameServersInput{GameServerGroupName: aws.String(group), Limit: aws.Int32(100)}

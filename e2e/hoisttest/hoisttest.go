@@ -5,12 +5,18 @@ package hoisttest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hoistgg/hoist/internal/config"
 )
@@ -139,12 +145,74 @@ func launchLikeTheREADME(bin string, opts Options, env []string, tmp string) (*P
 	return LaunchIn(opts.WorkDir, "hoist", "./hoist", opts.Args, env, tmp)
 }
 
-// Stop sends SIGTERM and waits for a clean exit (or kills after 30 s, and
-// fails the test).
+// Stop stops Hoist with SIGINT, which ends its local agent's game servers
+// too, and waits for a clean exit (or kills after 30 s, and fails the
+// test); then ends whatever local agent of its data directory is left (a
+// test that killed Hoist, or stopped it with SIGTERM, leaves it running).
 func (h *Hoist) Stop() {
-	if err := h.Process.Stop(30 * time.Second); err != nil {
+	if err := h.Process.StopWith(syscall.SIGINT, 30*time.Second); err != nil {
 		h.t.Errorf("%v", err)
 	}
+	if err := StopLocalAgent(h.DataDir, 30*time.Second); err != nil {
+		h.t.Errorf("%v", err)
+	}
+}
+
+// StopLocalAgent ends the local agent of a data directory, if one runs
+// (SIGTERM: it ends its instances), and waits up to grace for it to exit,
+// then kills it.
+func StopLocalAgent(dataDir string, grace time.Duration) error {
+	b, err := os.ReadFile(filepath.Join(dataDir, "local-host", "agent.lock"))
+	if err != nil {
+		return nil // no local agent ever ran here
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 1 || !localAgentRuns(pid, dataDir) {
+		return nil
+	}
+	// A pidfd is readable once the process ended (it is not our child:
+	// its exit cannot be waited for).
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return nil // gone already
+	}
+	defer unix.Close(fd)
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, int(grace.Milliseconds())); err == nil && n == 1 {
+		return nil
+	}
+	_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+	return fmt.Errorf("the local agent of %s (process %d) did not stop within %s of SIGTERM", dataDir, pid, grace)
+}
+
+// StopLocalAgentsUnder ends every local agent whose state directory is
+// under dir (what the Hoists a script started under dir left), as
+// StopLocalAgent does.
+func StopLocalAgentsUnder(dir string, grace time.Duration) {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		args := strings.Split(string(b), "\x00")
+		if err != nil || len(args) < 5 || args[1] != "agent" || args[2] != "--local" || args[3] != "--dir" {
+			continue
+		}
+		if d := args[4]; strings.HasPrefix(d, dir+string(filepath.Separator)) && filepath.Base(d) == "local-host" {
+			_ = StopLocalAgent(filepath.Dir(d), grace)
+		}
+	}
+}
+
+// localAgentRuns reports whether process pid is the local agent of
+// dataDir (and not a process that reused its ID).
+func localAgentRuns(pid int, dataDir string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return err == nil && strings.Contains(string(b), "--local") &&
+		strings.Contains(string(b), filepath.Join(dataDir, "local-host"))
 }
 
 // Context returns a context that ends with the test or after d.

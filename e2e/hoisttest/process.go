@@ -104,18 +104,24 @@ func (p *Process) LogTail(lines int) string {
 // Stop sends SIGTERM and waits for the exit; after grace it kills the
 // whole process group and reports that the process would not stop.
 func (p *Process) Stop(grace time.Duration) error {
+	return p.StopWith(syscall.SIGTERM, grace)
+}
+
+// StopWith sends sig and waits for the exit; after grace it kills the
+// whole process group and reports that the process would not stop.
+func (p *Process) StopWith(sig syscall.Signal, grace time.Duration) error {
 	select {
 	case <-p.done:
 		return nil
 	default:
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Process.Signal(sig)
 	select {
 	case <-p.done:
 		return nil
 	case <-time.After(grace):
 		p.KillGroup()
-		return fmt.Errorf("%s did not stop within %s of SIGTERM:\n%s", p.Name, grace, p.LogTail(40))
+		return fmt.Errorf("%s did not stop within %s of %s:\n%s", p.Name, grace, sig, p.LogTail(40))
 	}
 }
 

@@ -33,6 +33,8 @@ const probeScript = `#!/bin/sh
   [ "$n" -le 3 ] || echo "saw $n processes"
   ls "$(cat probe-data-dir)" >/dev/null 2>&1 && echo "listed data-dir"
   ls "$(cat probe-data-dir)/instances" >/dev/null 2>&1 && echo "listed instances"
+  ls "$(cat probe-data-dir)/local-host" >/dev/null 2>&1 && echo "listed local-host"
+  ls "$(cat probe-data-dir)/local-host/instances" >/dev/null 2>&1 && echo "listed local-host/instances"
 } > probe.txt 2>&1
 env > probe-env.txt
 exec ./gameserver "$@"
@@ -63,7 +65,7 @@ func TestServerProcessConfinement(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && p == filepath.Join(h.DataDir, "instances") {
+		if d.IsDir() && (p == filepath.Join(h.DataDir, "instances") || p == filepath.Join(h.DataDir, "local-host", "instances")) {
 			return filepath.SkipDir
 		}
 		// The CA bundle (system roots and Hoist's CA certificate, no key)
@@ -92,7 +94,7 @@ func TestServerProcessConfinement(t *testing.T) {
 	e.waitBuild(t, buildID, "READY")
 	fleetID := e.newFleet(t, fleetSpec{name: "confinement", build: buildID, launchPath: "/local/game/run.sh"})
 
-	roots, _ := filepath.Glob(filepath.Join(h.DataDir, "instances", fleetID, "*", "game"))
+	roots := instanceGlob(h.DataDir, fleetID, "*", "game")
 	if len(roots) != 1 {
 		t.Fatalf("game roots of fleet %s: %v", fleetID, roots)
 	}
@@ -150,7 +152,7 @@ func TestServerProcessConfinement(t *testing.T) {
 	}
 	e.waitBuild(t, build2, "READY")
 	fleet2 := e.newFleet(t, fleetSpec{name: "confinement-2", build: build2, launchPath: "/local/game/run.sh"})
-	roots2, _ := filepath.Glob(filepath.Join(h.DataDir, "instances", fleet2, "*", "game"))
+	roots2 := instanceGlob(h.DataDir, fleet2, "*", "game")
 	if len(roots2) != 1 {
 		t.Fatalf("game roots of fleet %s: %v", fleet2, roots2)
 	}

@@ -269,7 +269,7 @@ func checkOneSessionPerProcess(t *testing.T, e *env, fleetID string, fulfilled [
 	var byProcess map[string][]string // process ID -> game sessions sent
 	eventually(t, waitShort, "the game sessions in the processes' output", func() (bool, string) {
 		byProcess = map[string][]string{}
-		files, _ := filepath.Glob(filepath.Join(e.h.DataDir, "instances", fleetID, "*", "logs", "*.log"))
+		files := instanceGlob(e.h.DataDir, fleetID, "*", "logs", "*.log")
 		seen := 0
 		for _, f := range files {
 			process := strings.TrimSuffix(filepath.Base(f), ".log")

@@ -86,7 +86,7 @@ func startLimited(t *testing.T, prlimit string) *hoisttest.Hoist {
 	dataDir := t.TempDir()
 	_ = os.Chmod(filepath.Dir(dataDir), 0o711)
 	lim := strconv.Itoa(fileLimit)
-	args := append([]string{"--nofile=" + lim + ":" + lim, "--", hoisttest.Binary(t)}, hoisttest.ServeArgs(dataDir, true)...)
+	args := append([]string{"--nofile=" + lim + ":" + lim, "--", hoisttest.Binary(t)}, append(hoisttest.ServeArgs(dataDir, true), "--local-hosting", "in-process")...)
 	p, err := hoisttest.Launch("hoist", prlimit, args, hoisttest.CredentialsEnv(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)

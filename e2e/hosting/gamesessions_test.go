@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -229,7 +228,7 @@ func rulesForceTerminate(t *testing.T, e *env, fleetID, gs2 string, create func(
 // that was sent game session gsID (logs/<process ID>.log of its instance).
 func processOutput(t *testing.T, e *env, fleetID, gsID string) string {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(e.h.DataDir, "instances", fleetID, "*", "logs", "*.log"))
+	files := instanceGlob(e.h.DataDir, fleetID, "*", "logs", "*.log")
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err == nil && strings.Contains(string(b), "gameSession="+gsID) {

@@ -65,6 +65,18 @@ var baseTimings = []string{
 // baseEnv is the environment Hoist adds to every managed server process.
 var baseEnv = []string{"HEALTHCHECK_INTERVAL=3s", "HEALTHCHECK_MAX_JITTER=100ms", "SERVICE_CALL_TIMEOUT=5s"}
 
+// instanceGlob globs, under a data directory, the paths of a fleet's
+// instances matching rest: where the local agent keeps them (the default,
+// --local-hosting agent) or hoist serve's in-process provider does.
+func instanceGlob(dataDir, fleetID string, rest ...string) []string {
+	var out []string
+	for _, dir := range []string{filepath.Join(dataDir, "local-host", "instances"), filepath.Join(dataDir, "instances")} {
+		m, _ := filepath.Glob(filepath.Join(append([]string{dir, fleetID}, rest...)...))
+		out = append(out, m...)
+	}
+	return out
+}
+
 // env is one running Hoist and its clients.
 type env struct {
 	h   *hoisttest.Hoist

@@ -58,14 +58,17 @@ func TestDetachedProcessesEndWithTheirFleet(t *testing.T) {
 	e.deleteFleet(t, fleetID) // and no process of it is left
 }
 
-// TestKilledHoistLeftoversEndedOnRestart: after kill -9 of Hoist, nothing
+// TestKilledHoistLeftoversEndedOnRestart: with --local-hosting in-process,
+// after kill -9 of Hoist, nothing
 // of a game server is left (its wrapper shell, the game server with its
 // player port, a setsid child, a double-forked child), before Hoist starts
 // again; the instance that replaces the lost one, on the account the
 // lowest free slot gives (the same one, unless another Hoist on this
 // machine holds it), sees no other process and reads no other SDK token.
 func TestKilledHoistLeftoversEndedOnRestart(t *testing.T) {
-	e := startHoist(t)
+	// In-process hosting: the game servers are hoist serve's (the local
+	// agent's outlive it: TestRestartEndsNoGame, TestKilledLocalAgentLeavesNothing).
+	e := startHoistWith(t, []string{"--local-hosting", "in-process"})
 	e.dumpOnFailure(t)
 	archive := gameServerArchive(t, map[string]archiveFile{"run.sh": {body: probeDetachScript, mode: 0o755}})
 	buildID, err := e.createBuild(t, "leftovers", archive)
@@ -79,7 +82,7 @@ func TestKilledHoistLeftoversEndedOnRestart(t *testing.T) {
 	dialPlayer(t, ip, port).close()
 	probe := func(h *hoisttest.Hoist) []string {
 		t.Helper()
-		roots, _ := filepath.Glob(filepath.Join(h.DataDir, "instances", fleetID, "*", "game"))
+		roots := instanceGlob(h.DataDir, fleetID, "*", "game")
 		if len(roots) != 1 {
 			t.Fatalf("game roots of fleet %s: %v", fleetID, roots)
 		}
@@ -114,7 +117,7 @@ func TestKilledHoistLeftoversEndedOnRestart(t *testing.T) {
 		return err != nil, "the player port takes connections"
 	})
 
-	h2 := hoisttest.Start(t, hoisttest.Options{DataDir: e.h.DataDir, Args: []string{
+	h2 := hoisttest.Start(t, hoisttest.Options{DataDir: e.h.DataDir, Args: []string{"--local-hosting", "in-process",
 		"--timings", strings.Join(dedupe(baseTimings), ","), "--process-env", strings.Join(baseEnv, ",")}})
 	e2 := &env{h: h2, gl: h2.V2(), ctx: e.ctx}
 	e2.dumpOnFailure(t)

@@ -204,8 +204,10 @@ func testForceTLS(t *testing.T, e *env) {
 	if want := "wss" + strings.TrimPrefix(e.h.TLSURL, "https") + "/sdk"; endpoint != want {
 		t.Errorf("GAMELIFT_SDK_WEBSOCKET_URL %q, want %q", endpoint, want)
 	}
-	if want := filepath.Join(e.h.DataDir, "ca-bundle.pem"); caFile != want {
-		t.Errorf("SSL_CERT_FILE %q, want %q", caFile, want)
+	// Hoist's CA bundle, as hoist serve writes it (--local-hosting
+	// in-process) or as its local agent does (agent, the default).
+	if want, agents := filepath.Join(e.h.DataDir, "ca-bundle.pem"), filepath.Join(e.h.DataDir, "local-host", "ca-bundle.pem"); caFile != want && caFile != agents {
+		t.Errorf("SSL_CERT_FILE %q, want %q or %q", caFile, want, agents)
 	}
 	gs := e.createGameSession(t, fleetID, 2)
 	e.waitGameSession(t, aws.ToString(gs.GameSessionId), types.GameSessionStatusActive)

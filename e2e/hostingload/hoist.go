@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -66,7 +67,8 @@ func (h *hoist) pid() int { return h.PID() }
 // stop sends SIGTERM and waits for Hoist to end its server processes and
 // exit (SIGKILL to its group after 2 minutes), then removes its data.
 func (h *hoist) stop() error {
-	err := h.Stop(2 * time.Minute)
+	// SIGINT: the local agent's game servers end with Hoist.
+	err := errors.Join(h.StopWith(syscall.SIGINT, 2*time.Minute), hoisttest.StopLocalAgent(h.dataDir, time.Minute))
 	_ = os.RemoveAll(h.dir)
 	return err
 }
@@ -223,17 +225,25 @@ func (h *hoist) utilization(ctx context.Context, id string) (ready, sessions int
 }
 
 // instanceLogDirs returns the log directories of a fleet's instances on
-// this machine (where each server process's output goes).
+// this machine (where each server process's output goes): under the local
+// agent's directory (--local-hosting agent, the default) or hoist serve's.
 func (h *hoist) instanceLogDirs(fleetID string) ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(h.dataDir, "instances", fleetID))
-	if err != nil {
-		return nil, err
-	}
 	var out []string
-	for _, e := range entries {
-		if e.IsDir() {
-			out = append(out, filepath.Join(h.dataDir, "instances", fleetID, e.Name(), "logs"))
+	var errs []error
+	for _, root := range []string{filepath.Join(h.dataDir, "local-host", "instances"), filepath.Join(h.dataDir, "instances")} {
+		entries, err := os.ReadDir(filepath.Join(root, fleetID))
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
+		for _, e := range entries {
+			if e.IsDir() {
+				out = append(out, filepath.Join(root, fleetID, e.Name(), "logs"))
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.Join(errs...)
 	}
 	return out, nil
 }

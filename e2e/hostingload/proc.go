@@ -4,12 +4,15 @@ package main
 
 import (
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/hoistgg/hoist/e2e/sysinfo"
 )
 
 // cpuSample is a reading of the CPU time of the machine, of this program,
-// of Hoist and of Hoist's server processes.
+// of Hoist (hoist serve and its local agent) and of Hoist's server
+// processes.
 type cpuSample struct {
 	machine, self, hoist int64
 	// reaped is the time of Hoist's children that have exited (and been
@@ -27,12 +30,38 @@ func sampleCPU(hoistPID int) cpuSample {
 	if st, ok := sysinfo.ReadStat(hoistPID); ok {
 		s.hoist, s.reaped = st.Ticks, st.CTicks
 	}
-	for _, c := range sysinfo.Children(hoistPID) {
-		if st, ok := sysinfo.ReadStat(c); ok {
-			s.live[c] = st.Ticks
+	// Hoist's local agent (--local-hosting agent) is a child of hoist serve
+	// and counts as Hoist; the game servers are its descendants (each
+	// under its init). A descendant that ended is in its parent's
+	// children time.
+	parents := []int{hoistPID}
+	for len(parents) > 0 {
+		var next []int
+		for _, p := range parents {
+			for _, c := range sysinfo.Children(p) {
+				st, ok := sysinfo.ReadStat(c)
+				if !ok {
+					continue
+				}
+				if p == hoistPID && isLocalAgent(c) {
+					s.hoist += st.Ticks
+				} else {
+					s.live[c] = st.Ticks
+				}
+				s.reaped += st.CTicks
+				next = append(next, c)
+			}
 		}
+		parents = next
 	}
 	return s
+}
+
+// isLocalAgent reports whether process pid is a local agent (hoist agent
+// --local).
+func isLocalAgent(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return err == nil && strings.Contains(string(b), "agent\x00--local")
 }
 
 // CPUUse is how busy the machine was during a measurement, in cores.

@@ -62,7 +62,7 @@ type hoistOptions struct {
 func startHoist(o hoistOptions) (*server, error) {
 	args := func(dir string) []string {
 		a := append(hoisttest.ServeArgs(filepath.Join(dir, "data"), false),
-			"--region", o.cred.Region,
+			"--region", o.cred.Region, "--local-hosting", "in-process", // hosts no game server
 			// The loop sends no health checks: keep the registered game
 			// servers for the whole run.
 			"--health-expiry", "24h")

@@ -625,7 +625,8 @@ func startHoist(cfg *Config, extra []string) (*hoistProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := append(hoisttest.ServeArgs(filepath.Join(dir, "data"), false), extra...)
+	args := append(hoisttest.ServeArgs(filepath.Join(dir, "data"), false), "--local-hosting", "in-process")
+	args = append(args, extra...)
 	p, err := hoisttest.Launch("hoist", bin, args, hoisttest.CredentialsEnv(), dir)
 	if err != nil {
 		os.RemoveAll(dir)

@@ -133,7 +133,7 @@ func run(n, requests int, clients, writes []int) error {
 
 func start(bin, dir, dataDir string) (*hoisttest.Process, error) {
 	_ = os.Remove(filepath.Join(dir, "ready.json")) // the previous run's
-	return hoisttest.Launch("hoist", bin, hoisttest.ServeArgs(dataDir, false), hoisttest.CredentialsEnv(), dir)
+	return hoisttest.Launch("hoist", bin, append(hoisttest.ServeArgs(dataDir, false), "--local-hosting", "in-process"), hoisttest.CredentialsEnv(), dir)
 }
 
 // anywhereFleet creates a custom location and an Anywhere fleet in it.

@@ -24,9 +24,13 @@ type Config struct {
 	Addr    string
 	TLSAddr string
 	DataDir string
-	// Store is the embedded store backend: StoreJournal, StoreSQLite, or
-	// "" to choose by what the data directory holds (see Server).
+	// Store is the store backend: StoreJournal, StoreSQLite, StorePostgres,
+	// or "" to choose by what the data directory holds (see Server).
 	Store string
+	// DatabaseURL is the PostgreSQL connection string of StorePostgres
+	// ("": the PG* environment variables alone). It may hold a password:
+	// never print it.
+	DatabaseURL string
 	// JournalWrites is how the journal store writes: JournalDirect (the
 	// default: O_DIRECT|O_DSYNC where the file system allows it) or
 	// JournalBuffered (through the page cache, and fdatasync).
@@ -67,6 +71,14 @@ type Config struct {
 	// running at once get ProcessUser-1, -2, ...); empty runs them as
 	// Hoist's own user.
 	ProcessUser string
+	// LocalHosting says how Hoist runs the instances its own machine hosts:
+	// LocalAgent (a local agent process that outlives hoist serve, so a
+	// restart ends no game), LocalInProcess (inside hoist serve: they end
+	// with it) or LocalOff (only pool hosts run instances).
+	LocalHosting string
+	// LocalOrphanTimeout is how long the local agent keeps its game
+	// servers running while no Hoist is connected to it.
+	LocalOrphanTimeout time.Duration
 	// PlacementCosts are hourly instance prices by instance type ("TYPE"
 	// or "TYPE/SPOT", "TYPE/ON_DEMAND"), the cost of a queue's
 	// PriorityOrder COST (internal/placement).
@@ -128,6 +140,10 @@ const (
 	DefaultAccount      = "123456789012"
 	DefaultHealthExpiry = 5 * time.Minute
 	DefaultProcessUser  = "hoist-game"
+	// DefaultLocalOrphanTimeout outlasts the reconnect attempts of the
+	// official Go Server SDK (about three minutes): a game server that gave
+	// up reconnecting cannot be managed by the next Hoist anyway.
+	DefaultLocalOrphanTimeout = 5 * time.Minute
 	// DefaultSessionRetention is how long GameLift keeps ended game sessions.
 	DefaultSessionRetention = 30 * 24 * time.Hour
 	// DefaultShutdownGrace bounds a graceful shutdown.
@@ -159,9 +175,18 @@ const (
 	StoreJournal = "journal"
 	// StoreSQLite is the SQLite store.
 	StoreSQLite = "sqlite"
+	// StorePostgres is a PostgreSQL database, which several replicas share.
+	StorePostgres = "postgres"
 	// JournalDirect and JournalBuffered are the values of --journal-writes.
 	JournalDirect   = "direct"
 	JournalBuffered = "buffered"
+)
+
+// Values of LocalHosting.
+const (
+	LocalAgent     = "agent"
+	LocalInProcess = "in-process"
+	LocalOff       = "off"
 )
 
 func (c *Config) check() error {
@@ -172,9 +197,20 @@ func (c *Config) check() error {
 		return errors.New("--data-dir ($HOIST_DATA_DIR) must not be empty")
 	}
 	switch c.Store {
-	case "", StoreJournal, StoreSQLite:
+	case "", StoreJournal, StoreSQLite, StorePostgres:
 	default:
-		return fmt.Errorf("--store %q: want %s or %s", c.Store, StoreJournal, StoreSQLite)
+		return fmt.Errorf("--store %q: want %s, %s or %s", c.Store, StoreJournal, StoreSQLite, StorePostgres)
+	}
+	if c.DatabaseURL != "" && c.Store != StorePostgres {
+		return errors.New("--database-url ($HOIST_DATABASE_URL) is set but --store is not postgres: set --store postgres, or unset it")
+	}
+	switch c.LocalHosting {
+	case "", LocalAgent, LocalInProcess, LocalOff:
+	default:
+		return fmt.Errorf("--local-hosting %q: want %s, %s or %s", c.LocalHosting, LocalAgent, LocalInProcess, LocalOff)
+	}
+	if c.LocalOrphanTimeout < 0 {
+		return fmt.Errorf("--local-orphan-timeout %s: must not be negative", c.LocalOrphanTimeout)
 	}
 	switch c.JournalWrites {
 	case "", JournalDirect, JournalBuffered:

@@ -61,6 +61,18 @@ func TestParse(t *testing.T) {
 			}
 		}},
 		"unknown store refused": {args: []string{"--store", "mongo"}, wantErr: `--store "mongo"`},
+		"postgres": {args: []string{"--store", "postgres"}, env: map[string]string{"HOIST_DATABASE_URL": "postgres://h/db"},
+			check: func(t *testing.T, c *Config) {
+				if c.Store != StorePostgres || c.DatabaseURL != "postgres://h/db" {
+					t.Errorf("Store %q DatabaseURL %q", c.Store, c.DatabaseURL)
+				}
+			}},
+		"postgres from the PG variables": {env: map[string]string{"HOIST_STORE": "postgres"}, check: func(t *testing.T, c *Config) {
+			if c.Store != StorePostgres || c.DatabaseURL != "" {
+				t.Errorf("Store %q DatabaseURL %q", c.Store, c.DatabaseURL)
+			}
+		}},
+		"database url without postgres refused": {args: []string{"--database-url", "postgres://h/db"}, wantErr: "--store is not postgres"},
 		"journal writes from env": {env: map[string]string{"HOIST_JOURNAL_WRITES": "buffered"}, check: func(t *testing.T, c *Config) {
 			if c.JournalWrites != JournalBuffered {
 				t.Errorf("JournalWrites = %q", c.JournalWrites)

@@ -63,8 +63,11 @@ var settings = []Setting{
 		Help:  "where Hoist keeps its store, builds, instances and CA",
 		value: str(func(c *Config) *string { return &c.DataDir })},
 	{Flag: "store", Env: "HOIST_STORE", DocDefault: StoreJournal,
-		Help:  "embedded store: journal (the default for a new data directory) or sqlite (see docs/configuration.md)",
+		Help:  "store: journal (the default for a new data directory) or sqlite, embedded; or postgres, a database several replicas may share (see docs/configuration.md)",
 		value: str(func(c *Config) *string { return &c.Store })},
+	{Flag: "database-url", Env: "HOIST_DATABASE_URL",
+		Help:  "with --store postgres, the database's connection string (postgres://user:password@host:port/db?... or key=value ...); what it leaves out comes from the PG* variables (PGHOST, PGUSER, PGPASSWORD, ...); never logged nor shown",
+		value: secret(func(c *Config) *string { return &c.DatabaseURL })},
 	{Flag: "journal-writes", Env: "HOIST_JOURNAL_WRITES", Default: JournalDirect,
 		Help:  "journal store writes: direct (O_DIRECT|O_DSYNC where possible) or buffered (page cache and fdatasync)",
 		value: str(func(c *Config) *string { return &c.JournalWrites })},
@@ -104,6 +107,12 @@ var settings = []Setting{
 	{Flag: "process-user", Env: "HOIST_PROCESS_USER", Default: DefaultProcessUser,
 		Help:  "when Hoist runs as root, the unprivileged user managed server processes run as (NAME, then NAME-1, NAME-2, ... for each further instance running at once), created with useradd if missing; empty runs them as Hoist's own user",
 		value: str(func(c *Config) *string { return &c.ProcessUser })},
+	{Flag: "local-hosting", Env: "HOIST_LOCAL_HOSTING", Default: DefaultLocalHosting, DocDefault: "agent (in-process on Windows)",
+		Help:  "how this machine runs the instances it hosts: agent (a local agent process that outlives hoist serve: a restart with SIGTERM or kill -9 ends no game; SIGINT ends them), in-process (they end with hoist serve) or off (only pool hosts)",
+		value: str(func(c *Config) *string { return &c.LocalHosting })},
+	{Flag: "local-orphan-timeout", Env: "HOIST_LOCAL_ORPHAN_TIMEOUT", Default: DefaultLocalOrphanTimeout.String(), DocDefault: "5m",
+		Help:  "how long the local agent keeps game servers running while no Hoist is connected to it; then it ends them and exits (0: never)",
+		value: dur(func(c *Config) *time.Duration { return &c.LocalOrphanTimeout })},
 	{Flag: "webhooks", Env: "HOIST_WEBHOOKS",
 		Help:  "TOPIC_ARN=URL,... : POST the events of the SNS topic a queue or matchmaking configuration notifies to these HTTP(S) URLs, signed; sns+URL (sns+https://...) sends SNS's notification envelope (see docs/events.md)",
 		value: func(c *Config) flag.Value { return (*webhooksValue)(&c.Webhooks) }},
@@ -284,6 +293,19 @@ func (v *namedValue) IsBoolFlag() bool {
 func str(field func(*Config) *string) func(*Config) flag.Value {
 	return func(c *Config) flag.Value { return (*stringValue)(field(c)) }
 }
+
+// secret binds a string field whose value is never shown (a password in
+// a connection string): its String is empty, so that --help shows no
+// "default" taken from the environment.
+func secret(field func(*Config) *string) func(*Config) flag.Value {
+	return func(c *Config) flag.Value { return (*secretValue)(field(c)) }
+}
+
+// secretValue is a string setting that is never shown.
+type secretValue string
+
+func (v *secretValue) Set(s string) error { *v = secretValue(s); return nil }
+func (v *secretValue) String() string     { return "" }
 
 // addr binds a listen address, host:port; optional allows "" (off).
 func addr(field func(*Config) *string, optional bool) func(*Config) flag.Value {

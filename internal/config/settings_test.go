@@ -54,11 +54,15 @@ func TestEveryFlagHasItsVariable(t *testing.T) {
 		"HOIST_SHUTDOWN_GRACE": "1s", "HOIST_PROCESS_USER": "game", "HOIST_SESSION_RETENTION": "48h", "HOIST_MEMORY_LIMIT": "2GiB", "HOIST_MAX_UNPACKED_SIZE": "3MiB", "HOIST_SDK_SCHEME": "ws", "HOIST_DNS_SUFFIX": "games.example",
 		"HOIST_HTTP_HEADER_TIMEOUT": "1s", "HOIST_HTTP_BODY_TIMEOUT": "2s", "HOIST_HTTP_IDLE_TIMEOUT": "3s", "HOIST_HTTP_MAX_BODIES": "4", "HOIST_HTTP_BODY_MEMORY": "5MiB",
 		"HOIST_MAX_LONG_CONNECTIONS": "500", "HOIST_MAX_EVENT_STREAMS": "8", "HOIST_SDK_COMPUTE_SOCKETS": "20", "HOIST_SDK_MESSAGE_RATE": "5",
-		"HOIST_WEBHOOKS":        "arn:aws:sns:eu-west-1:1:t=http://127.0.0.1:4/hook,arn:aws:sns:eu-west-1:1:u=sns+http://127.0.0.1:4/sns",
-		"HOIST_EVENT_OUTBOX":    "7",
+		"HOIST_WEBHOOKS":      "arn:aws:sns:eu-west-1:1:t=http://127.0.0.1:4/hook,arn:aws:sns:eu-west-1:1:u=sns+http://127.0.0.1:4/sns",
+		"HOIST_EVENT_OUTBOX":  "7",
+		"HOIST_LOCAL_HOSTING": "off", "HOIST_LOCAL_ORPHAN_TIMEOUT": "1m",
 		"HOIST_PLACEMENT_COSTS": "c5.large=0.085,c5.large/SPOT=0.03",
 		"HOIST_HOST_NETWORKS":   "198.18.0.0/15,10.1.0.0/16",
+		"HOIST_DATABASE_URL":    "postgres://h/db",
 	}
+	// Settings that need another one set as well.
+	with := map[string]map[string]string{"HOIST_DATABASE_URL": {"HOIST_STORE": "postgres"}}
 	for _, s := range settings {
 		if s.Flag == "" {
 			continue
@@ -68,12 +72,16 @@ func TestEveryFlagHasItsVariable(t *testing.T) {
 			t.Errorf("no test value for %s", s.Env)
 			continue
 		}
-		fromEnv, err := Parse(nil, envOf(map[string]string{s.Env: val}), io.Discard)
+		env := map[string]string{s.Env: val}
+		for k, v := range with[s.Env] {
+			env[k] = v
+		}
+		fromEnv, err := Parse(nil, envOf(env), io.Discard)
 		if err != nil {
 			t.Errorf("%s=%s: %v", s.Env, val, err)
 			continue
 		}
-		fromFlag, err := Parse([]string{"--" + s.Flag + "=" + val}, envOf(nil), io.Discard)
+		fromFlag, err := Parse([]string{"--" + s.Flag + "=" + val}, envOf(with[s.Env]), io.Discard)
 		if err != nil {
 			t.Errorf("--%s=%s: %v", s.Flag, val, err)
 			continue

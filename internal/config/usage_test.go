@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -111,6 +112,26 @@ func TestHelp(t *testing.T) {
 	if _, err := Parse([]string{"--help"}, envOf(map[string]string{"HOIST_MEMORY_LIMIT": "1536MiB"}), &stderr); !errors.Is(err, flag.ErrHelp) ||
 		!strings.Contains(stderr.String(), "(default 1536MiB)") {
 		t.Errorf("--help with $HOIST_MEMORY_LIMIT=1536MiB: %v\n%s", err, stderr.String())
+	}
+}
+
+// TestHelpHidesDatabaseURL: --help shows the settings' values taken from
+// the environment as their defaults, but never the database's connection
+// string (it holds a password); a bad setting's error does not show it
+// either.
+func TestHelpHidesDatabaseURL(t *testing.T) {
+	const secret = "pa55-w0rd"
+	env := map[string]string{"HOIST_DATABASE_URL": "postgres://hoist:" + secret + "@db.example/hoist", "HOIST_STORE": "postgres"}
+	var stderr bytes.Buffer
+	if _, err := Parse([]string{"--help"}, envOf(env), &stderr); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help: %v", err)
+	}
+	if help := stderr.String(); strings.Contains(help, secret) || !strings.Contains(help, "-database-url") {
+		t.Errorf("--help shows the connection string, or lacks the flag:\n%s", help)
+	}
+	env["HOIST_STORE"] = "journal"
+	if _, err := Parse(nil, envOf(env), io.Discard); err == nil || strings.Contains(err.Error(), secret) {
+		t.Errorf("--database-url without --store postgres: %v, want an error without the password", err)
 	}
 }
 

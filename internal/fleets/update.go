@@ -201,21 +201,34 @@ func (s *Service) UpdateRuntimeConfiguration(ctx context.Context, in *api.Update
 	if err != nil {
 		return nil, err
 	}
-	s.pushRuntime(f)
+	s.pushRuntime(ctx, f)
 	rc := f.RuntimeConfiguration
 	return &api.UpdateRuntimeConfigurationOutput{RuntimeConfiguration: &rc}, nil
 }
 
-// pushRuntime gives the fleet's instances on this replica its runtime
-// configuration. (With several replicas, instances another replica runs
-// would need that replica to pick the change up: see docs/fleets.md.)
-func (s *Service) pushRuntime(f *fleetRec) {
+// pushRuntime gives the fleet's instances its runtime configuration: every
+// instance recorded for the fleet (from the store, so an instance just
+// placed on a host that has not reported it yet gets it too); the
+// provider routes each to its host. (With several replicas, instances
+// another replica's hosts hold would need that replica to pick the change
+// up: see docs/fleets.md.)
+func (s *Service) pushRuntime(ctx context.Context, f *fleetRec) {
 	if s.cfg.Provider == nil || f.anywhere() {
 		return
 	}
-	for _, r := range s.cfg.Provider.Instances() {
-		if r.FleetID == f.id() {
-			s.cfg.Provider.UpdateRuntimeConfiguration(r.InstanceID, f.RuntimeConfiguration)
+	var comps []*hosting.Compute
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		var err error
+		comps, err = fleetComputes(ctx, tx, f.id(), "")
+		return err
+	})
+	if err != nil {
+		s.log.Warn("fleets: reading the instances to give a runtime configuration", "fleet", f.id(), "err", err)
+		return
+	}
+	for _, c := range comps {
+		if c.Status != api.ComputeStatusTerminating {
+			s.cfg.Provider.UpdateRuntimeConfiguration(c.ComputeName, f.RuntimeConfiguration)
 		}
 	}
 }

@@ -44,6 +44,9 @@ type Config struct {
 	// Local is this replica's in-process provider (internal/fleets/local):
 	// it runs the instances of locations no host is enrolled in.
 	Local fleets.ComputeProvider
+	// NoInProcess: Local runs no new instance (--local-hosting agent or
+	// off); a location no host serves then has no capacity.
+	NoInProcess bool
 	// ReplicaID names this replica: the host ID of the instances Local
 	// runs, and the replica recorded as holding a host's connection.
 	ReplicaID string

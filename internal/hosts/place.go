@@ -21,6 +21,9 @@ func (s *Service) PlaceInstance(ctx context.Context, tx store.Tx, req fleets.Pla
 	}
 	ch := choose(loads, req.Location, string(req.InstanceType))
 	switch {
+	case ch.InProcess && s.cfg.NoInProcess:
+		return fleets.Placement{}, &fleets.NoCapacityError{Location: req.Location,
+			Reason: "no host serves " + req.Location + " and this Hoist's own machine runs no instance (--local-hosting off, or its local agent is not enrolled yet)"}
 	case ch.InProcess:
 		return fleets.Placement{Host: s.cfg.ReplicaID, IPAddress: s.cfg.InstanceIP,
 			Layout: s.cfg.Local.Layout(req.FleetID, req.InstanceID)}, nil

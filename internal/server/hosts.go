@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/config"
 	"github.com/hoistgg/hoist/internal/fleets"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/hosts"
@@ -16,7 +17,8 @@ import (
 func (s *Server) newHosts(t hosts.Timings) (*hosts.Service, error) {
 	locs := append([]string{s.cfg.Region}, fleets.AWSLocations...)
 	return hosts.New(hosts.Config{
-		Store: s.store, Local: s.provider, ReplicaID: s.replica, InstanceIP: s.cfg.InstanceIP, Locations: locs,
+		Store: s.store, Local: s.provider, NoInProcess: s.cfg.LocalHosting == config.LocalAgent || s.cfg.LocalHosting == config.LocalOff,
+		ReplicaID: s.replica, InstanceIP: s.cfg.InstanceIP, Locations: locs,
 		CACertificate: s.ca.CertPEM, CADER: s.ca.Cert.Raw, CABundle: s.caBundle,
 		BuildDir: s.builds.BuildDir, UploadDir: filepath.Join(s.cfg.DataDir, "hosts"), GameSessionLogs: s.sessions,
 		Slots: s.conns, Now: s.now, Logger: s.log.With("component", "hosts"), Timings: t,

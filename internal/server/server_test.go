@@ -30,6 +30,8 @@ import (
 	"github.com/hoistgg/hoist/internal/config"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/journal"
+	"github.com/hoistgg/hoist/internal/store/postgres"
+	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
 	"github.com/hoistgg/hoist/internal/store/sqlite"
 )
 
@@ -271,6 +273,23 @@ func TestOpenStoreChoice(t *testing.T) {
 	}
 	if st := open(old, ""); reflect.TypeOf(st) != reflect.TypeFor[*journal.Store]() {
 		t.Errorf("data directory with both stores: %T, want the journal store", st)
+	}
+}
+
+// TestOpenStorePostgres: --store postgres opens the database of
+// --database-url, not a store in the data directory.
+func TestOpenStorePostgres(t *testing.T) {
+	dir := t.TempDir()
+	st, err := openStore(&config.Config{DataDir: dir, Store: config.StorePostgres, DatabaseURL: pgtest.URL(t)}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if reflect.TypeOf(st) != reflect.TypeFor[*postgres.Store]() {
+		t.Errorf("--store postgres: %T", st)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("--store postgres wrote %d entries in the data directory", len(entries))
 	}
 }
 

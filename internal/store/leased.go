@@ -8,7 +8,8 @@ import (
 
 // Loop is background work that runs on one replica at a time: every
 // Interval (and whenever Kick fires) the replica renews or takes the lease
-// Name for TTL and, while it holds it, runs Work.
+// Name for TTL (AcquireLease: measured by the store's clock) and, while it
+// holds it, runs Work, or WorkFenced with its grant.
 type Loop struct {
 	// Name of the lease; Holder this replica's ID.
 	Name, Holder string
@@ -18,20 +19,22 @@ type Loop struct {
 	TTL time.Duration
 	// Kick, when set, wakes the loop early.
 	Kick <-chan struct{}
-	Now  func() time.Time
+	// Now is not used: the lease is measured by the store's clock (the
+	// database's, with several replicas), not the replica's.
+	Now func() time.Time
 	// Work runs once per turn while the lease is held; its errors are
 	// logged and the loop goes on.
 	Work func(ctx context.Context) error
-	Log  *slog.Logger
+	// WorkFenced, when set, runs instead of Work, with the grant of the
+	// lease, so that its writes can be fenced by it (Store.UpdateFenced).
+	WorkFenced func(ctx context.Context, g Grant) error
+	Log        *slog.Logger
 }
 
 // RunLeased runs l until ctx ends (then it returns nil).
 func RunLeased(ctx context.Context, st Store, l Loop) error {
 	if l.TTL <= 0 {
 		l.TTL = 5 * l.Interval
-	}
-	if l.Now == nil {
-		l.Now = time.Now
 	}
 	if l.Log == nil {
 		l.Log = slog.New(slog.DiscardHandler)
@@ -45,7 +48,7 @@ func RunLeased(ctx context.Context, st Store, l Loop) error {
 		case <-tick.C:
 		case <-l.Kick:
 		}
-		ok, err := st.Lease(ctx, l.Name, l.Holder, l.Now(), l.TTL)
+		g, ok, err := st.AcquireLease(ctx, l.Name, l.Holder, l.TTL)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -56,7 +59,12 @@ func RunLeased(ctx context.Context, st Store, l Loop) error {
 		if !ok {
 			continue
 		}
-		if err := l.Work(ctx); err != nil && ctx.Err() == nil {
+		if l.WorkFenced != nil {
+			err = l.WorkFenced(ctx, g)
+		} else {
+			err = l.Work(ctx)
+		}
+		if err != nil && ctx.Err() == nil {
 			l.Log.Warn("background work", "lease", l.Name, "err", err)
 		}
 	}

@@ -61,26 +61,42 @@ type Config struct {
 	ReconnectMax time.Duration
 	// Version is the agent's version, for Hello.
 	Version string
-	Logger  *slog.Logger
+	// Local runs the agent as Hoist's own machine (`hoist agent --local`,
+	// started by `hoist serve`): it does not enrol (hoist serve wrote its
+	// credential in Dir and rewrites it at each start, so every connection
+	// attempt reads it again), it may reach Hoist over plain HTTP on
+	// loopback, it leaves the SDK URL Hoist gives its processes as it is,
+	// and it obeys Retire.
+	Local bool
+	// OrphanTimeout, for a local agent, is how long it keeps its instances
+	// running while no Hoist is connected: after it, it ends them and
+	// exits (0: never).
+	OrphanTimeout time.Duration
+	Logger        *slog.Logger
 }
 
 // Agent is a running pool host agent.
 type Agent struct {
-	cfg    Config
-	log    *slog.Logger
-	state  *State
-	caPEM  []byte
-	bundle string // the CA bundle file server processes trust
-	prov   *local.Provider
-	rep    *reporter
-	builds *buildCache
-	client *http.Client // HTTPS to Hoist, trusting its CA only
+	cfg Config
+	log *slog.Logger
+	// stateMu guards state: a local agent reads it again before each
+	// connection attempt.
+	stateMu sync.Mutex
+	state   *State
+	caPEM   []byte
+	bundle  string // the CA bundle file server processes trust
+	prov    *local.Provider
+	rep     *reporter
+	builds  *buildCache
+	client  *http.Client // HTTPS to Hoist, trusting its CA only
 
 	mu sync.Mutex
 	// instances are those Hoist started here, by ID.
 	instances map[string]*instance
 	// conn is the current connection (nil while disconnected).
 	conn *conn
+	// retire ends Run (Retire from Hoist, local agents only).
+	retire context.CancelCauseFunc
 }
 
 // New prepares an agent: it enrols the host if its state directory holds
@@ -117,6 +133,12 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 
 // check checks the settings an agent cannot run without.
 func (c *Config) check() error {
+	if c.Local {
+		if c.Dir == "" {
+			return errors.New("--dir is required")
+		}
+		return nil // the endpoint is in Dir's host.json
+	}
 	u, err := url.Parse(c.Endpoint)
 	switch {
 	case c.Endpoint == "":
@@ -132,12 +154,19 @@ func (c *Config) check() error {
 // loadOrEnrol reads the host's credential from the state directory, or
 // enrols the host and keeps it there.
 func (a *Agent) loadOrEnrol(ctx context.Context) error {
-	st, err := loadState(a.cfg.Dir)
+	st, err := LoadState(a.cfg.Dir)
 	if err != nil {
 		return err
 	}
 	var caPEM []byte
-	if st == nil {
+	if a.cfg.Local {
+		if st == nil {
+			return fmt.Errorf("%s holds no host credential: a local agent is started by hoist serve, which writes it", a.cfg.Dir)
+		}
+		if caPEM, err = os.ReadFile(filepath.Join(a.cfg.Dir, caFile)); err != nil {
+			return err
+		}
+	} else if st == nil {
 		if a.cfg.Token == "" {
 			return fmt.Errorf("%s holds no host credential: give --enrolment-token to enrol this host", a.cfg.Dir)
 		}
@@ -147,7 +176,7 @@ func (a *Agent) loadOrEnrol(ctx context.Context) error {
 		if st, caPEM, err = a.enrol(ctx); err != nil {
 			return err
 		}
-		if err := saveState(a.cfg.Dir, st, caPEM); err != nil {
+		if err := SaveState(a.cfg.Dir, st, caPEM); err != nil {
 			return err
 		}
 		a.log.Info("agent: enrolled", "host", st.HostID, "pool", st.Pool, "location", st.Location)
@@ -160,7 +189,9 @@ func (a *Agent) loadOrEnrol(ctx context.Context) error {
 		}
 		a.log.Info("agent: enrolled before", "host", st.HostID, "pool", st.Pool, "location", st.Location)
 	}
+	a.stateMu.Lock()
 	a.state, a.caPEM = st, caPEM
+	a.stateMu.Unlock()
 	tlsCfg, err := poolTLS(caPEM)
 	if err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(a.cfg.Dir, caFile), err)
@@ -217,25 +248,73 @@ func (a *Agent) startProvider() error {
 	return err
 }
 
-// url is an address on Hoist's TLS listener.
+// url is an address on Hoist's TLS listener (a local agent's: the
+// listener hoist serve named).
 func (a *Agent) url(path string) string {
-	return strings.TrimRight(a.cfg.Endpoint, "/") + path
+	return strings.TrimRight(a.creds().Endpoint, "/") + path
+}
+
+// creds returns the host's credential and Hoist's endpoint (before the
+// host enrolled: the endpoint alone).
+func (a *Agent) creds() State {
+	a.stateMu.Lock()
+	defer a.stateMu.Unlock()
+	if a.state == nil {
+		return State{Endpoint: a.cfg.Endpoint}
+	}
+	st := *a.state
+	if st.Endpoint == "" {
+		st.Endpoint = a.cfg.Endpoint
+	}
+	return st
+}
+
+// reloadLocal reads a local agent's credential and endpoint again: hoist
+// serve rewrites them at each start.
+func (a *Agent) reloadLocal() error {
+	st, err := LoadState(a.cfg.Dir)
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		return fmt.Errorf("%s holds no host credential any more", a.cfg.Dir)
+	}
+	a.stateMu.Lock()
+	a.state = st
+	a.stateMu.Unlock()
+	return nil
 }
 
 // HostID is the host's ID.
-func (a *Agent) HostID() string { return a.state.HostID }
+func (a *Agent) HostID() string { return a.creds().HostID }
+
+// errRetired ends a local agent's Run when Hoist told it to retire.
+var errRetired = errors.New("agent: Hoist told this local agent to retire")
+
+// errOrphaned ends a local agent's Run once no Hoist was connected for
+// its OrphanTimeout.
+var errOrphaned = errors.New("agent: no Hoist connected for the orphan timeout")
+
+// Retired reports whether Run ended because a local agent retired (Hoist
+// told it) or was orphaned: the normal ends of a local agent.
+func Retired(err error) bool { return errors.Is(err, errRetired) || errors.Is(err, errOrphaned) }
 
 // Run connects to Hoist and serves it until ctx ends, reconnecting with
 // backoff whenever the connection is lost; the instances keep running
-// meanwhile. When ctx ends, or Hoist refuses the host's credential
-// (ErrRemoved), every instance is stopped.
+// meanwhile. When ctx ends (or a local agent retires, or is orphaned),
+// or Hoist refuses the host's credential (ErrRemoved), every instance is
+// stopped. A local agent's Run returns the cause.
 func (a *Agent) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	a.retire = cancel
 	go a.rep.run(ctx)
 	failures := 0
+	lastConnected := time.Now()
 	for ctx.Err() == nil {
 		hello, err := a.connect(ctx)
 		if hello {
-			failures = 0
+			failures, lastConnected = 0, time.Now()
 		}
 		if ctx.Err() != nil {
 			break
@@ -243,6 +322,10 @@ func (a *Agent) Run(ctx context.Context) error {
 		if errors.Is(err, ErrRemoved) {
 			a.log.Error("agent: this host was removed: stopping every instance", "err", err)
 			return errors.Join(err, a.prov.Close())
+		}
+		if a.cfg.Local && a.cfg.OrphanTimeout > 0 && time.Since(lastConnected) > a.cfg.OrphanTimeout {
+			cancel(errOrphaned)
+			break
 		}
 		failures++
 		wait := backoff(failures, a.cfg.ReconnectMax)
@@ -252,8 +335,13 @@ func (a *Agent) Run(ctx context.Context) error {
 		case <-time.After(wait):
 		}
 	}
-	a.log.Info("agent: stopping every instance")
-	return a.prov.Close()
+	cause := context.Cause(ctx)
+	a.log.Info("agent: stopping every instance", "cause", cause)
+	err := a.prov.Close()
+	if a.cfg.Local && (errors.Is(cause, errRetired) || errors.Is(cause, errOrphaned)) {
+		return errors.Join(cause, err)
+	}
+	return err
 }
 
 // backoff is the wait before connection attempt n (1 = the first retry):

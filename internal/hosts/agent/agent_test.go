@@ -252,14 +252,14 @@ func TestSameHost(t *testing.T) {
 // TestStateIsPrivate: the host's credential is written 0600.
 func TestStateIsPrivate(t *testing.T) {
 	dir := t.TempDir()
-	if err := saveState(dir, &State{HostID: "host-1", HostSecret: "s"}, []byte("ca")); err != nil {
+	if err := SaveState(dir, &State{HostID: "host-1", HostSecret: "s"}, []byte("ca")); err != nil {
 		t.Fatal(err)
 	}
 	st, err := os.Stat(filepath.Join(dir, stateFile))
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("host.json: %v %v, want mode 0600", st.Mode(), err)
 	}
-	got, err := loadState(dir)
+	got, err := LoadState(dir)
 	if err != nil || got.HostID != "host-1" {
 		t.Fatalf("loadState: %+v %v", got, err)
 	}

@@ -120,7 +120,8 @@ func (c *buildCache) fetch(ctx context.Context, buildID string, w io.Writer) (in
 	if err != nil {
 		return 0, err
 	}
-	hostproto.SetCredential(req.Header, c.a.state.HostID, c.a.state.HostSecret)
+	cr := c.a.creds()
+	hostproto.SetCredential(req.Header, cr.HostID, cr.HostSecret)
 	resp, err := c.a.client.Do(req)
 	if err != nil {
 		return 0, err

@@ -32,14 +32,20 @@ const heartbeatTimeout = 10 * time.Second
 // connect makes one connection and serves it until it fails or ctx ends;
 // hello reports whether Hoist answered Hello.
 func (a *Agent) connect(ctx context.Context) (hello bool, err error) {
+	if a.cfg.Local {
+		if err := a.reloadLocal(); err != nil {
+			return false, err
+		}
+	}
+	cr := a.creds()
 	hdr := http.Header{}
-	hostproto.SetCredential(hdr, a.state.HostID, a.state.HostSecret)
+	hostproto.SetCredential(hdr, cr.HostID, cr.HostSecret)
 	tlsCfg, err := poolTLS(a.caPEM)
 	if err != nil {
 		return false, err
 	}
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	ws, resp, err := websocket.Dial(dctx, "wss"+strings.TrimPrefix(a.url(hostproto.PathConnect), "https"),
+	ws, resp, err := websocket.Dial(dctx, "ws"+strings.TrimPrefix(a.url(hostproto.PathConnect), "http"),
 		&websocket.DialOptions{HTTPHeader: hdr, HTTPClient: &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg, Proxy: nil}},
 			CompressionMode: websocket.CompressionDisabled})
 	cancel()
@@ -65,7 +71,7 @@ func (a *Agent) connect(ctx context.Context) (hello bool, err error) {
 	}
 	a.setConn(c)
 	defer a.setConn(nil)
-	a.log.Info("agent: connected to Hoist", "host", a.state.HostID, "heartbeat", interval)
+	a.log.Info("agent: connected to Hoist", "host", cr.HostID, "heartbeat", interval)
 	return true, a.heartbeats(ctx, c, interval, done)
 }
 
@@ -157,6 +163,22 @@ func (a *Agent) handle(ctx context.Context, r *wsrpc.Request) (any, error) {
 			return nil, err
 		}
 		a.updateRuntime(m)
+		return nil, nil
+	case hostproto.ActionRetire:
+		var m hostproto.Retire
+		if err := r.Decode(&m); err != nil {
+			return nil, err
+		}
+		if !a.cfg.Local || a.retire == nil {
+			return nil, wsrpc.Errorf(400, "only Hoist's local agent retires")
+		}
+		a.log.Info("agent: retiring: every instance ends", "reason", m.Reason)
+		// The instances end while Hoist is still connected, so that their
+		// processes are sent TerminateProcess (AskToEnd); then Run ends.
+		go func() {
+			_ = a.prov.Close()
+			a.retire(errRetired)
+		}()
 		return nil, nil
 	case hostproto.ActionCollectLogs:
 		var m hostproto.CollectLogs

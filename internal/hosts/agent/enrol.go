@@ -39,9 +39,9 @@ const (
 	bundleFile = "ca-bundle.pem"
 )
 
-// loadState reads the state directory's host.json (nil, nil when there is
+// LoadState reads the state directory's host.json (nil, nil when there is
 // none).
-func loadState(dir string) (*State, error) {
+func LoadState(dir string) (*State, error) {
 	b, err := os.ReadFile(filepath.Join(dir, stateFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -56,9 +56,10 @@ func loadState(dir string) (*State, error) {
 	return st, nil
 }
 
-// saveState writes host.json (0600) and the CA certificate.
-func saveState(dir string, st *State, caPEM []byte) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+// SaveState writes host.json (0600) and the CA certificate (hoist serve
+// does for the local agent, which does not enrol).
+func SaveState(dir string, st *State, caPEM []byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil { // a local agent's is 0711 (hoist serve makes it)
 		return err
 	}
 	b, err := json.MarshalIndent(st, "", "  ")

@@ -125,12 +125,13 @@ func certificate(c *hostproto.Certificate) *fleets.CertificateFiles {
 // first (Hoist's CA bundle as this host wrote it; an operator's own in
 // Hoist's --process-env comes later and wins), then Hoist's variables,
 // with GAMELIFT_SDK_WEBSOCKET_URL on Hoist's address as this host reaches
-// it (its TLS listener).
+// it (its TLS listener; a local agent's processes keep the URL Hoist gave,
+// on its own machine).
 func (a *Agent) env(from []string) []string {
 	out := []string{"SSL_CERT_FILE=" + a.bundle}
-	u, _ := url.Parse(a.cfg.Endpoint)
+	u, _ := url.Parse(a.creds().Endpoint)
 	for _, kv := range from {
-		if strings.HasPrefix(kv, "GAMELIFT_SDK_WEBSOCKET_URL=") {
+		if strings.HasPrefix(kv, "GAMELIFT_SDK_WEBSOCKET_URL=") && !a.cfg.Local {
 			kv = "GAMELIFT_SDK_WEBSOCKET_URL=wss://" + u.Host + "/sdk"
 		}
 		out = append(out, kv)

@@ -169,7 +169,8 @@ func (a *Agent) put(ctx context.Context, path string, f *os.File) error {
 		return err
 	}
 	req.ContentLength = st.Size()
-	hostproto.SetCredential(req.Header, a.state.HostID, a.state.HostSecret)
+	cr := a.creds()
+	hostproto.SetCredential(req.Header, cr.HostID, cr.HostSecret)
 	resp, err := a.client.Do(req)
 	if err != nil {
 		return err

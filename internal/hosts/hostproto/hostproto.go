@@ -85,6 +85,9 @@ const (
 	ActionKillProcess                = "KillProcess"
 	ActionUpdateRuntimeConfiguration = "UpdateRuntimeConfiguration"
 	ActionCollectLogs                = "CollectLogs"
+	// ActionRetire: the local agent (Hoist's own machine as a host) ends
+	// every instance it runs and exits; pool agents refuse it.
+	ActionRetire = "Retire"
 )
 
 // EnrolRequest enrols a host in a pool.
@@ -296,6 +299,11 @@ func RuntimeVersion(rc api.RuntimeConfiguration) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
+}
+
+// Retire tells the local agent to end everything and exit.
+type Retire struct {
+	Reason string
 }
 
 // Millis is t in Unix milliseconds (0 for the zero time).

@@ -22,11 +22,12 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // Operation codes.
 const (
-	opPut     byte = 1 // kind, id, parent, key, rank, seq, data
-	opDelete  byte = 2 // kind, id
-	opLease   byte = 3 // name, holder, expires
-	opNextSeq byte = 4 // the next Seq to assign (snapshots)
-	opEnd     byte = 5 // records in the snapshot: its last entry
+	opPut       byte = 1 // kind, id, parent, key, rank, seq, data
+	opDelete    byte = 2 // kind, id
+	opLease     byte = 3 // name, holder, expires (an older Hoist's: no term)
+	opNextSeq   byte = 4 // the next Seq to assign (snapshots)
+	opEnd       byte = 5 // records in the snapshot: its last entry
+	opLeaseTerm byte = 6 // name, holder, expires, term
 )
 
 // op is one decoded operation.
@@ -35,7 +36,8 @@ type op struct {
 	kind         store.Kind
 	r            rec // opPut: the record; opDelete: r.id
 	name, holder string
-	expires      int64 // opLease
+	expires      int64 // opLease, opLeaseTerm
+	term         int64 // opLeaseTerm; 0 for opLease
 	n            int64 // opNextSeq, opEnd
 }
 
@@ -75,11 +77,12 @@ func appendDelete(b []byte, kind store.Kind, id string) []byte {
 	return appendString(b, id)
 }
 
-func appendLease(b []byte, name, holder string, expires int64) []byte {
-	b = append(b, opLease)
+func appendLease(b []byte, name string, l lease) []byte {
+	b = append(b, opLeaseTerm)
 	b = appendString(b, name)
-	b = appendString(b, holder)
-	return binary.AppendVarint(b, expires)
+	b = appendString(b, l.holder)
+	b = binary.AppendVarint(b, l.expires)
+	return binary.AppendVarint(b, l.term)
 }
 
 func appendCount(b []byte, code byte, n int64) []byte {
@@ -196,10 +199,13 @@ func (d *decoder) next() (o op, ok bool) {
 	case opDelete:
 		o.kind = store.Kind(d.string())
 		o.r.id = d.string()
-	case opLease:
+	case opLease, opLeaseTerm:
 		o.name = d.string()
 		o.holder = d.string()
 		o.expires = d.varint()
+		if o.code == opLeaseTerm {
+			o.term = d.varint()
+		}
 	case opNextSeq, opEnd:
 		o.n = d.varint()
 	default:

@@ -142,8 +142,16 @@ func (s *Store) apply(o *op) {
 		if t := s.tables[o.kind]; t != nil {
 			t.set(t.get(o.r.id), nil)
 		}
-	case opLease:
-		s.leases[o.name] = lease{holder: o.holder, expires: o.expires}
+	case opLease, opLeaseTerm:
+		l := lease{holder: o.holder, expires: o.expires, term: o.term}
+		if o.code == opLease { // written before terms: a new holder, a new term
+			cur, had := s.leases[o.name]
+			l.term = max(cur.term, 1)
+			if had && cur.holder != o.holder {
+				l.term++
+			}
+		}
+		s.leases[o.name] = l
 	case opNextSeq:
 		s.nextSeq = max(s.nextSeq, o.n)
 	}
@@ -465,7 +473,7 @@ func (s *Store) writeSnapshot(g uint64, snap *snapshot) error {
 		}
 	}
 	for name, l := range snap.leases {
-		buf = appendLease(buf, name, l.holder, l.expires)
+		buf = appendLease(buf, name, l)
 	}
 	buf = appendCount(buf, opNextSeq, snap.nextSeq)
 	if err := flush(); err != nil {

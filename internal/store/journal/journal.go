@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"maps"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +34,12 @@ type Options struct {
 	// fdatasync after each batch even where it could use O_DIRECT|O_DSYNC
 	// (Linux, on most file systems). The bytes written are the same.
 	BufferedWrites bool
+	// Now is the store's clock, which AcquireLease and UpdateFenced
+	// measure leases by. Default time.Now.
+	Now func() time.Time
+	// ChangeLogSize is how many changes the change feed keeps in memory
+	// for its readers. Default store.DefaultChangeLogSize.
+	ChangeLogSize int
 
 	// fs is the file system (tests); default osFS.
 	fs vfs
@@ -47,13 +55,18 @@ func (o Options) withDefaults() Options {
 	if o.fs == nil {
 		o.fs = osFS{}
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	return o
 }
 
-// lease is the holder of a named lease and when it expires (Unix nanoseconds).
+// lease is the holder of a named lease, when it expires (Unix
+// nanoseconds) and the term the holder has it in.
 type lease struct {
 	holder  string
 	expires int64
+	term    int64
 }
 
 // snapshot is the state as of one point of the journal. Its tables are never
@@ -63,6 +76,7 @@ type snapshot struct {
 	tables  map[store.Kind]*table
 	leases  map[string]lease
 	nextSeq int64
+	feedPos int64 // the change feed's last position in this state
 }
 
 // batch is the set of entries one write and fsync of the journal carries.
@@ -99,6 +113,7 @@ type Store struct {
 	failure     atomic.Pointer[error] // failed, for Failed
 
 	durable atomic.Pointer[snapshot] // what Views read: the state as of the last durable batch
+	feed    *store.ChangeLog         // positions published as their batches become durable
 
 	// Handing batches to the syncer. The holder of the turn takes the
 	// waiting entries (and cuts the snapshot they lead to) when the syncer
@@ -152,7 +167,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	s := &Store{
 		dir: abs, opts: opts, log: opts.Logger, fs: opts.fs, lock: lock,
 		tables: map[store.Kind]*table{}, dirty: map[store.Kind]bool{}, leases: map[string]lease{},
-		nextSeq: 1, open: newBatch(),
+		nextSeq: 1, open: newBatch(), feed: store.NewChangeLog(opts.ChangeLogSize),
 		idle: true, jobs: make(chan *job, 1), stop: make(chan struct{}), exited: make(chan struct{}),
 	}
 	start := time.Now()
@@ -354,20 +369,116 @@ func (s *Store) Lease(ctx context.Context, name, holder string, now time.Time, t
 	at, expires := store.LeaseTimes(now, ttl)
 	var got bool
 	err := s.update(ctx, func(tx *writeTx) error {
-		got = tx.lease(name, holder, at, expires)
+		_, got = tx.lease(name, holder, at, expires)
 		return nil
 	})
 	return got && ttl > 0, err
+}
+
+// AcquireLease is Lease measured by the store's clock (Options.Now), and
+// returns the grant with its term.
+func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (store.Grant, bool, error) {
+	if err := s.gate.Begin(ctx); err != nil {
+		return store.Grant{}, false, err
+	}
+	defer s.gate.Leave()
+	var l lease
+	var got bool
+	err := s.update(ctx, func(tx *writeTx) error {
+		at, expires := store.LeaseTimes(s.opts.Now(), ttl)
+		l, got = tx.lease(name, holder, at, expires)
+		return nil
+	})
+	if err != nil || !got || ttl <= 0 {
+		return store.Grant{}, false, err
+	}
+	return store.Grant{Name: name, Holder: holder, Term: l.term, Expires: time.Unix(0, l.expires)}, true, nil
+}
+
+// UpdateFenced is Update that, once fn has returned nil and before its
+// writes are appended, checks in the same turn that g still holds by the
+// store's clock; no other write can come in between.
+func (s *Store) UpdateFenced(ctx context.Context, g store.Grant, fn func(tx store.Tx) error) error {
+	if err := s.gate.Begin(ctx); err != nil {
+		return err
+	}
+	defer s.gate.Leave()
+	return s.update(ctx, func(tx *writeTx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		now, _ := store.LeaseTimes(s.opts.Now(), 0)
+		if cur, ok := s.leases[g.Name]; !ok || cur.holder != g.Holder || cur.term != g.Term || cur.expires <= now {
+			return store.ErrLeaseLost
+		}
+		return nil
+	})
+}
+
+// Leases returns the leases whose names begin with prefix, unexpired by
+// the store's clock, as of the last durable batch (what a View sees).
+func (s *Store) Leases(ctx context.Context, prefix string) ([]store.Grant, error) {
+	if err := s.gate.Begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.gate.Leave()
+	now, _ := store.LeaseTimes(s.opts.Now(), 0)
+	var out []store.Grant
+	for name, l := range s.durable.Load().leases {
+		if strings.HasPrefix(name, prefix) && l.expires > now {
+			out = append(out, store.Grant{Name: name, Holder: l.holder, Term: l.term, Expires: time.Unix(0, l.expires)})
+		}
+	}
+	slices.SortFunc(out, func(a, b store.Grant) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Claim is Update: Updates run one at a time, so a List never meets a
+// record another transaction holds.
+func (s *Store) Claim(ctx context.Context, fn func(tx store.Tx) error) error {
+	return s.Update(ctx, fn)
+}
+
+// Watch adds kinds to those the change feed records.
+func (s *Store) Watch(kinds ...store.Kind) { s.feed.Watch(kinds...) }
+
+// Changes reads the change feed (see store.Store): positions are numbered
+// in the order of the Updates' turns, which is their commit order, and
+// readers see those of durable batches only. The feed is kept in memory:
+// a position from before the store was opened fails with
+// store.ErrChangesLost, as does one older than the last
+// Options.ChangeLogSize changes.
+func (s *Store) Changes(ctx context.Context, after string, limit int, kinds ...store.Kind) ([]store.Change, string, error) {
+	if err := s.gate.Begin(ctx); err != nil {
+		return nil, "", err
+	}
+	defer s.gate.Leave()
+	refs, next, err := s.feed.Read(after, limit, kinds)
+	if err != nil {
+		return nil, "", err
+	}
+	snap := s.durable.Load() // as new as the positions read, or newer
+	out := make([]store.Change, len(refs))
+	for i, ref := range refs {
+		out[i] = store.Change{Record: store.Record{Kind: ref.Kind, ID: ref.ID}, Deleted: true}
+		if t := snap.tables[ref.Kind]; t != nil {
+			if r := t.get(ref.ID); r != nil {
+				out[i] = store.Change{Record: r.record(ref.Kind)}
+			}
+		}
+	}
+	return out, next, nil
 }
 
 // cut returns the working state as a snapshot, sharing the tables no write
 // touched since the last cut. The caller holds the turn.
 func (s *Store) cut() *snapshot {
 	prev := s.cutSnap
-	if len(s.dirty) == 0 && !s.leasesDirty && s.nextSeq == prev.nextSeq {
+	feedPos := s.feed.Mark() - 1
+	if len(s.dirty) == 0 && !s.leasesDirty && s.nextSeq == prev.nextSeq && feedPos == prev.feedPos {
 		return prev
 	}
-	ns := &snapshot{tables: maps.Clone(prev.tables), leases: prev.leases, nextSeq: s.nextSeq}
+	ns := &snapshot{tables: maps.Clone(prev.tables), leases: prev.leases, nextSeq: s.nextSeq, feedPos: feedPos}
 	for kind := range s.dirty {
 		ns.tables[kind] = s.tables[kind].clone()
 	}
@@ -457,6 +568,7 @@ func (s *Store) sync(j *job) {
 	}
 	if err == nil {
 		s.durable.Store(j.snap)
+		s.feed.Publish(j.snap.feedPos)
 		s.stats.batches.Add(1)
 	}
 	j.b.err = err
@@ -474,6 +586,32 @@ func (s *Store) sync(j *job) {
 		s.rotate(j.snap)
 	}
 	s.direct.Store(s.out.direct)
+}
+
+// Kinds returns the kinds that have records, as of the last durable batch
+// (store.Dumper).
+func (s *Store) Kinds(ctx context.Context) ([]store.Kind, error) {
+	if err := s.gate.Begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.gate.Leave()
+	var kinds []store.Kind
+	for kind, t := range s.durable.Load().tables {
+		if t.byID.Len() > 0 {
+			kinds = append(kinds, kind)
+		}
+	}
+	return kinds, nil
+}
+
+// NextSeq returns the Seq the next new record would take, as of the last
+// durable batch (store.Dumper).
+func (s *Store) NextSeq(ctx context.Context) (int64, error) {
+	if err := s.gate.Begin(ctx); err != nil {
+		return 0, err
+	}
+	defer s.gate.Leave()
+	return s.durable.Load().nextSeq, nil
 }
 
 // Failed returns the error of the journal write or fsync that failed, after

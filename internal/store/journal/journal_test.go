@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -21,8 +22,8 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := Open(t.TempDir(), Options{})
+	storetest.Run(t, func(t *testing.T, env storetest.Env) store.Store {
+		s, err := Open(t.TempDir(), Options{Now: env.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,8 +34,8 @@ func TestConformance(t *testing.T) {
 // TestConformanceBuffered runs the suite writing through the page cache
 // (the journal's mode where O_DIRECT is not available).
 func TestConformanceBuffered(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := Open(t.TempDir(), Options{BufferedWrites: true})
+	storetest.Run(t, func(t *testing.T, env storetest.Env) store.Store {
+		s, err := Open(t.TempDir(), Options{BufferedWrites: true, Now: env.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,8 +53,8 @@ func forWriteModes(t *testing.T, test func(t *testing.T, opts Options)) {
 // TestConformanceSnapshotting runs the suite with a snapshot every few
 // kilobytes, so that rotations happen while it runs.
 func TestConformanceSnapshotting(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := Open(t.TempDir(), Options{SnapshotBytes: 4 << 10})
+	storetest.Run(t, func(t *testing.T, env storetest.Env) store.Store {
+		s, err := Open(t.TempDir(), Options{SnapshotBytes: 4 << 10, Now: env.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -479,6 +480,40 @@ func TestInSynctestBubble(t *testing.T) {
 	})
 }
 
+// appendOldLease appends a lease as a Hoist before lease terms wrote it.
+func appendOldLease(b []byte, name, holder string, expires int64) []byte {
+	b = append(b, opLease)
+	b = appendString(b, name)
+	b = appendString(b, holder)
+	return binary.AppendVarint(b, expires)
+}
+
+// TestLeasesBeforeTerms: a journal holding leases as a Hoist before lease
+// terms wrote them opens, each lease in a term that grew with each change
+// of holder, and a renewal by the last holder keeps that term.
+func TestLeasesBeforeTerms(t *testing.T) {
+	dir := t.TempDir()
+	e, start := beginEntry(nil)
+	far := time.Now().Add(time.Hour).UnixNano()
+	e = appendOldLease(e, "loop", "A", far-3)
+	e = appendOldLease(e, "loop", "A", far-2)
+	e = appendOldLease(e, "loop", "B", far-1)
+	e = appendOldLease(e, "loop", "B", far)
+	e = finishEntry(e, start)
+	j := frameBatch(append([]byte(nil), journalMagic...), e)
+	if err := os.WriteFile(filepath.Join(dir, fileName(journalPrefix, 1)), j, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := openDir(t, dir, Options{})
+	if _, ok, err := s.AcquireLease(t.Context(), "loop", "A", time.Minute); err != nil || ok {
+		t.Fatalf("A took B's lease: %v %v", ok, err)
+	}
+	g, ok, err := s.AcquireLease(t.Context(), "loop", "B", time.Minute)
+	if err != nil || !ok || g.Term != 2 {
+		t.Fatalf("B's renewal: %v %+v %v, want term 2", ok, g, err)
+	}
+}
+
 // fuzzFiles are the files FuzzOpen fills: two generations of journal and
 // the snapshot between them.
 var fuzzFiles = []string{fileName(journalPrefix, 1), fileName(snapshotPrefix, 2), fileName(journalPrefix, 2)}
@@ -490,7 +525,8 @@ var fuzzFiles = []string{fileName(journalPrefix, 1), fileName(snapshotPrefix, 2)
 func FuzzOpen(f *testing.F) {
 	e, start := beginEntry(nil)
 	e = appendPut(e, "K", &rec{id: "a", parent: "p", key: "k", rank: 3, seq: 1, data: []byte("d")})
-	e = appendLease(e, "l", "h", 5)
+	e = appendLease(e, "l", lease{holder: "h", expires: 5, term: 2})
+	e = appendOldLease(e, "m", "h", 7)
 	e = finishEntry(e, start)
 	j := frameBatch(append([]byte(nil), journalMagic...), e)
 	f.Add(j, []byte(nil), []byte(nil))

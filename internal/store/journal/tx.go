@@ -126,6 +126,9 @@ type writeTx struct {
 	s    *Store
 	undo []undo
 	ops  int // operations appended to the store's journal buffer
+	// feedMark is the change feed position of the transaction's first
+	// recorded change (0: none), taken back on rollback.
+	feedMark int64
 }
 
 // undo is what one write replaced.
@@ -161,6 +164,15 @@ func (tx *writeTx) write(kind store.Kind, old, r *rec) {
 		tx.s.buf = appendDelete(tx.s.buf, kind, old.id)
 	}
 	tx.ops++
+	if tx.s.feed.Watched(kind) {
+		id := old
+		if r != nil {
+			id = r
+		}
+		if p := tx.s.feed.Append(kind, id.id); tx.feedMark == 0 {
+			tx.feedMark = p
+		}
+	}
 }
 
 func (tx *writeTx) Insert(ctx context.Context, r store.Record) error {
@@ -218,18 +230,23 @@ func (tx *writeTx) Delete(ctx context.Context, kind store.Kind, id string) error
 }
 
 // lease takes or renews the lease name for holder until expires when it is
-// free, expired at now, or holder's already.
-func (tx *writeTx) lease(name, holder string, now, expires int64) bool {
+// free, expired at now, or holder's already, and returns it. A renewal
+// before expiry keeps the term; any other grant starts the next one.
+func (tx *writeTx) lease(name, holder string, now, expires int64) (lease, bool) {
 	cur, had := tx.s.leases[name]
 	if had && cur.holder != holder && cur.expires > now {
-		return false
+		return cur, false
+	}
+	l := lease{holder: holder, expires: expires, term: cur.term}
+	if !had || cur.holder != holder || cur.expires <= now {
+		l.term++
 	}
 	tx.undo = append(tx.undo, undo{lease: &leaseUndo{name: name, old: cur, had: had}})
-	tx.s.leases[name] = lease{holder: holder, expires: expires}
+	tx.s.leases[name] = l
 	tx.s.leasesDirty = true
-	tx.s.buf = appendLease(tx.s.buf, name, holder, expires)
+	tx.s.buf = appendLease(tx.s.buf, name, l)
 	tx.ops++
-	return true
+	return l, true
 }
 
 // rollback undoes every write of the transaction, newest first. The caller
@@ -248,4 +265,8 @@ func (tx *writeTx) rollback() {
 		tx.tables[u.kind].set(u.new, u.old)
 	}
 	tx.undo, tx.ops = nil, 0
+	if tx.feedMark > 0 {
+		tx.s.feed.Truncate(tx.feedMark)
+		tx.feedMark = 0
+	}
 }

@@ -32,6 +32,8 @@ const (
 	stmtSetIndexed
 	stmtDelete
 	stmtLease
+	stmtLeaseHeld
+	stmtLeases
 	stmtSaveSeq
 )
 
@@ -63,11 +65,19 @@ var fixedSQL = [...]string{
 	stmtSetIndexed: `UPDATE records SET parent = ?, key = ?, rank = ?, data = ? WHERE seq = ? AND kind = ? AND id = ?`,
 	stmtDelete:     `DELETE FROM records WHERE kind = ? AND id = ?`,
 	// A lease row is taken over when it is free (expired) or renewed by its
-	// holder; otherwise the conditional upsert changes nothing.
-	stmtLease: `INSERT INTO leases (name, holder, expires) VALUES (?, ?, ?)
-		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
-		WHERE leases.holder = excluded.holder OR leases.expires <= ?`,
-	stmtSaveSeq: `UPDATE meta SET value = ? WHERE name = 'seq'`,
+	// holder; otherwise the conditional upsert changes nothing. A renewal
+	// before expiry keeps the term, any other grant starts the next.
+	// Arguments: name, holder, expires, now.
+	stmtLease: `INSERT INTO leases (name, holder, expires, term) VALUES (?1, ?2, ?3, 1)
+		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires = excluded.expires,
+		term = CASE WHEN leases.holder = excluded.holder AND leases.expires > ?4
+			THEN leases.term ELSE leases.term + 1 END
+		WHERE leases.holder = excluded.holder OR leases.expires <= ?4
+		RETURNING term`,
+	// Is the lease still held in a term, unexpired? (UpdateFenced)
+	stmtLeaseHeld: `SELECT 1 FROM leases WHERE name = ? AND holder = ? AND term = ? AND expires > ?`,
+	stmtLeases:    `SELECT name, holder, term, expires FROM leases WHERE expires > ? ORDER BY name`,
+	stmtSaveSeq:   `UPDATE meta SET value = ? WHERE name = 'seq'`,
 }
 
 // stmtKey identifies a prepared statement: a fixed one, or the shape of a

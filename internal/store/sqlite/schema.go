@@ -50,6 +50,10 @@ var migrations = [][]string{
 		) STRICT`,
 		`INSERT INTO meta (name, value) VALUES ('seq', 0)`,
 	},
+	// 2: lease terms. A lease held before counts as held in term 1.
+	{
+		`ALTER TABLE leases ADD COLUMN term INTEGER NOT NULL DEFAULT 1`,
+	},
 }
 
 // migrate brings the schema up to date in one transaction on the write

@@ -3,11 +3,14 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +34,12 @@ type Options struct {
 	// BusyTimeout is how long a connection waits for a lock that another
 	// connection holds (a checkpoint, an outside sqlite3 shell). Default 5s.
 	BusyTimeout time.Duration
+	// Now is the store's clock, which AcquireLease and UpdateFenced
+	// measure leases by. Default time.Now.
+	Now func() time.Time
+	// ChangeLogSize is how many changes the change feed keeps in memory
+	// for its readers. Default store.DefaultChangeLogSize.
+	ChangeLogSize int
 }
 
 func (o Options) withDefaults() Options {
@@ -46,6 +55,9 @@ func (o Options) withDefaults() Options {
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = 5 * time.Second
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	return o
 }
 
@@ -58,6 +70,7 @@ type Store struct {
 	w       *writer
 	rdb     *sql.DB    // the read connections
 	readers chan *conn // idle read connections
+	now     func() time.Time
 
 	gate store.Gate // Updates, Views and Leases in progress
 }
@@ -94,7 +107,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{path: abs, log: opts.Logger, lock: lock}
+	s := &Store{path: abs, log: opts.Logger, lock: lock, now: opts.Now}
 	if err := s.open(opts); err != nil {
 		_ = s.release()
 		return nil, err
@@ -122,7 +135,8 @@ func (s *Store) open(opts Options) error {
 		return dbErr("open", err)
 	}
 	s.w = &writer{conn: wconn, reqs: make(chan *request, 1024), fnDone: make(chan error),
-		exited: make(chan struct{}), maxBatch: opts.MaxBatch, log: s.log}
+		exited: make(chan struct{}), maxBatch: opts.MaxBatch, log: s.log,
+		feed: store.NewChangeLog(opts.ChangeLogSize)}
 	if err := checkDurability(ctx, wc); err != nil {
 		return err
 	}
@@ -254,6 +268,11 @@ func (s *Store) View(ctx context.Context, fn func(tx store.Tx) error) error {
 		return err
 	}
 	defer s.gate.Leave()
+	return s.view(ctx, func(tx *readTx) error { return fn(tx) })
+}
+
+// view runs fn in a read transaction on a read connection.
+func (s *Store) view(ctx context.Context, fn func(tx *readTx) error) error {
 	var c *conn
 	select {
 	case c = <-s.readers:
@@ -279,13 +298,163 @@ func (s *Store) View(ctx context.Context, fn func(tx store.Tx) error) error {
 // durable write like an Update. A ttl <= 0 gives a holder's lease up.
 func (s *Store) Lease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (bool, error) {
 	at, expires := store.LeaseTimes(now, ttl)
-	var got bool
+	var term int64
 	err := s.Update(ctx, func(tx store.Tx) error {
 		var err error
-		got, err = tx.(*writeTx).lease(ctx, name, holder, at, expires)
+		term, err = tx.(*writeTx).lease(ctx, name, holder, at, expires)
 		return err
 	})
-	return got && ttl > 0, err
+	return term > 0 && ttl > 0, err
+}
+
+// AcquireLease is Lease measured by the store's clock (Options.Now, read
+// in the Update's turn), and returns the grant with its term.
+func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (store.Grant, bool, error) {
+	var g store.Grant
+	err := s.Update(ctx, func(tx store.Tx) error {
+		at, expires := store.LeaseTimes(s.now(), ttl)
+		term, err := tx.(*writeTx).lease(ctx, name, holder, at, expires)
+		g = store.Grant{Name: name, Holder: holder, Term: term, Expires: time.Unix(0, expires)}
+		return err
+	})
+	if err != nil || g.Term == 0 || ttl <= 0 {
+		return store.Grant{}, false, err
+	}
+	return g, true, nil
+}
+
+// UpdateFenced is Update that, once fn has returned nil, checks in the
+// same turn (so before any later write of the batch) that g still holds
+// by the store's clock.
+func (s *Store) UpdateFenced(ctx context.Context, g store.Grant, fn func(tx store.Tx) error) error {
+	return s.Update(ctx, func(tx store.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		now, _ := store.LeaseTimes(s.now(), 0)
+		held, err := tx.(*writeTx).leaseHeld(ctx, g.Name, g.Holder, g.Term, now)
+		if err == nil && !held {
+			err = store.ErrLeaseLost
+		}
+		return err
+	})
+}
+
+// Leases returns the leases whose names begin with prefix, unexpired by
+// the store's clock, in name order (read on a read connection).
+func (s *Store) Leases(ctx context.Context, prefix string) ([]store.Grant, error) {
+	if err := s.gate.Begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.gate.Leave()
+	now, _ := store.LeaseTimes(s.now(), 0)
+	var out []store.Grant
+	err := s.view(ctx, func(tx *readTx) error {
+		rows, err := tx.c.query(stmtKey{fixed: stmtLeases}, []any{now})
+		if err != nil {
+			return dbErr("leases", err)
+		}
+		defer rows.Close()
+		var v [4]driver.Value
+		for {
+			switch err := rows.Next(v[:]); {
+			case err == io.EOF:
+				return nil
+			case err != nil:
+				return dbErr("leases", err)
+			}
+			if name := text(v[0]); strings.HasPrefix(name, prefix) {
+				out = append(out, store.Grant{Name: name, Holder: text(v[1]), Term: integer(v[2]), Expires: time.Unix(0, integer(v[3]))})
+			}
+		}
+	})
+	return out, err
+}
+
+// Claim is Update: the writer runs Updates one at a time, so a List never
+// meets a record another transaction holds.
+func (s *Store) Claim(ctx context.Context, fn func(tx store.Tx) error) error {
+	return s.Update(ctx, fn)
+}
+
+// Watch adds kinds to those the change feed records.
+func (s *Store) Watch(kinds ...store.Kind) { s.w.feed.Watch(kinds...) }
+
+// Changes reads the change feed (see store.Store): positions are numbered
+// in the order the writer ran the functions, which is their commit order,
+// and readers see those of committed batches only. The feed is kept in
+// memory: a position from before the store was opened fails with
+// store.ErrChangesLost, as does one older than the last
+// Options.ChangeLogSize changes. The records are read as a View would.
+func (s *Store) Changes(ctx context.Context, after string, limit int, kinds ...store.Kind) ([]store.Change, string, error) {
+	if err := s.gate.Begin(ctx); err != nil {
+		return nil, "", err
+	}
+	defer s.gate.Leave()
+	refs, next, err := s.w.feed.Read(after, limit, kinds)
+	if err != nil || len(refs) == 0 {
+		return nil, next, err
+	}
+	out := make([]store.Change, len(refs))
+	err = s.view(ctx, func(tx *readTx) error {
+		for i, ref := range refs {
+			rec, err := getRecord(ctx, tx.c, ref.Kind, ref.ID)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				out[i] = store.Change{Record: store.Record{Kind: ref.Kind, ID: ref.ID}, Deleted: true}
+			case err != nil:
+				return err
+			default:
+				out[i] = store.Change{Record: rec}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return out, next, nil
+}
+
+// Kinds returns the kinds that have records (store.Dumper).
+func (s *Store) Kinds(ctx context.Context) ([]store.Kind, error) {
+	if err := s.gate.Begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.gate.Leave()
+	var kinds []store.Kind
+	err := s.view(ctx, func(tx *readTx) error {
+		rows, err := tx.c.c.QueryContext(ctx, `SELECT DISTINCT kind FROM records`)
+		if err != nil {
+			return dbErr("kinds", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				return dbErr("kinds", err)
+			}
+			kinds = append(kinds, store.Kind(k))
+		}
+		return rows.Err()
+	})
+	return kinds, err
+}
+
+// NextSeq returns a Seq greater than every Seq the store has given, as
+// of the last commit (store.Dumper).
+func (s *Store) NextSeq(ctx context.Context) (int64, error) {
+	if err := s.gate.Begin(ctx); err != nil {
+		return 0, err
+	}
+	defer s.gate.Leave()
+	var seq int64
+	err := s.view(ctx, func(tx *readTx) error {
+		var err error
+		seq, err = loadSeq(ctx, tx.c.c)
+		return err
+	})
+	return seq + 1, err
 }
 
 // Stats are counters of the writer since Open.

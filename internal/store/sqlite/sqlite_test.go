@@ -29,13 +29,19 @@ func openTemp(t testing.TB) *Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) })
+	storetest.Run(t, func(t *testing.T, env storetest.Env) store.Store {
+		s, err := Open(filepath.Join(t.TempDir(), "hoist.db"), Options{Now: env.Now})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		return s
+	})
 }
 
 func TestConformanceSmallBatches(t *testing.T) {
 	// MaxBatch 1 and one read connection: no group commit, Views queue.
-	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := Open(filepath.Join(t.TempDir(), "hoist.db"), Options{MaxBatch: 1, ReadConns: 1})
+	storetest.Run(t, func(t *testing.T, env storetest.Env) store.Store {
+		s, err := Open(filepath.Join(t.TempDir(), "hoist.db"), Options{MaxBatch: 1, ReadConns: 1, Now: env.Now})
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}

@@ -2,8 +2,10 @@ package sqlite
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync/atomic"
 
@@ -66,6 +68,10 @@ type writer struct {
 	poison  error
 	waiting []*request // requests whose function succeeded in the open transaction
 	stats   counters
+	// feed is the change feed: writes append to it in their turn, a
+	// function or batch rolled back takes its entries back, and a commit
+	// publishes them.
+	feed *store.ChangeLog
 	// failed is the first failed COMMIT (the write or fsync of the WAL), for
 	// Store.Failed.
 	failed atomic.Pointer[error]
@@ -126,15 +132,22 @@ func (w *writer) runBatch(batch []*request) []*request {
 	}
 	w.poison = nil
 	w.waiting = w.waiting[:0]
+	mark := w.feed.Mark()
 	for i, req := range batch {
 		if !req.claim() {
 			continue // its caller gave up
 		}
 		if err := w.turn(req); err != nil {
+			w.feed.Truncate(mark)
 			return w.abort(err, batch[i+1:])
 		}
 	}
 	err := w.commit()
+	if err != nil {
+		w.feed.Truncate(mark)
+	} else {
+		w.feed.Publish(w.feed.Mark() - 1)
+	}
 	for _, r := range w.waiting {
 		r.msgs <- message{err: err}
 	}
@@ -155,6 +168,7 @@ func (w *writer) turn(req *request) error {
 		req.msgs <- message{err: err}
 		return err
 	}
+	mark := w.feed.Mark()
 	req.msgs <- message{tx: &writeTx{w: w}}
 	fnErr := <-w.fnDone
 	if w.poison != nil {
@@ -164,6 +178,7 @@ func (w *writer) turn(req *request) error {
 		return w.poison
 	}
 	if fnErr != nil { // the caller has returned fnErr: undo its writes only
+		w.feed.Truncate(mark)
 		if _, err := w.conn.exec(ctx, stmtRollbackTo); err != nil {
 			return dbErr("rollback to savepoint", err)
 		}
@@ -353,11 +368,27 @@ func (tx *writeTx) Insert(ctx context.Context, rec store.Record) error {
 	if err == nil {
 		rec.Seq = seq
 		tx.remember(&rec)
+		tx.changed(rec.Kind, rec.ID)
 	}
 	return err
 }
 
+// changed records a write to kind/id in the change feed when it is watched.
+func (tx *writeTx) changed(kind store.Kind, id string) {
+	if tx.w.feed.Watched(kind) {
+		tx.w.feed.Append(kind, id)
+	}
+}
+
 func (tx *writeTx) Put(ctx context.Context, rec store.Record) error {
+	err := tx.put(ctx, rec)
+	if err == nil {
+		tx.changed(rec.Kind, rec.ID)
+	}
+	return err
+}
+
+func (tx *writeTx) put(ctx context.Context, rec store.Record) error {
 	if err := tx.check(ctx); err != nil {
 		return err
 	}
@@ -436,19 +467,45 @@ func (tx *writeTx) Delete(ctx context.Context, kind store.Kind, id string) error
 	if n == 0 {
 		return store.ErrNotFound
 	}
+	tx.changed(kind, id)
 	return nil
 }
 
-// lease takes or renews a lease row: see stmtLease.
-func (tx *writeTx) lease(ctx context.Context, name, holder string, now, expires int64) (bool, error) {
+// lease takes or renews a lease row (see stmtLease) and returns its term,
+// or 0 when another holder has it.
+func (tx *writeTx) lease(ctx context.Context, name, holder string, now, expires int64) (int64, error) {
+	if err := tx.check(ctx); err != nil {
+		return 0, err
+	}
+	return tx.queryInt("lease "+name, stmtLease, name, holder, expires, now)
+}
+
+// leaseHeld reports whether holder has the lease name in term, unexpired
+// at now.
+func (tx *writeTx) leaseHeld(ctx context.Context, name, holder string, term, now int64) (bool, error) {
 	if err := tx.check(ctx); err != nil {
 		return false, err
 	}
-	n, err := tx.w.conn.exec(context.Background(), stmtLease, name, holder, expires, now)
+	n, err := tx.queryInt("lease "+name, stmtLeaseHeld, name, holder, term, now)
+	return n == 1, err
+}
+
+// queryInt runs a fixed statement that returns at most one integer (0
+// when it returns no row).
+func (tx *writeTx) queryInt(op string, f fixedStmt, args ...any) (int64, error) {
+	rows, err := tx.w.conn.query(stmtKey{fixed: f}, args)
 	if err != nil {
-		return false, tx.fail(dbErr("lease "+name, err))
+		return 0, tx.fail(dbErr(op, err))
 	}
-	return n == 1, nil
+	defer rows.Close()
+	var v [1]driver.Value
+	switch err := rows.Next(v[:]); {
+	case err == io.EOF:
+		return 0, nil
+	case err != nil:
+		return 0, tx.fail(dbErr(op, err))
+	}
+	return integer(v[0]), nil
 }
 
 // blob is data as SQLite must bind it: never NULL.

@@ -12,9 +12,9 @@ import (
 )
 
 var concurrencyTests = []test{
-	{"Counter", testCounter},
-	{"Claim", testClaim},
-	{"InsertRace", testInsertRace},
+	{"Counter", plain(testCounter)},
+	{"Claim", plain(testClaim)},
+	{"InsertRace", plain(testInsertRace)},
 }
 
 // bump increments the decimal counter stored as the Data of record id.

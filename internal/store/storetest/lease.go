@@ -10,9 +10,9 @@ import (
 )
 
 var leaseTests = []test{
-	{"Sequence", testLeaseSequence},
-	{"NamesAreSeparate", testLeaseNames},
-	{"OneHolderAtOnce", testLeaseRace},
+	{"Sequence", plain(testLeaseSequence)},
+	{"NamesAreSeparate", plain(testLeaseNames)},
+	{"OneHolderAtOnce", plain(testLeaseRace)},
 }
 
 // leaseEpoch is the fake clock's start; leases take "now" as an argument.

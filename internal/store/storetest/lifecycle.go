@@ -12,12 +12,12 @@ import (
 )
 
 var lifecycleTests = []test{
-	{"UseAfterClose", testUseAfterClose},
-	{"CloseWithPendingUpdates", testCloseWithPending},
-	{"CanceledBeforeStart", testCanceledBeforeStart},
-	{"CanceledInsideFunction", testCanceledInside},
-	{"CanceledWhileWaiting", testCanceledWhileWaiting},
-	{"NotFailed", testNotFailed},
+	{"UseAfterClose", plain(testUseAfterClose)},
+	{"CloseWithPendingUpdates", plain(testCloseWithPending)},
+	{"CanceledBeforeStart", plain(testCanceledBeforeStart)},
+	{"CanceledInsideFunction", plain(testCanceledInside)},
+	{"CanceledWhileWaiting", plain(testCanceledWhileWaiting)},
+	{"NotFailed", plain(testNotFailed)},
 }
 
 // testNotFailed: a store whose writes and failed functions went as they
@@ -49,6 +49,16 @@ func testUseAfterClose(t *testing.T, s store.Store) {
 	}
 	if _, err := s.Lease(t.Context(), "l", "h", leaseEpoch, time.Second); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("Lease after Close: %v, want ErrClosed", err)
+	}
+	if _, _, err := s.AcquireLease(t.Context(), "l", "h", time.Second); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("AcquireLease after Close: %v, want ErrClosed", err)
+	}
+	g := store.Grant{Name: "l", Holder: "h", Term: 1}
+	if err := s.UpdateFenced(t.Context(), g, fn); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("UpdateFenced after Close: %v, want ErrClosed", err)
+	}
+	if _, _, err := s.Changes(t.Context(), "", 0); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Changes after Close: %v, want ErrClosed", err)
 	}
 	if called {
 		t.Error("a function ran after Close")
@@ -109,9 +119,19 @@ func testCanceledBeforeStart(t *testing.T, s store.Store) {
 	if _, err := s.Lease(ctx, "l", "h", leaseEpoch, time.Second); !errors.Is(err, context.Canceled) {
 		t.Errorf("Lease: %v, want context.Canceled", err)
 	}
+	if _, _, err := s.AcquireLease(ctx, "m", "h", time.Second); !errors.Is(err, context.Canceled) {
+		t.Errorf("AcquireLease: %v, want context.Canceled", err)
+	}
+	g := store.Grant{Name: "m", Holder: "h", Term: 1}
+	if err := s.UpdateFenced(ctx, g, func(store.Tx) error { called = true; return nil }); !errors.Is(err, context.Canceled) || called {
+		t.Errorf("UpdateFenced: %v (fn called: %v), want context.Canceled", err, called)
+	}
 	mustNotExist(t, s, kindItem, "x")
 	if ok, err := s.Lease(t.Context(), "l", "other", leaseEpoch, time.Second); err != nil || !ok {
 		t.Errorf("canceled Lease was granted: another holder got %v, %v", ok, err)
+	}
+	if _, ok, err := s.AcquireLease(t.Context(), "m", "other", time.Second); err != nil || !ok {
+		t.Errorf("canceled AcquireLease was granted: another holder got %v, %v", ok, err)
 	}
 }
 

@@ -13,13 +13,13 @@ import (
 )
 
 var listTests = []test{
-	{"FiltersAndOrders", testListFiltersAndOrders},
-	{"Pages", testListPages},
-	{"PagesWhileInserting", testPagesWhileInserting},
-	{"PagesWhileDeleting", testPagesWhileDeleting},
-	{"InvalidCursor", testInvalidCursor},
-	{"CountIgnoresPaging", testCountIgnoresPaging},
-	{"NoData", testListNoData},
+	{"FiltersAndOrders", plain(testListFiltersAndOrders)},
+	{"Pages", plain(testListPages)},
+	{"PagesWhileInserting", plain(testPagesWhileInserting)},
+	{"PagesWhileDeleting", plain(testPagesWhileDeleting)},
+	{"InvalidCursor", plain(testInvalidCursor)},
+	{"CountIgnoresPaging", plain(testCountIgnoresPaging)},
+	{"NoData", plain(testListNoData)},
 }
 
 // listFixture is inserted in this order (so OrderCreated follows it). Its IDs

@@ -10,24 +10,47 @@ import (
 )
 
 var recordTests = []test{
-	{"GetMissing", testGetMissing},
-	{"InsertGet", testInsertGet},
-	{"InsertExists", testInsertExists},
-	{"Put", testPut},
-	{"Delete", testDelete},
-	{"KindsAreSeparate", testKindsAreSeparate},
-	{"DataShapes", testDataShapes},
-	{"ReadYourWrites", testReadYourWrites},
-	{"ViewIsReadOnly", testViewIsReadOnly},
-	{"TxAfterReturn", testTxAfterReturn},
+	{"GetMissing", plain(testGetMissing)},
+	{"InsertGet", plain(testInsertGet)},
+	{"InsertExists", plain(testInsertExists)},
+	{"Put", plain(testPut)},
+	{"PutKeepsItsData", plain(testPutKeepsItsData)},
+	{"Delete", plain(testDelete)},
+	{"KindsAreSeparate", plain(testKindsAreSeparate)},
+	{"DataShapes", plain(testDataShapes)},
+	{"ReadYourWrites", plain(testReadYourWrites)},
+	{"ViewIsReadOnly", plain(testViewIsReadOnly)},
+	{"TxAfterReturn", plain(testTxAfterReturn)},
 }
 
 var seqTests = []test{
-	{"IncreasesOnInsert", testSeqIncreases},
-	{"KeptByPut", testSeqKeptByPut},
-	{"IgnoredOnInput", testSeqIgnoredOnInput},
-	{"NewAfterDelete", testSeqNewAfterDelete},
-	{"VisibleInTx", testSeqVisibleInTx},
+	{"IncreasesOnInsert", plain(testSeqIncreases)},
+	{"KeptByPut", plain(testSeqKeptByPut)},
+	{"IgnoredOnInput", plain(testSeqIgnoredOnInput)},
+	{"NewAfterDelete", plain(testSeqNewAfterDelete)},
+	{"VisibleInTx", plain(testSeqVisibleInTx)},
+}
+
+// testPutKeepsItsData: a Put stores the Data it was given, whatever the
+// caller does with its buffer after Put returned (PostgreSQL sends Puts
+// with the transaction's next statement).
+func testPutKeepsItsData(t *testing.T, s store.Store) {
+	buf := []byte("first")
+	err := s.Update(t.Context(), func(tx store.Tx) error {
+		if err := tx.Put(t.Context(), store.Record{Kind: kindItem, ID: "a", Data: buf}); err != nil {
+			return err
+		}
+		copy(buf, "XXXXX")
+		buf = append(buf[:0], "second"...)
+		return tx.Put(t.Context(), store.Record{Kind: kindItem, ID: "b", Data: buf})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(buf, "YYYYYY")
+	if a, b := mustGet(t, s, kindItem, "a"), mustGet(t, s, kindItem, "b"); string(a.Data) != "first" || string(b.Data) != "second" {
+		t.Errorf("stored %q and %q, want first and second", a.Data, b.Data)
+	}
 }
 
 func testGetMissing(t *testing.T, s store.Store) {
@@ -140,15 +163,16 @@ func testKindsAreSeparate(t *testing.T, s store.Store) {
 func testDataShapes(t *testing.T, s store.Store) {
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
 	tests := map[string]store.Record{
-		"nil data":    {ID: "nil", Data: nil},
-		"empty data":  {ID: "empty", Data: []byte{}},
-		"binary data": {ID: "bin", Data: []byte{0, 1, 0xff, 0xfe, 0}},
-		"large data":  {ID: "big", Data: big},
-		"unicode id":  {ID: "gamé-サーバー", Parent: "flëet", Key: "ключ"},
-		"long id":     {ID: string(bytes.Repeat([]byte("i"), 1024))},
-		"extreme max": {ID: "max", Rank: math.MaxInt64},
-		"extreme min": {ID: "min", Rank: math.MinInt64},
-		"quotes":      {ID: `it's "quoted"`, Key: `'; DROP TABLE records; --`},
+		"nil data":       {ID: "nil", Data: nil},
+		"empty data":     {ID: "empty", Data: []byte{}},
+		"binary data":    {ID: "bin", Data: []byte{0, 1, 0xff, 0xfe, 0}},
+		"large data":     {ID: "big", Data: big},
+		"unicode id":     {ID: "gamé-サーバー", Parent: "flëet", Key: "ключ"},
+		"long id":        {ID: string(bytes.Repeat([]byte("i"), 1024))},
+		"extreme max":    {ID: "max", Rank: math.MaxInt64},
+		"extreme min":    {ID: "min", Rank: math.MinInt64},
+		"quotes":         {ID: `it's "quoted"`, Key: `'; DROP TABLE records; --`},
+		"nul, bad utf-8": {ID: "a\x00b\xff", Parent: "\x00p", Key: "\xfe\x00"},
 	}
 	for name, rec := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,10 +1,10 @@
 // Package storetest is the conformance suite every store.Store backend must
 // pass. A backend's tests call Run with a function that opens a fresh, empty
-// store:
+// store whose lease clock is env.Now:
 //
 //	func TestConformance(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) store.Store {
-//			s, err := sqlite.Open(filepath.Join(t.TempDir(), "hoist.db"), sqlite.Options{})
+//		storetest.Run(t, func(t *testing.T, env storetest.Env) store.Store {
+//			s, err := sqlite.Open(filepath.Join(t.TempDir(), "hoist.db"), sqlite.Options{Now: env.Now})
 //			if err != nil {
 //				t.Fatal(err)
 //			}
@@ -16,7 +16,9 @@
 // twice). It checks record semantics and errors, Seq assignment, every query
 // filter and order, cursor pagination (also while the data changes between
 // pages), rollback, snapshot isolation of View, serializability of concurrent
-// Updates, leases, Close and context cancellation.
+// Updates, leases (their terms, fenced Updates, and listing them), Claims
+// (concurrent claimers take distinct records, none is lost, alongside
+// Updates), the change feed, Close and context cancellation.
 //
 // Besides the documented store.Store contract the suite requires:
 //   - a View does not block Updates, and Updates do not block a View;
@@ -28,12 +30,13 @@
 //     function wrote is kept, and the store keeps working; the same when an
 //     Update function ends its goroutine (runtime.Goexit, as t.FailNow does).
 //
-// A PostgreSQL backend passes it with SERIALIZABLE Update transactions that
-// rerun the function on serialization failures (40001, 40P01) before giving
-// up with store.ErrConflict, REPEATABLE READ READ ONLY View transactions,
-// Seq from a sequence that Put's upsert leaves alone, IDs compared byte-wise
-// (COLLATE "C"), keyset cursors like the SQLite ones, and leases as rows
-// taken over by a conditional upsert (holder is the same, or expires <= now).
+// The PostgreSQL backend (package postgres) passes it with SERIALIZABLE
+// Update transactions that rerun the function on serialization failures
+// (40001, 40P01) before giving up with store.ErrConflict, REPEATABLE READ
+// READ ONLY View transactions, Seq from a sequence that Put's upsert leaves
+// alone, IDs compared byte-wise (bytea), keyset cursors like the SQLite
+// ones, leases as rows taken over by a conditional upsert, and a change
+// feed ordered by transaction ID up to the oldest running transaction.
 // internal/store/README.md has the details.
 package storetest
 
@@ -41,17 +44,68 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/store"
 )
 
-// Opener opens a fresh, empty store for one test.
-type Opener func(t *testing.T) store.Store
+// Opener opens a fresh, empty store for one test, whose lease clock
+// (AcquireLease, UpdateFenced) is env.Now.
+type Opener func(t *testing.T, env Env) store.Store
+
+// Env is what a test gives the store it opens.
+type Env struct {
+	// Now is the store's lease clock: a fake that the lease tests move.
+	// An embedded store reads it as its clock. The PostgreSQL store, whose
+	// clock is the database's, adds to the database's clock how far Now
+	// has moved since the store was opened (see Elapsed).
+	Now func() time.Time
+	// Elapsed is how far Now has moved since the test began.
+	Elapsed func() time.Duration
+}
+
+// Clock is the fake clock of one test: it starts at the real time and moves
+// only when the test advances it.
+type Clock struct {
+	mu    sync.Mutex
+	start time.Time
+	now   time.Time
+}
+
+// NewClock returns a clock at the current time.
+func NewClock() *Clock {
+	now := time.Now()
+	return &Clock{start: now, now: now}
+}
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Elapsed returns how far the clock has moved.
+func (c *Clock) Elapsed() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now.Sub(c.start)
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// Env returns the Env of a store that uses the clock.
+func (c *Clock) Env() Env { return Env{Now: c.Now, Elapsed: c.Elapsed} }
 
 // Run runs the whole conformance suite against the backend open returns.
-func Run(t *testing.T, open func(t *testing.T) store.Store) {
+func Run(t *testing.T, open Opener) {
 	groups := []struct {
 		name  string
 		tests []test
@@ -62,32 +116,42 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Transactions", txnTests},
 		{"Concurrency", concurrencyTests},
 		{"Lease", leaseTests},
+		{"LeaseTerms", termTests},
+		{"Leases", leasesTests},
+		{"Claim", claimTests},
+		{"Changes", changeTests},
 		{"Lifecycle", lifecycleTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
 			for _, tc := range g.tests {
 				t.Run(tc.name, func(t *testing.T) {
-					tc.fn(t, openStore(t, open))
+					clock := NewClock()
+					tc.fn(t, openStore(t, open, clock), clock)
 				})
 			}
 		})
 	}
 }
 
-// test is one conformance check run against a fresh store.
+// test is one conformance check run against a fresh store and its clock.
 type test struct {
 	name string
-	fn   func(t *testing.T, s store.Store)
+	fn   func(t *testing.T, s store.Store, clock *Clock)
+}
+
+// plain adapts a test that does not move the clock.
+func plain(fn func(t *testing.T, s store.Store)) func(t *testing.T, s store.Store, clock *Clock) {
+	return func(t *testing.T, s store.Store, _ *Clock) { fn(t, s) }
 }
 
 // watchdog bounds how long the suite waits for something a correct backend
 // does at once; it turns a deadlock in a broken backend into a failure.
 const watchdog = 20 * time.Second
 
-func openStore(t *testing.T, open Opener) store.Store {
+func openStore(t *testing.T, open Opener, clock *Clock) store.Store {
 	t.Helper()
-	s := open(t)
+	s := open(t, clock.Env())
 	if s == nil {
 		t.Fatal("open returned a nil store")
 	}

@@ -13,12 +13,12 @@ import (
 )
 
 var txnTests = []test{
-	{"RollbackOnError", testRollbackOnError},
-	{"RollbackOnPanic", testRollbackOnPanic},
-	{"RollbackOnGoexit", testRollbackOnGoexit},
-	{"ViewPanic", testViewPanic},
-	{"ViewSnapshot", testViewSnapshot},
-	{"FailuresAmongConcurrentUpdates", testFailuresAmongConcurrent},
+	{"RollbackOnError", plain(testRollbackOnError)},
+	{"RollbackOnPanic", plain(testRollbackOnPanic)},
+	{"RollbackOnGoexit", plain(testRollbackOnGoexit)},
+	{"ViewPanic", plain(testViewPanic)},
+	{"ViewSnapshot", plain(testViewSnapshot)},
+	{"FailuresAmongConcurrentUpdates", plain(testFailuresAmongConcurrent)},
 }
 
 func testRollbackOnError(t *testing.T, s store.Store) {

@@ -1,0 +1,19 @@
+//go:build !unix
+
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/hoistgg/hoist/internal/config"
+)
+
+// localAgentSpawner: the local agent needs a Unix system (its own session,
+// outliving hoist serve); elsewhere --local-hosting defaults to in-process.
+func localAgentSpawner(context.Context, *config.Config, func(error)) func(string, *os.File) error {
+	return func(string, *os.File) error {
+		return errors.New("the local agent runs on Unix systems only: use --local-hosting in-process")
+	}
+}

@@ -1,0 +1,282 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// Fixed statements. pgx prepares each statement text once per connection
+// and keeps it (its statement cache), so these and the List and Count
+// shapes below are parsed and planned once per connection.
+const (
+	sqlGet = `SELECT parent, key, rank, seq, data FROM hoist_records WHERE kind = $1 AND id = $2`
+	// A Claim's Get holds the row it reads.
+	sqlGetForUpdate = sqlGet + ` FOR UPDATE`
+
+	sqlInsert = `INSERT INTO hoist_records (kind, id, parent, key, rank, data) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (kind, id) DO NOTHING`
+	sqlPut = `INSERT INTO hoist_records (kind, id, parent, key, rank, data) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (kind, id) DO UPDATE SET
+		parent = excluded.parent, key = excluded.key, rank = excluded.rank, data = excluded.data`
+	sqlDelete = `DELETE FROM hoist_records WHERE kind = $1 AND id = $2`
+
+	// The same for a watched kind: the write and its change feed row in
+	// one statement (the number of rows is the change rows').
+	sqlInsertWatched = `WITH w AS (` + sqlInsert + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
+	sqlPutWatched    = `WITH w AS (` + sqlPut + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
+	sqlDeleteWatched = `WITH w AS (` + sqlDelete + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
+	sqlChangeFrom    = `INSERT INTO hoist_changes (xid, kind, id) SELECT pg_current_xact_id()::text::bigint, kind, id FROM `
+)
+
+// querier runs statements: a connection inside a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// shape is the shape of a List or Count statement: which filters are set,
+// the order and whether it continues after a cursor. Its SQL takes the
+// arguments kind, then parent, key and rank max when set, then the
+// cursor's, then the limit (NULL: none).
+type shape struct {
+	count                bool
+	parent, key, rankMax bool
+	order                store.Order
+	desc                 bool
+	after                bool
+	noData               bool
+	// lock: a Claim's List, which holds the rows it returns; skip: one
+	// that passes over those other transactions hold.
+	lock, skip bool
+}
+
+// sql returns the statement text of k.
+func (k shape) sql() string {
+	var b strings.Builder
+	switch {
+	case k.count:
+		b.WriteString(`SELECT count(*) FROM hoist_records WHERE kind = $1`)
+	case k.noData:
+		b.WriteString(`SELECT id, parent, key, rank, seq, NULL::bytea FROM hoist_records WHERE kind = $1`)
+	default:
+		b.WriteString(`SELECT id, parent, key, rank, seq, data FROM hoist_records WHERE kind = $1`)
+	}
+	n := 2
+	arg := func() string { n++; return "$" + itoa(n-1) }
+	if k.parent {
+		b.WriteString(` AND parent = ` + arg())
+	}
+	if k.key {
+		b.WriteString(` AND key = ` + arg())
+	}
+	if k.rankMax {
+		b.WriteString(` AND rank <= ` + arg())
+	}
+	if k.count {
+		return b.String()
+	}
+	if k.after {
+		b.WriteString(afterSQL(k.order, k.desc, arg))
+	}
+	b.WriteString(orderSQL(k.order, k.desc))
+	b.WriteString(` LIMIT ` + arg())
+	switch {
+	case k.lock && k.skip:
+		b.WriteString(` FOR UPDATE SKIP LOCKED`)
+	case k.lock:
+		b.WriteString(` FOR UPDATE`)
+	}
+	return b.String()
+}
+
+// afterSQL is the keyset condition "strictly after the cursor" of an
+// order; arg names the next argument.
+func afterSQL(o store.Order, desc bool, arg func() string) string {
+	switch {
+	case o == store.OrderCreated && desc:
+		return ` AND seq < ` + arg()
+	case o == store.OrderCreated:
+		return ` AND seq > ` + arg()
+	case o == store.OrderRankAsc:
+		r, id := arg(), arg()
+		return ` AND (rank, id) > (` + r + `, ` + id + `)`
+	case o == store.OrderRankDesc:
+		// rank <= r bounds the index range; the rest is a filter on it.
+		r, id := arg(), arg()
+		return ` AND rank <= ` + r + ` AND (rank < ` + r + ` OR id > ` + id + `)`
+	case desc:
+		return ` AND id < ` + arg()
+	default:
+		return ` AND id > ` + arg()
+	}
+}
+
+func orderSQL(o store.Order, desc bool) string {
+	switch {
+	case o == store.OrderCreated && desc:
+		return ` ORDER BY seq DESC`
+	case o == store.OrderCreated:
+		return ` ORDER BY seq`
+	case o == store.OrderRankAsc:
+		return ` ORDER BY rank, id`
+	case o == store.OrderRankDesc:
+		return ` ORDER BY rank DESC, id`
+	case desc:
+		return ` ORDER BY id DESC`
+	default:
+		return ` ORDER BY id`
+	}
+}
+
+// plan is a List or Count query ready to run.
+type plan struct {
+	shape shape
+	args  []any
+	limit int // 0: no cap
+}
+
+// planQuery turns q into a statement shape and its arguments. A List
+// fetches one record more than Limit to learn whether there is a next
+// page, except a locking one (lock), which would hold that record too.
+func planQuery(q store.Query, count, lock bool) (plan, error) {
+	desc := q.Desc && (q.Order == store.OrderID || q.Order == store.OrderCreated)
+	p := plan{shape: shape{count: count, parent: q.HasParent, key: q.HasKey, rankMax: q.HasRankMax,
+		order: q.Order, desc: desc, noData: q.NoData && !count, lock: lock && !count, skip: lock && !count && q.SkipHeld}}
+	p.args = make([]any, 1, 8)
+	p.args[0] = string(q.Kind)
+	if q.HasParent {
+		p.args = append(p.args, []byte(q.Parent))
+	}
+	if q.HasKey {
+		p.args = append(p.args, []byte(q.Key))
+	}
+	if q.HasRankMax {
+		p.args = append(p.args, q.RankMax)
+	}
+	if count {
+		p.shape.order, p.shape.desc = store.OrderID, false
+		return p, nil
+	}
+	if q.Order < store.OrderID || q.Order > store.OrderRankDesc {
+		return plan{}, fmt.Errorf("postgres: unknown order %d", q.Order)
+	}
+	if q.After != "" {
+		c, err := store.DecodeCursor(q.After, q.Order, desc)
+		if err != nil {
+			return plan{}, err
+		}
+		p.shape.after = true
+		p.args = cursorArgs(c, p.args)
+	}
+	switch {
+	case q.Limit > 0 && p.shape.lock:
+		p.limit = min(q.Limit, math.MaxInt32-1)
+		p.args = append(p.args, p.limit)
+	case q.Limit > 0:
+		p.limit = min(q.Limit, math.MaxInt32-1)
+		p.args = append(p.args, p.limit+1)
+	default:
+		p.args = append(p.args, nil) // LIMIT NULL: all
+	}
+	return p, nil
+}
+
+// cursorArgs appends the arguments of afterSQL for c's order.
+func cursorArgs(c store.Cursor, args []any) []any {
+	switch c.Order {
+	case store.OrderCreated:
+		return append(args, c.Seq)
+	case store.OrderRankAsc, store.OrderRankDesc:
+		return append(args, c.Rank, []byte(c.ID))
+	default:
+		return append(args, []byte(c.ID))
+	}
+}
+
+// getRecord reads one record with sql (sqlGet or sqlGetForUpdate).
+func getRecord(ctx context.Context, q querier, sql string, kind store.Kind, id string) (store.Record, error) {
+	rows, err := q.Query(ctx, sql, string(kind), []byte(id))
+	if err != nil {
+		return store.Record{}, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return store.Record{}, err
+		}
+		return store.Record{}, store.ErrNotFound
+	}
+	var parent, key []byte
+	rec := store.Record{Kind: kind, ID: id}
+	if err := rows.Scan(&parent, &key, &rec.Rank, &rec.Seq, &rec.Data); err != nil {
+		return store.Record{}, err
+	}
+	rec.Parent, rec.Key = string(parent), string(key)
+	rows.Close()
+	return rec, rows.Err()
+}
+
+// listRecords runs a List query; lock: a Claim's (see shape.lock).
+func listRecords(ctx context.Context, q querier, sq store.Query, lock bool) ([]store.Record, string, error) {
+	p, err := planQuery(sq, false, lock)
+	if err != nil {
+		return nil, "", err
+	}
+	rows, err := q.Query(ctx, p.shape.sql(), p.args...)
+	if err != nil {
+		return nil, "", err
+	}
+	defer rows.Close()
+	var recs []store.Record
+	if p.limit > 0 {
+		recs = make([]store.Record, 0, min(p.limit+1, 64))
+	}
+	var id, parent, key []byte
+	for rows.Next() {
+		r := store.Record{Kind: sq.Kind}
+		if err := rows.Scan(&id, &parent, &key, &r.Rank, &r.Seq, &r.Data); err != nil {
+			return nil, "", err
+		}
+		r.ID, r.Parent, r.Key = string(id), string(parent), string(key)
+		recs = append(recs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", err
+	}
+	if p.shape.lock && p.limit > 0 && len(recs) == p.limit {
+		return recs, store.EncodeCursor(p.shape.order, p.shape.desc, &recs[p.limit-1]), nil
+	}
+	if p.limit == 0 || len(recs) <= p.limit {
+		return recs, "", nil
+	}
+	recs = recs[:p.limit]
+	return recs, store.EncodeCursor(p.shape.order, p.shape.desc, &recs[p.limit-1]), nil
+}
+
+// countRecords runs a Count query.
+func countRecords(ctx context.Context, q querier, sq store.Query) (int, error) {
+	p, err := planQuery(sq, true, false)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := q.Query(ctx, p.shape.sql(), p.args...)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var n int64
+	if !rows.Next() {
+		return 0, errors.Join(rows.Err(), errors.New("postgres: count returned no row"))
+	}
+	if err := rows.Scan(&n); err != nil {
+		return 0, err
+	}
+	rows.Close()
+	return int(n), rows.Err()
+}
