@@ -107,7 +107,7 @@ func (e *env) startHoist(ip string, extra ...string) (*hoist, error) {
 		return nil, err
 	}
 	h := &hoist{dataDir: filepath.Join(dir, "data"), dir: dir, bin: e.hoistBin, pprofAddr: pprofAddr}
-	extra = withTimings(extra, e.cfg.timings)
+	extra = withTimings(append(extra, "--local-hosting", e.cfg.LocalHosting), e.cfg.timings)
 	args := append(hoisttest.ServeArgs(h.dataDir, true), "--addr", net.JoinHostPort(ip, "0"), "--tls-addr", net.JoinHostPort(ip, "0"),
 		"--instance-ip", ip, "--pprof-addr", pprofAddr)
 	p, err := hoisttest.Launch("hoist", e.hoistBin, append(args, extra...), hoisttest.CredentialsEnv(), dir)
@@ -135,9 +135,11 @@ func withTimings(args []string, timings string) []string {
 	return append(args, "--timings", timings)
 }
 
-// stop sends SIGTERM, waits for Hoist to exit and removes its data.
+// stop sends SIGINT (which retires the local agent: its game servers end
+// with Hoist), waits for Hoist to exit, ends a local agent left over, and
+// removes Hoist's data.
 func (h *hoist) stop() error {
-	err := h.Stop(2 * time.Minute)
+	err := errors.Join(h.StopWith(syscall.SIGINT, 2*time.Minute), hoisttest.StopLocalAgent(h.dataDir, time.Minute))
 	_ = os.RemoveAll(h.dir)
 	return err
 }
@@ -364,14 +366,24 @@ func (h *hoist) locationsActive(ctx context.Context, fleetID string) (bool, stri
 }
 
 // instanceLogDirs returns the log directories of a fleet's instances under
-// instancesDir (Hoist's <data dir>/instances, or an agent's).
-func instanceLogDirs(instancesDir, fleetID string) []string {
-	entries, _ := os.ReadDir(filepath.Join(instancesDir, fleetID))
+// instancesDirs (a pool agent's <dir>/instances; on Hoist's machine the
+// local agent's <data dir>/local-host/instances, or hoist serve's own
+// <data dir>/instances with --local-hosting in-process).
+func instanceLogDirs(fleetID string, instancesDirs ...string) []string {
 	var out []string
-	for _, e := range entries {
-		if e.IsDir() {
-			out = append(out, filepath.Join(instancesDir, fleetID, e.Name(), "logs"))
+	for _, dir := range instancesDirs {
+		entries, _ := os.ReadDir(filepath.Join(dir, fleetID))
+		for _, e := range entries {
+			if e.IsDir() {
+				out = append(out, filepath.Join(dir, fleetID, e.Name(), "logs"))
+			}
 		}
 	}
 	return out
+}
+
+// localInstancesDirs are where the instances of Hoist's own machine keep
+// their files: the local agent's directory or hoist serve's.
+func (h *hoist) localInstancesDirs() []string {
+	return []string{filepath.Join(h.dataDir, "local-host", "instances"), filepath.Join(h.dataDir, "instances")}
 }

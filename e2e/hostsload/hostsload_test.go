@@ -54,7 +54,9 @@ func TestTinyHeartbeats(t *testing.T) {
 		t.Fatalf("%d phases", len(rep.Heartbeats))
 	}
 	p := rep.Heartbeats[0]
-	if p.Heartbeats < 5 || p.IntervalS != 1 || p.Heartbeat.P50 <= 0 || p.HoistCores <= 0 || p.RSSAfterMiB <= 0 || p.HeapAfterMiB <= 0 {
+	// Hoist's CPU time is read in clock ticks (10 ms): 10 heartbeats may
+	// cost less than one, so HoistCores may be 0 here.
+	if p.Heartbeats < 5 || p.IntervalS != 1 || p.Heartbeat.P50 <= 0 || p.HoistCores < 0 || p.RSSAfterMiB <= 0 || p.HeapAfterMiB <= 0 {
 		t.Errorf("phase: %+v", p)
 	}
 }

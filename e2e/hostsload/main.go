@@ -67,6 +67,10 @@ type Config struct {
 	Processes int           `json:"processes_per_instance,omitempty"`
 	Remote    string        `json:"remote,omitempty"`
 
+	// LocalHosting is Hoist's --local-hosting: how its own machine runs
+	// instances (agent, the default, or in-process).
+	LocalHosting string `json:"local_hosting"`
+
 	// heartbeats
 	Hosts  []int         `json:"hosts,omitempty"`
 	Window time.Duration `json:"-"`
@@ -97,6 +101,7 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 	fs.DurationVar(&c.Duration, "duration", 60*time.Second, "sessions: measured time of each run")
 	fs.IntVar(&c.Processes, "processes", 8, "sessions: game servers per instance")
 	fs.StringVar(&c.Remote, "remote", "netns", "sessions: where the pool host is: netns (a network namespace, root only) or loopback (127.0.0.2)")
+	fs.StringVar(&c.LocalHosting, "local-hosting", "agent", "Hoist's --local-hosting: agent (the default: this machine's instances in Hoist's local agent) or in-process")
 	hosts := fs.String("hosts", "100,1000", "heartbeats: simulated hosts, one phase each")
 	fs.DurationVar(&c.Window, "window", 2*time.Minute, "heartbeats: measured time of each phase, after every host heartbeated once")
 	fs.DurationVar(&c.Settle, "settle", 10*time.Second, "agents: time at rest before memory is read")
@@ -117,6 +122,8 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case c.Scenario != "fleet" && c.Scenario != "sessions" && c.Scenario != "heartbeats" && c.Scenario != "agents":
 		return nil, fmt.Errorf("-scenario: want fleet, sessions, heartbeats or agents, got %q", c.Scenario)
+	case c.LocalHosting != "agent" && c.LocalHosting != "in-process":
+		return nil, fmt.Errorf("-local-hosting: want agent or in-process, got %q", c.LocalHosting)
 	case c.Remote != "netns" && c.Remote != "loopback":
 		return nil, fmt.Errorf("-remote: want netns or loopback, got %q", c.Remote)
 	case c.Repeats <= 0 || c.Duration <= 0 || c.Window <= 0 || c.Settle < 0 || c.Rate <= 0:
@@ -251,8 +258,8 @@ func (rep *Report) summarize() {
 // Print writes the report for people.
 func (rep *Report) Print(w io.Writer) {
 	m := rep.Machine
-	fmt.Fprintf(w, "\n%s\nmachine: %d CPUs (%s), %s GiB, %s, kernel %s, data on %s, load average %s at start\n\n",
-		rep.Command, m.CPUs, m.CPUModel, m.MemoryGiB, m.Go, m.Kernel, m.DataFS, m.LoadAvg)
+	fmt.Fprintf(w, "\n%s\nmachine: %d CPUs (%s), %s GiB, %s, kernel %s, data on %s, load average %s at start\nHoist's machine: --local-hosting %s\n\n",
+		rep.Command, m.CPUs, m.CPUModel, m.MemoryGiB, m.Go, m.Kernel, m.DataFS, m.LoadAvg, rep.Config.LocalHosting)
 	switch rep.Config.Scenario {
 	case "fleet":
 		printFleet(w, rep)

@@ -116,7 +116,7 @@ func (e *env) sessionsRun(ctx context.Context, r *SessionsRun, hoistIP string, c
 		return err
 	}
 	defer w.Close()
-	for _, d := range append(instanceLogDirs(filepath.Join(h.dataDir, "instances"), fleetID), instanceLogDirs(filepath.Join(a.dir, "instances"), fleetID)...) {
+	for _, d := range instanceLogDirs(fleetID, append(h.localInstancesDirs(), filepath.Join(a.dir, "instances"))...) {
 		if err := w.Watch(d); err != nil {
 			return err
 		}
