@@ -72,6 +72,27 @@ func drainHost(args []string, stdout, stderr io.Writer) int {
 	return printJSON(stdout, out)
 }
 
+// removeHost runs `hoist admin remove-host`.
+func removeHost(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("hoist admin remove-host", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := adminFlags(fs)
+	host := fs.String("host", "", "host ID, as list-hosts shows it (required)")
+	force := fs.Bool("force", false, "remove it even though it runs instances (they are lost: their game sessions end, fleets replace them)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *host == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "hoist admin remove-host: --host is required")
+		return 2
+	}
+	var out json.RawMessage
+	if code := adminCall(c, "RemoveHost", map[string]any{"HostId": *host, "Force": *force}, &out, stderr); code != 0 {
+		return code
+	}
+	return printJSON(stdout, out)
+}
+
 // adminCall makes an admin call with a 30s timeout; it returns the exit
 // status (1 after printing the error).
 func adminCall(c *adminClient, action string, in, out any, stderr io.Writer) int {

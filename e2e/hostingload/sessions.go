@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/hoistgg/hoist/e2e/activations"
 	"github.com/hoistgg/hoist/e2e/loadreport"
 	"github.com/hoistgg/hoist/e2e/sysinfo"
 )
@@ -118,17 +119,17 @@ func (e *env) sessionsRun(ctx context.Context, run int) ([]*SessionsPhase, error
 	if err := h.waitSettled(ctx, fleetID, total); err != nil {
 		return fail(err)
 	}
-	w, err := newActivationWatcher()
+	w, err := activations.New()
 	if err != nil {
 		return fail(err)
 	}
-	defer w.close()
+	defer w.Close()
 	dirs, err := h.instanceLogDirs(fleetID)
 	if err != nil || len(dirs) != cfg.Instances {
 		return fail(fmt.Errorf("the fleet's instance directories: %v (%d found)", err, len(dirs)))
 	}
 	for _, d := range dirs {
-		if err := w.watch(d); err != nil {
+		if err := w.Watch(d); err != nil {
 			return fail(err)
 		}
 	}
@@ -212,7 +213,7 @@ func (r *sessionsWorker) fail(what string, err error) {
 
 // sessionsPhase runs clients concurrent CreateGameSession -> ACTIVE loops
 // for the warm-up and the measured duration.
-func (e *env) sessionsPhase(ctx context.Context, h *hoist, w *activationWatcher, fleetID string, clients int, rate float64,
+func (e *env) sessionsPhase(ctx context.Context, h *hoist, w *activations.Watcher, fleetID string, clients int, rate float64,
 	pprofAddr, profName string) *SessionsPhase {
 	cfg := e.cfg
 	mStart := time.Now().Add(cfg.Warmup)
@@ -273,7 +274,7 @@ func (e *env) sessionsPhase(ctx context.Context, h *hoist, w *activationWatcher,
 // activation, until mEnd; cycles that start within [mStart, mEnd) are
 // recorded. With an interval, cycles start at most once per interval from
 // first on (a late cycle starts at once; missed starts are not made up).
-func sessionsLoop(ctx context.Context, h *hoist, w *activationWatcher, fleetID string, res *sessionsWorker,
+func sessionsLoop(ctx context.Context, h *hoist, w *activations.Watcher, fleetID string, res *sessionsWorker,
 	first time.Time, interval time.Duration, mStart, mEnd time.Time) {
 	in := &gl.CreateGameSessionInput{FleetId: aws.String(fleetID), MaximumPlayerSessionCount: aws.Int32(2)}
 	next := first
@@ -303,8 +304,8 @@ func sessionsLoop(ctx context.Context, h *hoist, w *activationWatcher, fleetID s
 			}
 			continue
 		}
-		at, err := w.wait(aws.ToString(out.GameSession.GameSessionId), activationTimeout)
-		if errors.Is(err, errIgnored) {
+		at, err := w.Wait(aws.ToString(out.GameSession.GameSessionId), activationTimeout)
+		if errors.Is(err, activations.ErrIgnored) {
 			res.ignoredAll++
 			if rec {
 				res.ignored++

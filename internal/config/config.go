@@ -34,10 +34,14 @@ type Config struct {
 	// JournalWrites is how the journal store writes: JournalDirect (the
 	// default: O_DIRECT|O_DSYNC where the file system allows it) or
 	// JournalBuffered (through the page cache, and fdatasync).
-	JournalWrites   string
-	Region          string
-	Account         string
-	InstanceIP      string
+	JournalWrites string
+	Region        string
+	Account       string
+	InstanceIP    string
+	// HostNetworks are the networks of pool hosts' addresses that Hoist's
+	// CA may sign (--host-networks): GENERATED fleet certificates of
+	// instances on a host name its address when they hold it.
+	HostNetworks    []netip.Prefix
 	CredentialsFile string
 	LogLevel        string
 	LogFormat       string

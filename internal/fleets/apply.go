@@ -36,6 +36,8 @@ type launch struct {
 	fleet hosting.Fleet
 	own   fleetOwn
 	comp  hosting.Compute
+	// hostDNS is the DNS name of its pool host ("" if none).
+	hostDNS string
 }
 
 // applyPlan writes a plan's decisions in tx and collects its side effects.
@@ -267,7 +269,7 @@ func (s *Service) recordLaunch(ctx context.Context, tx store.Tx, f *fleetRec, lo
 		return err
 	}
 	fx.starts = append(fx.starts, launch{ref: InstanceRef{FleetID: f.id(), InstanceID: id, Location: loc},
-		token: token, fleet: f.Fleet, own: f.Own, comp: c})
+		token: token, fleet: f.Fleet, own: f.Own, comp: c, hostDNS: pl.DNSName})
 	return nil
 }
 

@@ -32,8 +32,10 @@ type Placement struct {
 	// in-process provider).
 	Host string
 	// IPAddress is the address of the instance, its game sessions and
-	// player sessions (the host's).
+	// player sessions (the host's); DNSName the host's own DNS name ("" if
+	// it has none), which the instance's GENERATED certificate names.
 	IPAddress string
+	DNSName   string
 	// Layout is where the instance keeps its files on its host.
 	Layout InstanceLayout
 }

@@ -31,6 +31,7 @@ import (
 	"io/fs"
 	"math/big"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,11 +70,13 @@ type CA struct {
 // Constraints are the names a CA may issue certificates for, written into
 // the CA certificate as X.509 name constraints: a certificate for any other
 // name fails verification even if the CA key leaks. DNS entries permit the
-// name and every name under it; loopback addresses (127.0.0.0/8, ::1) are
-// always permitted, as is the name localhost.
+// name and every name under it; Networks permit every address in them (the
+// pool hosts' networks); loopback addresses (127.0.0.0/8, ::1) are always
+// permitted, as is the name localhost.
 type Constraints struct {
 	DNSDomains []string
 	IPs        []net.IP
+	Networks   []netip.Prefix
 }
 
 func (c Constraints) domains() []string {
@@ -101,6 +104,10 @@ func (c Constraints) ipNets() []*net.IPNet {
 			out = append(out, n)
 		}
 	}
+	for _, p := range c.Networks {
+		p = p.Masked()
+		out = append(out, &net.IPNet{IP: net.IP(p.Addr().AsSlice()), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())})
+	}
 	return out
 }
 
@@ -122,15 +129,62 @@ func permits(cert *x509.Certificate, c Constraints) error {
 		}
 	}
 	for _, ip := range c.IPs {
-		ok := false
-		for _, n := range cert.PermittedIPRanges {
-			ok = ok || n.Contains(ip)
-		}
-		if !ok {
+		if !permitsIP(cert, ip) {
 			return fmt.Errorf("its name constraints do not permit IP address %s", ip)
 		}
 	}
+	for _, p := range c.Networks {
+		p = p.Masked()
+		last := lastAddr(p)
+		if !permitsIP(cert, p.Addr().AsSlice()) || !permitsIP(cert, last.AsSlice()) || !sameRange(cert, p.Addr(), last) {
+			return fmt.Errorf("its name constraints do not permit the network %s", p)
+		}
+	}
 	return nil
+}
+
+// permitsIP reports whether a CA certificate's permitted ranges hold ip.
+func permitsIP(cert *x509.Certificate, ip net.IP) bool {
+	for _, n := range cert.PermittedIPRanges {
+		if n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameRange reports whether one permitted range of cert holds both a and b
+// (so every address between them).
+func sameRange(cert *x509.Certificate, a, b netip.Addr) bool {
+	for _, n := range cert.PermittedIPRanges {
+		if n.Contains(a.AsSlice()) && n.Contains(b.AsSlice()) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastAddr is the last address of a masked prefix.
+func lastAddr(p netip.Prefix) netip.Addr {
+	b := p.Addr().AsSlice()
+	for i := p.Bits(); i < len(b)*8; i++ {
+		b[i/8] |= 0x80 >> (i % 8)
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a
+}
+
+// Permits reports whether the CA may sign a certificate naming name (a DNS
+// name or an IP address): names its constraints do not permit would fail
+// verification, so they are left out of the certificates it issues.
+func (ca *CA) Permits(name string) bool {
+	c := Constraints{}
+	if ip := net.ParseIP(name); ip != nil {
+		c.IPs = []net.IP{ip}
+	} else {
+		c.DNSDomains = []string{name}
+	}
+	return permits(ca.Cert, c) == nil
 }
 
 // LoadOrCreateCA is LoadOrCreateCAFor with no names beyond localhost and

@@ -43,7 +43,7 @@ func (r *remoteLogsRef) CollectRemoteLogs(ctx context.Context, req hosting.LogRe
 }
 
 // hostsActions names the admin actions of pool hosts.
-const hostsActions = "CreateEnrolmentToken, ListHosts, DrainHost"
+const hostsActions = "CreateEnrolmentToken, ListHosts, DrainHost, RemoveHost"
 
 // CreateEnrolmentTokenInput creates an enrolment token for a pool.
 type CreateEnrolmentTokenInput struct {
@@ -56,6 +56,13 @@ type CreateEnrolmentTokenInput struct {
 
 // DrainHostInput drains a host.
 type DrainHostInput struct{ HostId string }
+
+// RemoveHostInput removes a host; Force removes one that runs instances
+// (they are lost).
+type RemoveHostInput struct {
+	HostId string
+	Force  bool
+}
 
 // hostsAdmin serves the admin actions of pool hosts; known is false for
 // any other action.
@@ -89,6 +96,16 @@ func (s *Server) hostsAdmin(ctx context.Context, action string, body []byte) (ou
 			return nil, true, api.NewInvalidRequestException("HostId is required")
 		}
 		h, err := s.hosts.DrainHost(ctx, in.HostId)
+		return map[string]any{"Host": h}, true, err
+	case "RemoveHost":
+		var in RemoveHostInput
+		if err = decodeAdmin(body, &in); err != nil {
+			return nil, true, err
+		}
+		if in.HostId == "" {
+			return nil, true, api.NewInvalidRequestException("HostId is required")
+		}
+		h, err := s.hosts.RemoveHost(ctx, in.HostId, in.Force)
 		return map[string]any{"Host": h}, true, err
 	}
 	return nil, false, nil

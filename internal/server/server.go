@@ -532,7 +532,8 @@ func (h *hostRef) onProcessReady(ctx context.Context, tx store.Tx, fleetID, loca
 const CABundleFile = "ca-bundle.pem"
 
 // caConstraints are the names Hoist's CA may sign: the DNS suffix, the
-// instance IP address (besides localhost and loopback).
+// instance IP address and the pool hosts' networks (besides localhost and
+// loopback).
 func caConstraints(cfg *config.Config) pki.Constraints {
 	var c pki.Constraints
 	if cfg.DNSSuffix != "" {
@@ -543,6 +544,7 @@ func caConstraints(cfg *config.Config) pki.Constraints {
 	} else if cfg.InstanceIP != "" {
 		c.DNSDomains = append(c.DNSDomains, cfg.InstanceIP)
 	}
+	c.Networks = cfg.HostNetworks
 	return c
 }
 
