@@ -122,10 +122,17 @@ type Config struct {
 	// DNSSuffix is the domain game sessions' and computes' DNS names are
 	// made under (GameLift's pattern, e.g. ec2-127-0-0-1.<region>.<suffix>).
 	DNSSuffix string
+	// Console serves the web console at /console; ConsoleSession is how
+	// long a sign-in to it lasts (docs/console.md).
+	Console        bool
+	ConsoleSession time.Duration
 
 	// credentialsInline is $HOIST_CREDENTIALS, read into Credentials.
 	credentialsInline string
 }
+
+// DefaultConsoleSession is how long a sign-in to the console lasts.
+const DefaultConsoleSession = 12 * time.Hour
 
 // Defaults.
 const (
@@ -228,6 +235,9 @@ func (c *Config) check() error {
 	}
 	if c.MaxLongConnections < 0 || c.MaxEventStreams < 1 || c.SDKComputeSockets < 0 || c.SDKMessageRate < 0 {
 		return errors.New("--max-long-connections, --sdk-compute-sockets and --sdk-message-rate must not be negative, --max-event-streams must be at least 1")
+	}
+	if c.ConsoleSession < time.Minute {
+		return fmt.Errorf("--console-session %s: want at least 1m", c.ConsoleSession)
 	}
 	if c.EventOutbox < 1 {
 		return fmt.Errorf("--event-outbox %d: want at least 1", c.EventOutbox)

@@ -163,6 +163,12 @@ var settings = []Setting{
 	{Env: "HOIST_READY_FILE",
 		Help:  "once serving, write the bound addresses as JSON to this file (for tests and scripts)",
 		value: str(func(c *Config) *string { return &c.ReadyFile })},
+	{Flag: "console", Env: "HOIST_CONSOLE", Default: "true",
+		Help:  "serve the web console at /console: loopback clients only without credentials; with them, operators sign in with an access key pair (see docs/console.md); false turns it off",
+		value: boolean(func(c *Config) *bool { return &c.Console })},
+	{Flag: "console-session", Env: "HOIST_CONSOLE_SESSION", Default: DefaultConsoleSession.String(), DocDefault: "12h",
+		Help:  "how long a sign-in to the console lasts (at least 1m)",
+		value: dur(func(c *Config) *time.Duration { return &c.ConsoleSession })},
 }
 
 // Settings returns every setting, in declaration order.
