@@ -79,6 +79,9 @@ type Config struct {
 	// DescribeFleetEvents' PreSignedLogUrl).
 	ProcessLogURL func(fleetID, processID string) string
 	SetupLogURL   func(fleetID, instanceID string) string
+	// OutputKept says which processes' output is kept (those that ended
+	// abnormally): only theirs is linked.
+	OutputKept func(fleetID string, processIDs []string) map[string]bool
 	// Events streams the live events (the /hoist/events stream) to a
 	// caller the console has let in, counted against accessKey's streams.
 	Events func(w http.ResponseWriter, r *http.Request, accessKey string)
@@ -188,13 +191,15 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // securityHeaders are set on every answer of the console: a CSP allowing
 // only the console's own scripts, styles and connections, no framing, no
-// MIME sniffing, no referrer (log URLs carry signatures), no caching.
+// MIME sniffing, no referrer to other origins (log URLs carry signatures;
+// no-referrer would make browsers send "Origin: null" with the console's
+// own forms), no caching.
 func securityHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "+
 		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")

@@ -86,7 +86,8 @@ type processesData struct {
 	Processes []processRow
 }
 
-// processRow is a server process with the link to its output.
+// processRow is a server process with the link to its kept output (""
+// when none is kept).
 type processRow struct {
 	hosting.Process
 	Log string
@@ -110,12 +111,22 @@ func (c *Console) processesPage(r *http.Request, v *view) (string, error) {
 			if err := store.Decode(rec, &p); err != nil {
 				return err
 			}
-			d.Processes = append(d.Processes, processRow{Process: p, Log: localURL(c.cfg.ProcessLogURL(fleet, p.ID))})
+			d.Processes = append(d.Processes, processRow{Process: p})
 		}
 		return nil
 	})
 	if err != nil {
 		return "", err
+	}
+	ids := make([]string, len(d.Processes))
+	for i := range d.Processes {
+		ids[i] = d.Processes[i].ID
+	}
+	kept := c.cfg.OutputKept(fleet, ids)
+	for i := range d.Processes {
+		if kept[ids[i]] {
+			d.Processes[i].Log = localURL(c.cfg.ProcessLogURL(fleet, ids[i]))
+		}
 	}
 	v.Title, v.Nav, v.Data, v.Next = "Server processes of "+fleet, "fleets", d, nextLink(r, next)
 	return "processes", nil

@@ -23,7 +23,7 @@ func (s *Server) newConsole(ctx context.Context) (*console.Console, error) {
 	return console.New(console.Config{
 		API: s.svc, Store: s.store, Hosts: s.hosts, Placements: s.placement, Tickets: s.matchmaking,
 		SetInstanceStatus: s.fleetiq.SetInstanceStatus,
-		ProcessLogURL:     s.processLogURL, SetupLogURL: s.setupLogURL,
+		ProcessLogURL:     s.processLogURL, SetupLogURL: s.setupLogURL, OutputKept: s.fleets.ProcessOutputKept,
 		Events: func(w http.ResponseWriter, r *http.Request, key string) {
 			s.streamEvents(w, r, key)
 		},

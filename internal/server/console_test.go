@@ -149,7 +149,7 @@ func checkSecurityHeaders(t *testing.T, h http.Header) {
 		t.Errorf("CSP %q allows inline script or eval", csp)
 	}
 	for k, want := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY",
-		"Referrer-Policy": "no-referrer", "Cache-Control": "no-store"} {
+		"Referrer-Policy": "same-origin", "Cache-Control": "no-store"} {
 		if got := h.Get(k); got != want {
 			t.Errorf("%s: %q, want %q", k, got, want)
 		}
