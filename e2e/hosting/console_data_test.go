@@ -24,7 +24,7 @@ const consoleRules = `{"name":"console-duel","ruleLanguageVersion":"1.0",
 // tickets, and a FleetIQ group with a game server.
 type consoleWorld struct {
 	fleet, gameSession, queue, config, group, instance string
-	tickets                                             []string
+	tickets                                            []string
 }
 
 // newConsoleWorld creates the console test's resources through the API.
