@@ -207,18 +207,23 @@ func securityHeaders(h http.Header) {
 
 // sameOrigin reports whether r, a write, comes from a page of the
 // console's own origin: an Origin header, when there is one, names the
-// request's own scheme and host, and Sec-Fetch-Site, when there is one,
-// is same-origin.
+// request's own Host (over http or https: behind a proxy that ends TLS
+// Hoist sees plain HTTP), and Sec-Fetch-Site, when there is one, is
+// same-origin.
 func sameOrigin(r *http.Request) bool {
-	if o, ok := r.Header["Origin"]; ok {
-		scheme := "http://"
-		if r.TLS != nil {
-			scheme = "https://"
-		}
-		if len(o) != 1 || !strings.EqualFold(o[0], scheme+r.Host) {
-			return false
-		}
+	if o, ok := r.Header["Origin"]; ok && !OwnOrigin(r, o) {
+		return false
 	}
 	site := r.Header.Get("Sec-Fetch-Site")
 	return site == "" || site == "same-origin"
+}
+
+// OwnOrigin reports whether the values o of an Origin header name r's own
+// origin: one value, http or https, r's Host and nothing else.
+func OwnOrigin(r *http.Request, o []string) bool {
+	if len(o) != 1 {
+		return false
+	}
+	scheme, host, ok := strings.Cut(o[0], "://")
+	return ok && (scheme == "http" || scheme == "https") && r.Host != "" && strings.EqualFold(host, r.Host)
 }

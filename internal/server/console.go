@@ -36,13 +36,3 @@ func (s *Server) newConsole(ctx context.Context) (*console.Console, error) {
 func consoleRoute(r *http.Request) bool {
 	return r.URL.Path == console.Prefix || strings.HasPrefix(r.URL.Path, console.Prefix+"/")
 }
-
-// ownOrigin reports whether the Origin header values o name the request's
-// own origin (its scheme and Host): a form of the console's own pages.
-func ownOrigin(r *http.Request, o []string) bool {
-	scheme := "http://"
-	if r.TLS != nil {
-		scheme = "https://"
-	}
-	return len(o) == 1 && strings.EqualFold(o[0], scheme+r.Host)
-}

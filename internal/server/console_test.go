@@ -99,6 +99,9 @@ func TestConsoleSignIn(t *testing.T) {
 	if resp, _ := consoleDo(t, c, "GET", ts.URL+"/console/events/stream", nil, nil); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the event stream without a session: %d, want 401", resp.StatusCode)
 	}
+	if resp, _ := consoleDo(t, c, "POST", ts.URL+"/console/actions/drain-host", url.Values{"host": {"h"}}, nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a write without a session: %d, want 401", resp.StatusCode)
+	}
 	for _, pair := range [][2]string{{testKey, "wrong"}, {testKey, ""}, {"AKIDUNKNOWN", testSecret}, {"", ""}} {
 		resp, body := consoleDo(t, c, "POST", ts.URL+"/console/signin",
 			url.Values{"AccessKeyId": {pair[0]}, "SecretAccessKey": {pair[1]}}, nil)
@@ -130,10 +133,38 @@ func TestConsoleSignIn(t *testing.T) {
 		t.Fatalf("fleets page once signed in: %d\n%s", page.StatusCode, body)
 	}
 	checkSecurityHeaders(t, page.Header)
-	clk.Advance(12*time.Hour + time.Second)
+	// Signing out deletes the session; a new sign-in lasts 12h.
+	resp, _ = consoleDo(t, c, "POST", ts.URL+"/console/signout", url.Values{"csrf": {csrfOf(t, body)}}, nil)
+	if resp.StatusCode != http.StatusSeeOther || consoleSessions(t, srv) != 0 {
+		t.Fatalf("sign-out: %d, %d sessions left", resp.StatusCode, consoleSessions(t, srv))
+	}
+	if resp, _ := consoleDo(t, c, "GET", ts.URL+"/console/fleets", nil, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("after signing out: %d, want 303 to the sign-in", resp.StatusCode)
+	}
+	signIn(t, c, ts.URL)
+	clk.Advance(12*time.Hour - time.Second)
+	if resp, _ := consoleDo(t, c, "GET", ts.URL+"/console/fleets", nil, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("within the session's 12h: %d, want 200", resp.StatusCode)
+	}
+	clk.Advance(time.Second)
 	if resp, _ := consoleDo(t, c, "GET", ts.URL+"/console/fleets", nil, nil); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("after the session's 12h: %d, want 303 to the sign-in", resp.StatusCode)
 	}
+}
+
+// consoleSessions counts the console sessions in srv's store.
+func consoleSessions(t *testing.T, srv *Server) int {
+	t.Helper()
+	var n int
+	err := srv.Store().View(context.Background(), func(tx store.Tx) error {
+		var err error
+		n, err = tx.Count(context.Background(), store.Query{Kind: console.KindSession})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // checkSecurityHeaders checks the console's security headers.

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"github.com/hoistgg/hoist/internal/console"
 )
 
 // Browser guard of the unauthenticated mode (docs/security.md).
@@ -47,7 +49,7 @@ func guardBrowsers(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if o, ok := r.Header["Origin"]; ok && !(consoleRoute(r) && ownOrigin(r, o)) {
+		if o, ok := r.Header["Origin"]; ok && !(consoleRoute(r) && console.OwnOrigin(r, o)) {
 			refuse(w, "Hoist runs without credentials and refuses requests from web pages (this one carries an Origin header).")
 			return
 		}
