@@ -47,6 +47,8 @@ type sessionRecord struct {
 type operator struct {
 	AccessKey string
 	token     string
+	// expires is when the session ends (zero in loopback mode).
+	expires time.Time
 }
 
 type operatorKey struct{}
@@ -88,7 +90,7 @@ func (c *Console) operator(next http.HandlerFunc) http.HandlerFunc {
 			http.Error(w, "sign in to the console first", http.StatusUnauthorized)
 			return
 		}
-		op := operator{AccessKey: rec.AccessKeyID, token: tok}
+		op := operator{AccessKey: rec.AccessKeyID, token: tok, expires: rec.Expires}
 		next(w, r.WithContext(context.WithValue(r.Context(), operatorKey{}, op)))
 	}
 }

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"net/http"
 	"sort"
 	"strings"
@@ -216,8 +217,14 @@ func (c *Console) eventsPage(r *http.Request, v *view) (string, error) {
 	return "events", nil
 }
 
-// stream serves the live event stream to the console's page.
+// stream serves the live event stream to the console's page, ending it
+// when the operator's session ends.
 func (c *Console) stream(w http.ResponseWriter, r *http.Request) {
-	key := operatorOf(r).AccessKey
-	c.cfg.Events(w, r, key)
+	op := operatorOf(r)
+	if !op.expires.IsZero() {
+		ctx, cancel := context.WithTimeout(r.Context(), op.expires.Sub(c.cfg.Now()))
+		defer cancel()
+		r = r.WithContext(ctx)
+	}
+	c.cfg.Events(w, r, op.AccessKey)
 }

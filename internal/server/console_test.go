@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -333,5 +335,59 @@ func TestConsoleOff(t *testing.T) {
 	resp, body := consoleDo(t, consoleClient(t), "GET", ts.URL+"/console/", nil, nil)
 	if resp.StatusCode == http.StatusOK || strings.Contains(body, "Hoist console") {
 		t.Errorf("/console/ with the console off: %d\n%s", resp.StatusCode, body)
+	}
+}
+
+// TestConsolePaging: a list shows 25 rows and a link to the next page,
+// which shows the rest and no link; a `next` Hoist did not issue is the
+// API's InvalidRequestException.
+func TestConsolePaging(t *testing.T) {
+	_, ts := startWith(t, nil, nil)
+	gl := client(ts.URL, "any")
+	for i := range 27 {
+		if _, err := gl.CreateGameSessionQueue(context.Background(), &glv2.CreateGameSessionQueueInput{
+			Name: strp(fmt.Sprintf("queue-%02d", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := consoleClient(t)
+	_, first := consoleDo(t, c, "GET", ts.URL+"/console/queues", nil, nil)
+	next := regexp.MustCompile(`id="next" href="([^"]+)"`).FindStringSubmatch(first)
+	if n := strings.Count(first, `href="/console/queue?name=`); n != 25 || next == nil {
+		t.Fatalf("first page: %d queues, next link %v; want 25 and a link", n, next)
+	}
+	_, second := consoleDo(t, c, "GET", ts.URL+html.UnescapeString(next[1]), nil, nil)
+	if n := strings.Count(second, `href="/console/queue?name=`); n != 2 || strings.Contains(second, `id="next"`) ||
+		!strings.Contains(second, "queue-26") {
+		t.Fatalf("second page: %d queues; want queue-25 and queue-26 and no next link\n%s", n, second)
+	}
+	resp, body := consoleDo(t, c, "GET", ts.URL+"/console/queues?next=forged", nil, nil)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "InvalidRequestException") {
+		t.Errorf("a forged next: %d\n%s", resp.StatusCode, body)
+	}
+}
+
+// TestConsoleStreamEndsWithSession: the live event stream of a session
+// ends when the session does (it is opened here 100 ms before).
+func TestConsoleStreamEndsWithSession(t *testing.T) {
+	clk := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	_, ts := start(t, clk)
+	c := consoleClient(t)
+	signIn(t, c, ts.URL)
+	clk.Advance(12*time.Hour - 100*time.Millisecond)
+	resp, err := c.Get(ts.URL + "/console/events/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	done := make(chan error, 1)
+	go func() { _, err := io.Copy(io.Discard, resp.Body); done <- err }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the stream outlived its session by 20 s")
 	}
 }
