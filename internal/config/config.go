@@ -130,10 +130,17 @@ type Config struct {
 	// placements, tickets, claims and scaling stands still until an admin
 	// action advances it (docs/clock.md).
 	Clock string
+	// Console serves the web console at /console; ConsoleSession is how
+	// long a sign-in to it lasts (docs/console.md).
+	Console        bool
+	ConsoleSession time.Duration
 
 	// credentialsInline is $HOIST_CREDENTIALS, read into Credentials.
 	credentialsInline string
 }
+
+// DefaultConsoleSession is how long a sign-in to the console lasts.
+const DefaultConsoleSession = 12 * time.Hour
 
 // Defaults.
 const (
@@ -247,6 +254,9 @@ func (c *Config) check() error {
 	}
 	if c.MaxLongConnections < 0 || c.MaxEventStreams < 1 || c.SDKComputeSockets < 0 || c.SDKMessageRate < 0 {
 		return errors.New("--max-long-connections, --sdk-compute-sockets and --sdk-message-rate must not be negative, --max-event-streams must be at least 1")
+	}
+	if c.ConsoleSession < time.Minute {
+		return fmt.Errorf("--console-session %s: want at least 1m", c.ConsoleSession)
 	}
 	if c.EventOutbox < 1 {
 		return fmt.Errorf("--event-outbox %d: want at least 1", c.EventOutbox)

@@ -170,6 +170,12 @@ var settings = []Setting{
 	{Flag: "clock", Env: "HOIST_CLOCK", Default: ClockReal,
 		Help:  "real, or manual: Hoist's clock stands still until hoist admin clock advance moves it (tests of timeouts, expansions and retention; see docs/clock.md)",
 		value: str(func(c *Config) *string { return &c.Clock })},
+	{Flag: "console", Env: "HOIST_CONSOLE", Default: "true",
+		Help:  "serve the web console at /console: loopback clients only without credentials; with them, operators sign in with an access key pair (see docs/console.md); false turns it off",
+		value: boolean(func(c *Config) *bool { return &c.Console })},
+	{Flag: "console-session", Env: "HOIST_CONSOLE_SESSION", Default: DefaultConsoleSession.String(), DocDefault: "12h",
+		Help:  "how long a sign-in to the console lasts (at least 1m)",
+		value: dur(func(c *Config) *time.Duration { return &c.ConsoleSession })},
 }
 
 // Settings returns every setting, in declaration order.

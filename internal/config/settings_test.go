@@ -61,6 +61,7 @@ func TestEveryFlagHasItsVariable(t *testing.T) {
 		"HOIST_HOST_NETWORKS":   "198.18.0.0/15,10.1.0.0/16",
 		"HOIST_DATABASE_URL":    "postgres://h/db",
 		"HOIST_CLOCK":           "manual",
+		"HOIST_CONSOLE":         "false", "HOIST_CONSOLE_SESSION": "30m",
 	}
 	// Settings that need another one set as well.
 	with := map[string]map[string]string{"HOIST_DATABASE_URL": {"HOIST_STORE": "postgres"}}

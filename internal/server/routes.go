@@ -29,5 +29,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc(hostproto.PathGameSessionLogs, s.hosts.ServeGameSessionLogs)
 	mux.HandleFunc("/hoist/health", s.serveHealth)
 	mux.HandleFunc("/hoist/ready", s.serveReady)
+	if s.console != nil {
+		mux.Handle("/console", s.console)
+		mux.Handle("/console/", s.console)
+	}
 	return mux
 }

@@ -94,6 +94,7 @@ type Server struct {
 	bodies      *bodyLimits
 	conns       *connSlots    // long-lived connections: SDK sockets and event streams
 	streams     *streamLimits // event streams, in all and per key
+	console     http.Handler  // the web console (nil: --console off)
 
 	// now is the game clock; wallNow real time (or Options.Now), for what
 	// a manual clock must not move: signatures, connections, process
@@ -223,6 +224,11 @@ func New(opts Options) (_ *Server, err error) {
 	}
 	if err := s.compose(opts); err != nil {
 		return nil, err
+	}
+	if c, err := s.newConsole(context.Background()); err != nil {
+		return nil, err
+	} else if c != nil {
+		s.console = c
 	}
 	s.bodies = newBodyLimits(cfg.HTTPBodyTimeout, cfg.HTTPMaxBodies, cfg.HTTPBodyMemory, isS3(s.builds.Bucket()))
 	s.handler = s.bodies.wrap(s.routes())
