@@ -122,6 +122,9 @@ type Config struct {
 	// DNSSuffix is the domain game sessions' and computes' DNS names are
 	// made under (GameLift's pattern, e.g. ec2-127-0-0-1.<region>.<suffix>).
 	DNSSuffix string
+	// MetricsToken, when set, is the bearer token GET /metrics requires
+	// from every client; unset, /metrics answers loopback clients only.
+	MetricsToken string
 
 	// credentialsInline is $HOIST_CREDENTIALS, read into Credentials.
 	credentialsInline string

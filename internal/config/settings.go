@@ -163,6 +163,9 @@ var settings = []Setting{
 	{Env: "HOIST_READY_FILE",
 		Help:  "once serving, write the bound addresses as JSON to this file (for tests and scripts)",
 		value: str(func(c *Config) *string { return &c.ReadyFile })},
+	{Flag: "metrics-token", Env: "HOIST_METRICS_TOKEN",
+		Help:  "bearer token GET /metrics (Prometheus) requires from every client (Authorization: Bearer <token>); unset, it answers loopback clients only; never logged nor shown",
+		value: secret(func(c *Config) *string { return &c.MetricsToken })},
 }
 
 // Settings returns every setting, in declaration order.

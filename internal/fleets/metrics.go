@@ -162,3 +162,9 @@ func countProcesses(ctx context.Context, tx store.Tx, fleetID, loc string, m *Me
 	}
 	return nil
 }
+
+// LocationMetrics returns the metrics of every location of fleet f, read
+// in tx (internal/metrics exports them).
+func LocationMetrics(ctx context.Context, tx store.Tx, f *hosting.Fleet) (map[string]*Metrics, error) {
+	return fleetMetrics(ctx, tx, f)
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/hosts"
 	"github.com/hoistgg/hoist/internal/matchmaking"
+	"github.com/hoistgg/hoist/internal/metrics"
 	"github.com/hoistgg/hoist/internal/pki"
 	"github.com/hoistgg/hoist/internal/placement"
 	"github.com/hoistgg/hoist/internal/sdkconn"
@@ -89,6 +90,8 @@ type Server struct {
 	bodies      *bodyLimits
 	conns       *connSlots    // long-lived connections: SDK sockets and event streams
 	streams     *streamLimits // event streams, in all and per key
+	metrics     *metrics.Metrics
+	cluster     *metrics.Cluster // the cluster gauges' computation
 
 	closeOnce sync.Once
 	closeErr  error
@@ -174,7 +177,7 @@ func New(opts Options) (_ *Server, err error) {
 	if err != nil {
 		return nil, dataDirError(cfg.DataDir, err)
 	}
-	s.store = st
+	s.store = s.instrument(st)
 	s.presence = &store.Presence{Store: st, Holder: s.replica, Log: s.log.With("component", "presence")}
 	s.replicas = s.presence
 	// Opening the store made garbage (the journal store replays every
@@ -339,7 +342,7 @@ func (s *Server) compose(opts Options) error {
 		return err
 	}
 	host.f = s.fleets
-	s.hosts.SetHooks(s.fleets.HooksFor)
+	s.hosts.SetHooks(s.metrics.WrapHooks(s.fleets.HooksFor))
 	remoteLogs.h = s.hosts
 	s.agents, err = agentconn.New(agentconn.Config{Store: s.store, Fleets: s.fleets, Sessions: s.sessions, Slots: s.conns,
 		MessageRate: float64(noneIfZero(s.cfg.SDKMessageRate)), MessageBurst: 3 * s.cfg.SDKMessageRate,
@@ -366,8 +369,8 @@ func (s *Server) compose(opts Options) error {
 	// FlexMatch places WITH_QUEUE matches through placement, which tells
 	// it how they ended; backfill matches go to sessions.
 	s.matchmaking = matchmaking.New(matchmaking.Config{Store: s.store, Region: cfg.Region, Account: cfg.Account,
-		Tags: s.tags, QueueExists: s.placement.Exists, Publisher: s.events, Now: s.now, ReplicaID: s.replica,
-		Replicas: s.replicas, Placer: s.placement,
+		Tags: s.tags, QueueExists: s.placement.Exists, Publisher: s.metrics.WrapPublisher(s.events), Now: s.now,
+		ReplicaID: s.replica, Replicas: s.replicas, Placer: s.placement, OnPass: s.metrics.ObservePass,
 		Backfiller: sessionBackfiller{s: s.sessions, log: s.log.With("component", "matchmaking")},
 		Logger:     s.log.With("component", "matchmaking")})
 	s.placement.SetOnMatchPlacement(s.matchmaking.OnMatchPlacement)
