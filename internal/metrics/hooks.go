@@ -6,13 +6,11 @@ import (
 	"github.com/hoistgg/hoist/internal/fleets"
 )
 
-// WrapHooks returns hooksFor (what a compute provider reports an
-// instance's events to) with the server processes it launches, fails to
-// launch and sees exit counted.
-func (m *Metrics) WrapHooks(hooksFor func(fleets.InstanceRef) fleets.Hooks) func(fleets.InstanceRef) fleets.Hooks {
-	return func(ref fleets.InstanceRef) fleets.Hooks {
-		return &countingHooks{Hooks: hooksFor(ref), ref: ref, m: m}
-	}
+// WrapHooks returns an instance's hooks (what a compute provider reports
+// its events to) with the server processes it launches, fails to launch
+// and sees exit counted (fleets.Config.WrapHooks).
+func (m *Metrics) WrapHooks(ref fleets.InstanceRef, h fleets.Hooks) fleets.Hooks {
+	return &countingHooks{Hooks: h, ref: ref, m: m}
 }
 
 // countingHooks are one instance's hooks, counted.

@@ -84,6 +84,9 @@ type countingTx struct {
 	before  map[recordRef]string
 	after   map[recordRef]store.Record
 	pending []func(*Metrics)
+	// deleted holds the records of counted kinds this transaction deleted:
+	// inserting one again rewrites it (matchmaking tickets are written so).
+	deleted map[recordRef]bool
 }
 
 // recordRef names a record.
@@ -130,7 +133,9 @@ func (t *countingTx) Insert(ctx context.Context, rec store.Record) error {
 		t.remember(rec.Kind, rec.ID, noRecord)
 		t.wrote(rec)
 	}
-	inserted(t, rec)
+	if countedInsert(rec.Kind) && !t.deleted[recordRef{rec.Kind, rec.ID}] {
+		inserted(t, rec)
+	}
 	return nil
 }
 
@@ -164,6 +169,12 @@ func (t *countingTx) Delete(ctx context.Context, kind store.Kind, id string) err
 	t.writes++
 	if watched(kind) {
 		t.wrote(store.Record{Kind: kind, ID: id, Key: noRecord})
+	}
+	if countedInsert(kind) {
+		if t.deleted == nil {
+			t.deleted = map[recordRef]bool{}
+		}
+		t.deleted[recordRef{kind, id}] = true
 	}
 	return nil
 }

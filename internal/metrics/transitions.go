@@ -35,7 +35,13 @@ func watched(kind store.Kind) bool {
 	return false
 }
 
-// inserted counts a record inserted in t (once t commits).
+// countedInsert reports whether inserting a record of kind is counted.
+func countedInsert(kind store.Kind) bool {
+	return kind == placement.KindPlacement || kind == matchmaking.KindTicket
+}
+
+// inserted counts a record inserted in t (once t commits), unless t
+// deleted it first.
 func inserted(t *countingTx, rec store.Record) {
 	switch rec.Kind {
 	case placement.KindPlacement:

@@ -328,7 +328,7 @@ func (s *Server) compose(opts Options) error {
 		AgentEndpoint: agentEndpoint(sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP)),
 		InstanceIP:    cfg.InstanceIP, DataDir: cfg.DataDir, ProcessEnv: cfg.ProcessEnv,
 		CABundle: s.caBundle, CA: s.ca, DNSDomain: cfg.DNSSuffix,
-		SetupLogURL: s.setupLogURL, ProcessLogURL: s.processLogURL,
+		SetupLogURL: s.setupLogURL, ProcessLogURL: s.processLogURL, WrapHooks: s.metrics.WrapHooks,
 		Timings: fleets.Timings{
 			ReconcileInterval: t.FleetsReconcile,
 			PolicyInterval:    t.FleetsPolicyInterval,
@@ -342,7 +342,7 @@ func (s *Server) compose(opts Options) error {
 		return err
 	}
 	host.f = s.fleets
-	s.hosts.SetHooks(s.metrics.WrapHooks(s.fleets.HooksFor))
+	s.hosts.SetHooks(s.fleets.HooksFor)
 	remoteLogs.h = s.hosts
 	s.agents, err = agentconn.New(agentconn.Config{Store: s.store, Fleets: s.fleets, Sessions: s.sessions, Slots: s.conns,
 		MessageRate: float64(noneIfZero(s.cfg.SDKMessageRate)), MessageBurst: 3 * s.cfg.SDKMessageRate,
