@@ -80,7 +80,7 @@ func (s *Server) serveMetrics() http.Handler {
 // page sent (no Origin; Sec-Fetch-Site none or same-origin).
 func metricsAccess(token string, r *http.Request) (int, string) {
 	if token != "" {
-		given, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		given, ok := bearer(r.Header.Get("Authorization"))
 		a, b := sha256.Sum256([]byte(given)), sha256.Sum256([]byte(token))
 		if !ok || subtle.ConstantTimeCompare(a[:], b[:]) != 1 {
 			return http.StatusUnauthorized, "/metrics needs the metrics token (--metrics-token): Authorization: Bearer <token>"
@@ -102,6 +102,16 @@ func metricsAccess(token string, r *http.Request) (int, string) {
 		return http.StatusForbidden, "/metrics refuses requests from web pages (Sec-Fetch-Site)"
 	}
 	return 0, ""
+}
+
+// bearer returns the token of an Authorization header of the Bearer
+// scheme (its name in any case, RFC 6750).
+func bearer(h string) (string, bool) {
+	const scheme = "bearer "
+	if len(h) <= len(scheme) || !strings.EqualFold(h[:len(scheme)], scheme) {
+		return "", false
+	}
+	return h[len(scheme):], true
 }
 
 // loopbackRemote reports whether a request's RemoteAddr is a loopback
