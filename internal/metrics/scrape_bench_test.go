@@ -5,7 +5,6 @@ package metrics
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"syscall"
 	"testing"
@@ -18,7 +17,6 @@ import (
 	"github.com/hoistgg/hoist/internal/hosts"
 	"github.com/hoistgg/hoist/internal/placement"
 	"github.com/hoistgg/hoist/internal/store"
-	"github.com/hoistgg/hoist/internal/store/journal"
 )
 
 // scrapeScale is the cluster a scrape is measured on (docs/performance.md,
@@ -107,17 +105,6 @@ func TestScrapeScale(t *testing.T) {
 	}
 }
 
-// openJournal opens a journal store in a temporary directory.
-func openJournal(tb testing.TB) store.Store {
-	tb.Helper()
-	st, err := journal.Open(tb.TempDir(), journal.Options{BufferedWrites: true})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = st.Close() })
-	return st
-}
-
 // populate writes sc's cluster, as the domains store it, plus a queue
 // with 4 pending placements.
 func populate(tb testing.TB, st store.Store, sc scrapeScale) {
@@ -183,14 +170,4 @@ func populate(tb testing.TB, st store.Store, sc scrapeScale) {
 			tb.Fatal(err)
 		}
 	}
-}
-
-// mustJSON encodes v.
-func mustJSON(tb testing.TB, v any) []byte {
-	tb.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
 }
