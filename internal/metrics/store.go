@@ -21,9 +21,6 @@ type Store struct {
 // counted into m.
 func (m *Metrics) WrapStore(st store.Store) *Store { return &Store{Store: st, m: m} }
 
-// Unwrap returns the wrapped store.
-func (s *Store) Unwrap() store.Store { return s.Store }
-
 // Update is store.Store's, measured.
 func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	return s.run("update", fn, func(f func(store.Tx) error) error { return s.Store.Update(ctx, f) })
