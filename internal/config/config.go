@@ -134,6 +134,9 @@ type Config struct {
 	// long a sign-in to it lasts (docs/console.md).
 	Console        bool
 	ConsoleSession time.Duration
+	// MetricsToken, when set, is the bearer token GET /metrics requires
+	// from every client; unset, /metrics answers loopback clients only.
+	MetricsToken string
 
 	// credentialsInline is $HOIST_CREDENTIALS, read into Credentials.
 	credentialsInline string

@@ -176,6 +176,9 @@ var settings = []Setting{
 	{Flag: "console-session", Env: "HOIST_CONSOLE_SESSION", Default: DefaultConsoleSession.String(), DocDefault: "12h",
 		Help:  "how long a sign-in to the console lasts (at least 1m)",
 		value: dur(func(c *Config) *time.Duration { return &c.ConsoleSession })},
+	{Flag: "metrics-token", Env: "HOIST_METRICS_TOKEN",
+		Help:  "bearer token GET /metrics (Prometheus) requires from every client (Authorization: Bearer <token>); unset, it answers loopback clients only; never logged nor shown",
+		value: secret(func(c *Config) *string { return &c.MetricsToken })},
 }
 
 // Settings returns every setting, in declaration order.

@@ -62,6 +62,7 @@ func TestEveryFlagHasItsVariable(t *testing.T) {
 		"HOIST_DATABASE_URL":    "postgres://h/db",
 		"HOIST_CLOCK":           "manual",
 		"HOIST_CONSOLE":         "false", "HOIST_CONSOLE_SESSION": "30m",
+		"HOIST_METRICS_TOKEN": "scrape-token",
 	}
 	// Settings that need another one set as well.
 	with := map[string]map[string]string{"HOIST_DATABASE_URL": {"HOIST_STORE": "postgres"}}

@@ -350,7 +350,7 @@ func (s *Service) runEffects(ctx context.Context, fx *effects) {
 // startInstance asks the provider to start a recorded instance. If it
 // cannot even begin, the failure is recorded like a failed setup step.
 func (s *Service) startInstance(ctx context.Context, l launch) {
-	h := s.hooks(l.ref)
+	h := s.HooksFor(l.ref)
 	spec, step, err := s.instanceSpec(ctx, l)
 	if err == nil {
 		step = StepDownload

@@ -129,6 +129,9 @@ type Config struct {
 	Locations []string
 	// Timings overrides the default timers (zero fields keep the default).
 	Timings Timings
+	// WrapHooks, when set, wraps every instance's Hooks before a provider
+	// gets them (metrics count the processes they report).
+	WrapHooks func(InstanceRef, Hooks) Hooks
 }
 
 // Timings are the reconciler's timers.

@@ -74,7 +74,12 @@ type InstanceHosts interface {
 // alone: a provider reporting about an instance it did not get from
 // StartInstance of this process (a host's agent, after Hoist restarted)
 // reports through them.
-func (s *Service) HooksFor(ref InstanceRef) Hooks { return s.hooks(ref) }
+func (s *Service) HooksFor(ref InstanceRef) Hooks {
+	if s.cfg.WrapHooks != nil {
+		return s.cfg.WrapHooks(ref, s.hooks(ref))
+	}
+	return s.hooks(ref)
+}
 
 // placeInstance returns where a new instance runs: the Placer's choice, or
 // this replica's provider without one.

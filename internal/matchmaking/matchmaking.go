@@ -92,6 +92,8 @@ type Config struct {
 	// NewID makes ticket and match IDs. Default ids.UUID.
 	NewID  func() string
 	Logger *slog.Logger
+	// OnPass, when set, is told of each pass over a configuration.
+	OnPass PassObserver
 }
 
 // Service serves the FlexMatch operations. Its methods have the signatures

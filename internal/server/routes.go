@@ -9,7 +9,8 @@ import (
 
 // routes returns the handler of every route (see the package doc).
 func (s *Server) routes() http.Handler {
-	api := protocol.NewHandler(s.svc, protocol.Options{Auth: s.auth, Logger: s.log.With("component", "api")})
+	api := protocol.NewHandler(s.svc, protocol.Options{Auth: s.auth, Logger: s.log.With("component", "api"),
+		Observe: s.metrics.ObserveRequest})
 	mux := http.NewServeMux()
 	mux.Handle("/", api) // POST / and every unknown path, answered in the protocol's error form
 	mux.Handle("/service/", api)
@@ -33,5 +34,6 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("/console", s.console)
 		mux.Handle("/console/", s.console)
 	}
+	mux.Handle("/metrics", s.serveMetrics())
 	return mux
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/hosts"
 	"github.com/hoistgg/hoist/internal/matchmaking"
+	"github.com/hoistgg/hoist/internal/metrics"
 	"github.com/hoistgg/hoist/internal/pki"
 	"github.com/hoistgg/hoist/internal/placement"
 	"github.com/hoistgg/hoist/internal/replicas"
@@ -103,6 +104,8 @@ type Server struct {
 	wallNow func() time.Time
 	clock   clock.Clock
 	manual  *sharedClock
+	metrics *metrics.Metrics
+	cluster *metrics.Cluster // the cluster gauges' computation
 
 	closeOnce sync.Once
 	closeErr  error
@@ -186,7 +189,7 @@ func New(opts Options) (_ *Server, err error) {
 	if err != nil {
 		return nil, dataDirError(cfg.DataDir, err)
 	}
-	s.store = st
+	s.store = s.instrument(st)
 	addrs := []string{s.baseURL}
 	if opts.TLSAddr != "" {
 		addrs = append(addrs, "https://"+publicAddr(opts.TLSAddr, cfg.InstanceIP))
@@ -352,7 +355,7 @@ func (s *Server) compose(opts Options) error {
 		AgentEndpoint: agentEndpoint(sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP)),
 		InstanceIP:    cfg.InstanceIP, DataDir: cfg.DataDir, ProcessEnv: cfg.ProcessEnv,
 		CABundle: s.caBundle, CA: s.ca, DNSDomain: cfg.DNSSuffix,
-		SetupLogURL: s.setupLogURL, ProcessLogURL: s.processLogURL,
+		SetupLogURL: s.setupLogURL, ProcessLogURL: s.processLogURL, WrapHooks: s.metrics.WrapHooks,
 		Timings: fleets.Timings{
 			ReconcileInterval: t.FleetsReconcile,
 			PolicyInterval:    t.FleetsPolicyInterval,
@@ -393,8 +396,8 @@ func (s *Server) compose(opts Options) error {
 	// FlexMatch places WITH_QUEUE matches through placement, which tells
 	// it how they ended; backfill matches go to sessions.
 	s.matchmaking = matchmaking.New(matchmaking.Config{Store: s.store, Region: cfg.Region, Account: cfg.Account,
-		Tags: s.tags, QueueExists: s.placement.Exists, Publisher: s.events, Now: s.now, Clock: s.clock, ReplicaID: s.replica,
-		Replicas: s.replicas, Placer: s.placement,
+		Tags: s.tags, QueueExists: s.placement.Exists, Publisher: s.metrics.WrapPublisher(s.events), Now: s.now, Clock: s.clock,
+		ReplicaID: s.replica, Replicas: s.replicas, Placer: s.placement, OnPass: s.metrics.ObservePass,
 		Backfiller: sessionBackfiller{s: s.sessions, log: s.log.With("component", "matchmaking")},
 		Logger:     s.log.With("component", "matchmaking")})
 	s.placement.SetOnMatchPlacement(s.matchmaking.OnMatchPlacement)
