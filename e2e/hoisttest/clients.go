@@ -38,15 +38,17 @@ func (h *Hoist) V2() *glv2.Client {
 	return NewV2(h.URL, AccessKeyID, SecretAccessKey)
 }
 
-// NewV2 returns an aws-sdk-go-v2 GameLift client for any endpoint and keys.
-func NewV2(endpoint, akid, secret string) *glv2.Client {
+// NewV2 returns an aws-sdk-go-v2 GameLift client for any endpoint and keys;
+// optFns adjust its options after the endpoint is set.
+func NewV2(endpoint, akid, secret string, optFns ...func(*glv2.Options)) *glv2.Client {
 	cfg := awsv2.Config{
 		Region:      Region,
 		Credentials: credentials.NewStaticCredentialsProvider(akid, secret, ""),
 		HTTPClient:  &http.Client{Timeout: 60 * time.Second, Transport: ownBodyTransport{httpClient().Transport}},
 		Retryer:     func() awsv2.Retryer { return awsv2.NopRetryer{} },
 	}
-	return glv2.NewFromConfig(cfg, func(o *glv2.Options) { o.BaseEndpoint = awsv2.String(endpoint) })
+	optFns = append([]func(*glv2.Options){func(o *glv2.Options) { o.BaseEndpoint = awsv2.String(endpoint) }}, optFns...)
+	return glv2.NewFromConfig(cfg, optFns...)
 }
 
 // V1 returns an aws-sdk-go (v1) GameLift client (AWS JSON 1.1) for h.

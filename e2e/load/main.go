@@ -7,6 +7,7 @@
 // the ratio of Hoist to the ceiling. See docs/performance.md.
 //
 //	go run ./e2e/load -scenario fleetiq [-duration 20s] [-conns 32] [-servers 10000] [-repeats 3] [-json out.json]
+//	go run ./e2e/load -scenario fleetiq -store postgres [-database-url URL] [-replicas 3]
 //
 // Scenario fleetiq: create a game server group, register -servers game
 // servers across -instances instances, then every connection loops
@@ -53,14 +54,20 @@ type Config struct {
 	Repeats   int           `json:"repeats"`
 	Only      string        `json:"only,omitempty"`
 	Client    string        `json:"client"`
+	// Store is Hoist's --store (journal or postgres); Replicas how many
+	// Hoist processes share it (postgres only), the connections spread
+	// over them.
+	Store    string `json:"store"`
+	Replicas int    `json:"replicas"`
 	// Seconds mirror the durations in the JSON output.
 	DurationS float64 `json:"duration_s"`
 	WarmupS   float64 `json:"warmup_s"`
 
-	hoistBin   string
-	dataParent string
-	profileDir string
-	jsonPath   string
+	hoistBin    string
+	databaseURL string // never reported: it may hold a password
+	dataParent  string
+	profileDir  string
+	jsonPath    string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*Config, error) {
@@ -76,6 +83,9 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 	fs.IntVar(&c.Repeats, "repeats", 3, "runs of each server; medians are reported")
 	fs.StringVar(&c.Only, "only", "", "run only hoist or only ceiling (default both)")
 	fs.StringVar(&c.Client, "client", transportNetHTTP, "the client's HTTP transport: net/http (Go's http.Client, as the ceiling in the spec was measured) or raw (a minimal HTTP/1.1 client, one connection per worker, about half the client CPU)")
+	fs.StringVar(&c.Store, "store", "journal", "Hoist's store: journal (the default store) or postgres (each run in a new schema of -database-url's database)")
+	fs.StringVar(&c.databaseURL, "database-url", os.Getenv("HOIST_DATABASE_URL"), "with -store postgres: the database (default $HOIST_DATABASE_URL; empty: the PG* variables)")
+	fs.IntVar(&c.Replicas, "replicas", 1, "with -store postgres: Hoist replicas sharing the database, the connections spread over them")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this file")
 	fs.StringVar(&c.hoistBin, "hoist", "", "a Hoist binary to run (default: go build ./cmd/hoist)")
 	fs.StringVar(&c.dataParent, "data-parent", "", "directory for Hoist's temporary data directories (default: the system's temp dir)")
@@ -96,6 +106,10 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 		return nil, fmt.Errorf("-only: want hoist or ceiling, got %q", c.Only)
 	case c.Client != transportRaw && c.Client != transportNetHTTP:
 		return nil, fmt.Errorf("-client: want %s or %s, got %q", transportRaw, transportNetHTTP, c.Client)
+	case c.Store != "journal" && c.Store != "postgres":
+		return nil, fmt.Errorf("-store: want journal or postgres, got %q", c.Store)
+	case c.Replicas < 1 || (c.Replicas > 1 && c.Store != "postgres"):
+		return nil, errors.New("-replicas: at least 1, and more than 1 only with -store postgres")
 	}
 	c.DurationS, c.WarmupS = c.Duration.Seconds(), c.Warmup.Seconds()
 	return c, nil
@@ -239,6 +253,12 @@ func commandArgs(cfg *Config) []string {
 	if cfg.Client != transportNetHTTP {
 		args = append(args, "-client", cfg.Client)
 	}
+	if cfg.Store != "journal" {
+		args = append(args, "-store", cfg.Store)
+	}
+	if cfg.Replicas != 1 {
+		args = append(args, "-replicas", fmt.Sprint(cfg.Replicas))
+	}
 	return args
 }
 
@@ -266,7 +286,7 @@ func ceilingPhase(ctx context.Context, cfg *Config) (*Phase, error) {
 		return nil, err
 	}
 	defer c.close()
-	p, err := measure(ctx, cfg, c, srv, nil)
+	p, err := measure(ctx, cfg, []*client{c}, []*server{srv}, nil)
 	if p != nil {
 		p.Server = "ceiling"
 	}
@@ -282,23 +302,39 @@ func hoistPhase(ctx context.Context, cfg *Config, bin string, n int, log io.Writ
 		}
 		opts.pprofAddr = addr
 	}
-	srv, err := startHoist(opts)
-	if err != nil {
-		return nil, err
+	if cfg.Store == "postgres" {
+		url, drop, err := newSchema(ctx, cfg.databaseURL)
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err := drop(); err != nil {
+				fmt.Fprintln(log, "load:", err)
+			}
+		}()
+		opts.extraArgs = []string{"--store", "postgres", "--database-url", url}
 	}
+	srvs, err := startReplicas(opts, cfg.Replicas)
 	defer func() {
-		if err := srv.stop(); err != nil {
-			fmt.Fprintln(log, "load:", err)
+		for _, srv := range srvs {
+			if err := srv.stop(); err != nil {
+				fmt.Fprintln(log, "load:", err)
+			}
 		}
 	}()
-	c, err := newClient(srv.URL, cfg.Conns, loadCreds, cfg.Client)
 	if err != nil {
 		return nil, err
 	}
-	defer c.close()
+	cs := make([]*client, len(srvs))
+	for i, srv := range srvs {
+		if cs[i], err = newClient(srv.URL, cfg.Conns, loadCreds, cfg.Client); err != nil {
+			return nil, err
+		}
+		defer cs[i].close()
+	}
 	start := time.Now()
-	if err := setupFleetIQ(ctx, cfg, c); err != nil {
-		return nil, fmt.Errorf("setup: %w\nhoist log:\n%s", err, srv.Log())
+	if err := setupFleetIQ(ctx, cfg, cs); err != nil {
+		return nil, fmt.Errorf("setup: %w\nhoist log:\n%s", err, logs(srvs))
 	}
 	setup := time.Since(start)
 	var prof func(measureStart time.Time) func() error
@@ -307,12 +343,43 @@ func hoistPhase(ctx context.Context, cfg *Config, bin string, n int, log io.Writ
 			return startProfiles(cfg, opts.pprofAddr, n, measureStart)
 		}
 	}
-	p, err := measure(ctx, cfg, c, srv, prof)
+	p, err := measure(ctx, cfg, cs, srvs, prof)
 	if err != nil {
-		return nil, fmt.Errorf("%w\nhoist log:\n%s", err, srv.Log())
+		return nil, fmt.Errorf("%w\nhoist log:\n%s", err, logs(srvs))
 	}
 	p.Server, p.SetupSeconds = "hoist", setup.Seconds()
 	return p, nil
+}
+
+// startReplicas starts n Hoists the same way (the first with opts'
+// pprof listener), each with its own data directory; the servers it
+// started are returned also with an error.
+func startReplicas(opts hoistOptions, n int) ([]*server, error) {
+	var srvs []*server
+	for i := range n {
+		o := opts
+		if i > 0 {
+			o.pprofAddr = ""
+		}
+		srv, err := startHoist(o)
+		if err != nil {
+			return srvs, err
+		}
+		srvs = append(srvs, srv)
+	}
+	return srvs, nil
+}
+
+// logs joins the servers' logs.
+func logs(srvs []*server) string {
+	var b strings.Builder
+	for i, srv := range srvs {
+		if len(srvs) > 1 {
+			fmt.Fprintf(&b, "--- replica %d\n", i+1)
+		}
+		b.WriteString(srv.Log())
+	}
+	return b.String()
 }
 
 // startProfiles profiles Hoist (through its --pprof-addr) and this process
@@ -355,9 +422,9 @@ func startProfiles(cfg *Config, pprofAddr string, n int, measureStart time.Time)
 }
 
 // setupFleetIQ creates the group, waits for it to be ACTIVE and registers
-// the game servers from every connection.
-func setupFleetIQ(ctx context.Context, cfg *Config, c *client) error {
-	k := c.conn()
+// the game servers from every connection (spread over the clients).
+func setupFleetIQ(ctx context.Context, cfg *Config, cs []*client) error {
+	k := cs[0].conn()
 	defer k.close()
 	err := k.call(ctx, "CreateGameServerGroup", map[string]any{
 		"GameServerGroupName": loadGroup,
@@ -389,9 +456,9 @@ func setupFleetIQ(ctx context.Context, cfg *Config, c *client) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errc := make(chan error, cfg.Conns)
-	for range cfg.Conns {
+	for w := range cfg.Conns {
 		wg.Go(func() {
-			k := c.conn()
+			k := cs[w%len(cs)].conn()
 			defer k.close()
 			for i := next.Add(1) - 1; i < int64(cfg.Servers); i = next.Add(1) - 1 {
 				err := k.call(ctx, "RegisterGameServer", map[string]string{
@@ -445,7 +512,7 @@ var (
 // measure runs the claim loop from every connection for the warm-up and
 // the measured duration and summarizes the measured part. prof, when set,
 // is started with the measured window's start.
-func measure(ctx context.Context, cfg *Config, c *client, srv *server, prof func(time.Time) func() error) (*Phase, error) {
+func measure(ctx context.Context, cfg *Config, cs []*client, srvs []*server, prof func(time.Time) func() error) (*Phase, error) {
 	start := time.Now()
 	mStart := start.Add(cfg.Warmup)
 	mEnd := mStart.Add(cfg.Duration)
@@ -461,7 +528,7 @@ func measure(ctx context.Context, cfg *Config, c *client, srv *server, prof func
 			updates: make([]time.Duration, 0, 1<<15)}
 		results[w] = res
 		wg.Go(func() {
-			k := c.conn()
+			k := cs[w%len(cs)].conn()
 			defer k.close()
 			loop(ctx, k, res, mStart, mEnd)
 		})
@@ -470,10 +537,14 @@ func measure(ctx context.Context, cfg *Config, c *client, srv *server, prof func
 	var cpu CPUUse
 	wg.Go(func() {
 		time.Sleep(time.Until(mStart))
-		a := sampleCPU(os.Getpid(), srv.PID())
+		pids := []int{os.Getpid()}
+		for _, srv := range srvs {
+			pids = append(pids, srv.PID())
+		}
+		a := sampleCPU(pids...)
 		t0 := time.Now()
 		time.Sleep(time.Until(mEnd))
-		b := sampleCPU(os.Getpid(), srv.PID())
+		b := sampleCPU(pids...)
 		cpu = cpuUse(a, b, time.Since(t0).Seconds())
 	})
 	wg.Wait()

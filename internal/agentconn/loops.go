@@ -15,6 +15,13 @@ const leaseName = "agents-lost"
 // lostBatch bounds the lost agents one turn handles (the next continues).
 const lostBatch = 256
 
+// lostLeaseTTL is the lost-agent loop's lease: two intervals, at most
+// 10 s, so that the loop of a replica that died resumes on another within
+// 15 s with the default 5 s interval (the work is one indexed read).
+func lostLeaseTTL(interval time.Duration) time.Duration {
+	return max(min(2*interval, 10*time.Second), interval+interval/2)
+}
+
 // Run runs the endpoint's loops until ctx ends: the lost-agent loop, once
 // cluster-wide under a store lease, and this replica's check of its own
 // connections.
@@ -25,7 +32,8 @@ func (s *Server) Run(ctx context.Context) error {
 		s.checkLoop(ctx)
 	}()
 	err := store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
-		Interval: s.t.CheckInterval, Now: s.cfg.Now, Work: s.FindLost, Log: s.log.With("loop", "lost agents")})
+		Interval: s.t.CheckInterval, TTL: lostLeaseTTL(s.t.CheckInterval), Now: s.cfg.Now, Work: s.FindLost,
+		Log: s.log.With("loop", "lost agents")})
 	<-done
 	return err
 }

@@ -3,6 +3,7 @@ package agentconn
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
@@ -99,4 +100,53 @@ func TestFindLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestLostLoopFailover: when the replica running the lost-agent loop dies
+// (its lease left held), another replica's loop takes it over within 15 s.
+func TestLostLoopFailover(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st, err := journal.Open(t.TempDir(), journal.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		run := func(ctx context.Context, replica string) {
+			s, err := New(Config{Store: st, Fleets: &fakeFleets{impaired: map[string]bool{}}, Sessions: noSessions{},
+				ReplicaID: replica})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_ = s.Run(ctx)
+		}
+		holder := func() string {
+			gs, err := st.Leases(context.Background(), leaseName)
+			if err != nil || len(gs) == 0 {
+				return ""
+			}
+			return gs[0].Holder
+		}
+		ctxA, die := context.WithCancel(context.Background())
+		doneA := make(chan struct{})
+		go func() { defer close(doneA); run(ctxA, "a") }()
+		time.Sleep(6 * time.Second)
+		if h := holder(); h != "a" {
+			t.Fatalf("holder %q, want a", h)
+		}
+		die() // a's lease stays: it gives nothing up
+		<-doneA
+		ctxB, stopB := context.WithCancel(context.Background())
+		doneB := make(chan struct{})
+		go func() { defer close(doneB); run(ctxB, "b") }()
+		died := time.Now()
+		for holder() != "b" {
+			if time.Since(died) > 15*time.Second {
+				t.Fatalf("15 s after a died the loop's lease is still %q's", holder())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		stopB()
+		<-doneB
+	})
 }

@@ -49,7 +49,9 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		_ = store.RunLeased(ctx, s.cfg.Store, loop(leaseName, nil, s.housekeep, s.log.With("loop", "events housekeeping")))
+		hk := loop(leaseName, nil, s.housekeep, s.log.With("loop", "events housekeeping"))
+		hk.TTL = 5 * s.t.Interval // it sends nothing: a dead replica's passes on within 6 s
+		_ = store.RunLeased(ctx, s.cfg.Store, hk)
 	})
 	for _, w := range s.webhooks {
 		s.log.Info("webhook", "url", w.URL, "sns", w.SNS, "topics", s.topicsOf(w.URL))

@@ -245,7 +245,16 @@ func evict(ctx context.Context, tx store.Tx, rec store.Record, ev *eviction) err
 	if t := time.Unix(0, rec.Rank); t.After(ev.newest) {
 		ev.newest = t
 	}
-	return tx.Delete(ctx, kindEvent, rec.ID)
+	return deleteEvent(ctx, tx, rec.ID)
+}
+
+// deleteEvent deletes an event and its live stream record (which events
+// an older Hoist published lack).
+func deleteEvent(ctx context.Context, tx store.Tx, id string) error {
+	if err := tx.Delete(ctx, kindLive, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return tx.Delete(ctx, kindEvent, id)
 }
 
 // logEvictions adds ev to the full outbox's warning and logs the sums
@@ -283,7 +292,7 @@ func (s *Service) expire(ctx context.Context) error {
 			return err
 		}
 		for _, ev := range old {
-			if err := tx.Delete(ctx, kindEvent, ev.ID); err != nil {
+			if err := deleteEvent(ctx, tx, ev.ID); err != nil {
 				return err
 			}
 		}

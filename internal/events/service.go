@@ -26,7 +26,7 @@ const (
 	// kindEvent holds one published event: ID its id, Parent its order
 	// key, Key keyPending while a delivery of it is pending, else
 	// keyReleased, Rank the publish time (Unix ns, for retention); its
-	// store Seq orders the live stream.
+	// store Seq orders the live stream's replay (read.go).
 	kindEvent store.Kind = "Event"
 	// kindOrder holds the next sequence number of one order key (ID).
 	kindOrder store.Kind = "EventOrder"
@@ -112,7 +112,7 @@ type Config struct {
 
 // Service is the Publisher: it writes events and their deliveries to the
 // store (Publish), delivers them to webhooks (Run) and reads them for the
-// live stream (Read).
+// live stream (NewReader).
 type Service struct {
 	cfg Config
 	t   Timings
@@ -176,6 +176,11 @@ func New(cfg Config) *Service {
 	}
 	if cfg.MaxEvents <= 0 {
 		cfg.MaxEvents = DefaultMaxEvents
+	}
+	// Every replica records its publishes in the change feed, which the
+	// live streams of all of them follow (read.go).
+	if cfg.Store != nil {
+		cfg.Store.Watch(kindLive)
 	}
 	s := &Service{cfg: cfg, t: t, log: cfg.Logger, topics: map[string][]string{},
 		urls: map[string]*webhook{}, keys: map[string]*webhook{}, changed: make(chan struct{})}
@@ -297,6 +302,11 @@ func (s *Service) Publish(ctx context.Context, tx store.Tx, e Event) error {
 		if err := s.addDelivery(ctx, tx, u, e.Topic, e.OrderKey, e.ID, seq); err != nil {
 			return err
 		}
+	}
+	// Last, so that its Seq is above the event's and its deliveries' (a
+	// replay after it starts after the event: read.go).
+	if err := tx.Insert(ctx, store.Record{Kind: kindLive, ID: e.ID, Data: body}); err != nil {
+		return fmt.Errorf("event %s: %w", e.ID, err)
 	}
 	s.notify(urls)
 	return nil

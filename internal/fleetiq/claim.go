@@ -2,7 +2,9 @@ package fleetiq
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -13,7 +15,10 @@ import (
 // ClaimGameServer claims an available game server for 60 seconds (the
 // order is stated as pure functions in order_test.go), or the game server GameServerId names. A claim
 // that finds nothing available first releases the group's expired claims,
-// then answers OutOfCapacityException.
+// then answers OutOfCapacityException. It runs as a store Claim: claims
+// at once (on PostgreSQL) take different instances' game servers, each
+// the first in the order that no other claim is taking, rather than all
+// contending for the first.
 func (s *Service) ClaimGameServer(ctx context.Context, in *api.ClaimGameServerInput) (*api.ClaimGameServerOutput, error) {
 	statuses, err := claimStatuses(in.FilterOption)
 	if err != nil {
@@ -22,15 +27,26 @@ func (s *Service) ClaimGameServer(ctx context.Context, in *api.ClaimGameServerIn
 	now := s.now()
 	nameOrARN := api.ToString(in.GameServerGroupName)
 	var g *serverRec
-	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		var err error
-		if in.GameServerId != nil {
-			g, err = s.claimOne(ctx, tx, nameOrARN, *in.GameServerId, statuses, in.GameServerData, now)
-		} else {
-			g, err = s.claimAny(ctx, tx, nameOrARN, statuses, in.GameServerData, now)
+	for attempt := 0; ; attempt++ {
+		err = s.cfg.Store.Claim(ctx, func(tx store.Tx) error {
+			var err error
+			if in.GameServerId != nil {
+				g, err = s.claimOne(ctx, tx, nameOrARN, *in.GameServerId, statuses, in.GameServerData, now)
+			} else {
+				g, err = s.claimAny(ctx, tx, nameOrARN, statuses, in.GameServerData, now)
+			}
+			return err
+		})
+		if !errors.Is(err, errBusy) || attempt == busyAttempts {
+			break
 		}
-		return err
-	})
+		if err := busyPause(ctx, attempt); err != nil {
+			return nil, err
+		}
+	}
+	if errors.Is(err, errBusy) {
+		g, err = nil, nil // what is available is still being taken: out of capacity
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +76,9 @@ func (s *Service) claimAny(ctx context.Context, tx store.Tx, nameOrARN string, s
 	if err := checkClaimable(nameOrARN, st); err != nil {
 		return nil, err
 	}
-	q := store.Query{Kind: kindServer, Parent: name, HasParent: true, Key: keyClaimed, HasKey: true}
+	// (Passing over the claims other transactions hold: an update holding
+	// one may wait for an instance this claim holds.)
+	q := store.Query{Kind: kindServer, Parent: name, HasParent: true, Key: keyClaimed, HasKey: true, SkipHeld: true}
 	released, err := releaseExpired(ctx, tx, q, now, memberBatch)
 	if err != nil || released == 0 {
 		return nil, err
@@ -82,33 +100,79 @@ func checkClaimable(nameOrARN string, st groupState) error {
 	return nil
 }
 
+// errBusy: the instances with an available game server are all held by
+// other transactions at the moment (on PostgreSQL, in a store Claim); the
+// claim runs again, in a new transaction, after a short pause.
+var errBusy = errors.New("fleetiq: every instance with an available game server is being claimed from")
+
+// busyAttempts bounds how many times a claim runs again for errBusy.
+const busyAttempts = 50
+
+// busyPause waits before the claim's next attempt: a random pause below
+// min(5 ms, 100 µs << attempt), or until ctx ends.
+func busyPause(ctx context.Context, attempt int) error {
+	d := min(5*time.Millisecond, 100*time.Microsecond<<min(attempt, 8))
+	t := time.NewTimer(rand.N(d) + time.Microsecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // place finds the game server a claim takes, in the order order_test.go states: for each
 // usable status, the busiest instance with an available game server, then
-// its oldest available game server. Two indexed reads of one row each.
+// its oldest available game server. Two indexed reads of one row each. In
+// a store Claim, both reads pass over the records other transactions hold:
+// an instance another claim is taking from gives way to the next, as does
+// one whose available game servers are all being changed. When that
+// leaves nothing while some instance counts available game servers, it
+// returns errBusy: the claim runs again once the others are done. (It
+// does not wait for a held instance instead: a claim holding one instance
+// while waiting for another could deadlock with a claim doing the
+// opposite. Nor for a game server: an update holds its game server, then
+// its instance.)
 func place(ctx context.Context, tx store.Tx, group string, statuses []api.GameServerInstanceStatus) (*serverRec, *instanceRec, error) {
 	for _, st := range statuses {
-		recs, _, err := tx.List(ctx, store.Query{Kind: kindInstance, Parent: group, HasParent: true,
-			Key: instanceKey(st, true), HasKey: true, Order: store.OrderRankDesc, Limit: 1})
-		if err != nil {
+		q := store.Query{Kind: kindInstance, Parent: group, HasParent: true,
+			Key: instanceKey(st, true), HasKey: true, Order: store.OrderRankDesc, Limit: 1, SkipHeld: true}
+		for {
+			recs, next, err := tx.List(ctx, q)
+			if err != nil || len(recs) == 0 {
+				if err != nil {
+					return nil, nil, err
+				}
+				break
+			}
+			inst, err := decode[instanceRec](recs[0])
+			if err != nil {
+				return nil, nil, err
+			}
+			recs, _, err = tx.List(ctx, store.Query{Kind: kindServer, Parent: group, HasParent: true,
+				Key: availableKey(inst.ID), HasKey: true, Order: store.OrderRankAsc, Limit: 1, SkipHeld: true})
+			if err != nil {
+				return nil, nil, err
+			}
+			if len(recs) == 1 {
+				g, err := decode[serverRec](recs[0])
+				return g, inst, err
+			}
+			if next == "" {
+				break
+			}
+			q.After = next
+		}
+	}
+	for _, st := range statuses {
+		n, err := tx.Count(ctx, store.Query{Kind: kindInstance, Parent: group, HasParent: true, Key: instanceKey(st, true), HasKey: true})
+		if err != nil || n > 0 {
+			if err == nil {
+				err = errBusy
+			}
 			return nil, nil, err
 		}
-		if len(recs) == 0 {
-			continue
-		}
-		inst, err := decode[instanceRec](recs[0])
-		if err != nil {
-			return nil, nil, err
-		}
-		recs, _, err = tx.List(ctx, store.Query{Kind: kindServer, Parent: group, HasParent: true,
-			Key: availableKey(inst.ID), HasKey: true, Order: store.OrderRankAsc, Limit: 1})
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(recs) == 0 {
-			return nil, nil, fmt.Errorf("fleetiq: instance %s of group %s counts %d available game servers but has none", inst.ID, group, inst.Available)
-		}
-		g, err := decode[serverRec](recs[0])
-		return g, inst, err
 	}
 	return nil, nil, nil
 }

@@ -74,8 +74,10 @@ type Config struct {
 	HealthExpiry time.Duration
 	// Timings overrides the default timers (zero fields keep the default).
 	Timings Timings
-	// ReplicaID holds the sweep lease. Default: random.
+	// ReplicaID holds the sweep's shards. Default: random. Replicas
+	// counts the replicas sharing them (nil: this one alone).
 	ReplicaID string
+	Replicas  store.Replicas
 }
 
 // Timings are FleetIQ's timers.

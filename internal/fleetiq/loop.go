@@ -3,14 +3,16 @@ package fleetiq
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
+	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/tags"
 )
 
-// leaseName is the store lease the sweep runs under.
-const leaseName = "fleetiq-sweep"
+// loopName names the sweep's shards: one per game server group.
+const loopName = "fleetiq"
 
 // sweepBatch is how many records one sweep transaction handles; sweepRounds
 // caps the transactions per step and sweep (the next sweep continues).
@@ -19,59 +21,107 @@ const (
 	sweepRounds = 64
 )
 
-// Run sweeps every Timings.SweepInterval while this replica holds the sweep lease,
-// until ctx ends (then it returns nil).
+// Run sweeps every Timings.SweepInterval, sharded by game server group:
+// each pass sweeps the groups whose shards this replica holds, each
+// group's writes fenced by its shard's lease, until ctx ends (then it
+// returns nil).
 func (s *Service) Run(ctx context.Context) error {
-	return store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
-		Interval: s.cfg.Timings.SweepInterval, Now: s.cfg.Now, Work: s.Sweep, Log: s.log.With("loop", "fleetiq sweep")})
+	return store.RunSharded(ctx, s.cfg.Store, store.ShardedLoop{Name: loopName, Holder: s.cfg.ReplicaID,
+		Interval: s.cfg.Timings.SweepInterval, Keys: s.groupNames, Replicas: s.cfg.Replicas,
+		Work: s.sweepHeld, Log: s.log.With("loop", "fleetiq sweep")})
 }
 
-// sweepStep is one kind of background work: the records due at now, and
-// what to do with them in a transaction.
+// groupNames lists every group's name (DELETED ones too, until they are
+// removed): the sweep's shard keys.
+func (s *Service) groupNames(ctx context.Context) ([]string, error) {
+	var names []string
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		names = names[:0]
+		return store.Each(ctx, tx, store.Query{Kind: kindGroup, NoData: true}, func(r store.Record) error {
+			names = append(names, r.ID)
+			return nil
+		})
+	})
+	return names, err
+}
+
+// sweepStep is one kind of background work for one group: the records due
+// at now, and what to do with them in a transaction.
 type sweepStep struct {
 	name string
-	// due selects the records due at now, at most sweepBatch of them.
-	due func(now time.Time) store.Query
+	// due lists at most limit records due at now.
+	due func(ctx context.Context, tx store.Tx, now time.Time, limit int) ([]store.Record, error)
 	// handle deals with the due records (listed again in tx).
 	handle func(ctx context.Context, tx store.Tx, recs []store.Record, now time.Time) error
 	// committed, when set, runs after each transaction that committed.
 	committed func()
 }
 
-// Sweep runs the background work once: it releases expired claims,
-// deregisters game servers whose health expired, and stores each group's
-// status progression (removing groups DELETED longer than the retention).
-// Run calls it; tests call it directly with a fake clock.
+// Sweep runs the background work once over every group, unfenced: it
+// releases expired claims, deregisters game servers whose health expired,
+// and stores each group's status progression (removing groups DELETED
+// longer than the retention). Tests call it directly with a fake clock;
+// Run's passes (sweepHeld) cover the groups held.
 func (s *Service) Sweep(ctx context.Context) error {
+	names, err := s.groupNames(ctx)
+	if err != nil {
+		return err
+	}
+	return s.sweepHeld(ctx, store.HoldAll(names...))
+}
+
+// sweepHeld sweeps each group held, its writes fenced by its grant.
+func (s *Service) sweepHeld(ctx context.Context, held *store.Held) error {
 	var errs []error
-	for _, st := range s.steps() {
-		if err := s.runStep(ctx, st); err != nil {
-			errs = append(errs, errors.New(st.name+": "+err.Error()))
+	for _, group := range held.Keys() {
+		g, _ := held.Grant(group)
+		if err := s.sweepGroup(ctx, group, g); err != nil {
+			errs = append(errs, fmt.Errorf("game server group %s: %w", group, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// runStep looks for due records in a read transaction (so an idle sweep
-// writes nothing) and handles them in write transactions of at most
-// sweepBatch records, until fewer are due (or sweepRounds times).
-func (s *Service) runStep(ctx context.Context, st sweepStep) error {
-	for range sweepRounds {
-		probe := st.due(s.now())
-		probe.Limit = 1
-		var due []store.Record
-		err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
-			var err error
-			due, _, err = tx.List(ctx, probe)
-			return err
-		})
-		if err != nil || len(due) == 0 {
-			return err
+// sweepGroup looks for the group's due records in one read transaction
+// (so an idle sweep writes nothing), then runs the steps that have some.
+func (s *Service) sweepGroup(ctx context.Context, group string, g store.Grant) error {
+	steps := s.steps(group)
+	due := make([]bool, len(steps))
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		now := s.now()
+		for i, st := range steps {
+			recs, err := st.due(ctx, tx, now, 1)
+			if err != nil {
+				return err
+			}
+			due[i] = len(recs) > 0
 		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i, st := range steps {
+		if !due[i] {
+			continue
+		}
+		if err := s.runStep(ctx, g, st); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", st.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// runStep handles a step's due records in write transactions (fenced by g)
+// of at most sweepBatch records, until fewer are due (or sweepRounds
+// times).
+func (s *Service) runStep(ctx context.Context, g store.Grant, st sweepStep) error {
+	for range sweepRounds {
 		n := 0
-		err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		err := store.UpdateIn(ctx, s.cfg.Store, g, func(tx store.Tx) error {
 			now := s.now()
-			recs, _, err := tx.List(ctx, st.due(now))
+			recs, err := st.due(ctx, tx, now, sweepBatch)
 			if err != nil {
 				return err
 			}
@@ -91,29 +141,52 @@ func (s *Service) runStep(ctx context.Context, st sweepStep) error {
 	return nil
 }
 
-// steps returns the sweep's steps, in order.
-func (s *Service) steps() []sweepStep {
-	claims := store.Query{Kind: kindServer, Key: keyClaimed, HasKey: true}
+// steps returns the sweep's steps for one group, in order.
+func (s *Service) steps(group string) []sweepStep {
+	claims := store.Query{Kind: kindServer, Parent: group, HasParent: true, Key: keyClaimed, HasKey: true}
 	steps := []sweepStep{{
 		name: "expired claims",
-		due:  func(now time.Time) store.Query { return expiredClaims(claims, now, sweepBatch) },
+		due:  listDue(func(now time.Time) store.Query { return expiredClaims(claims, now, sweepBatch) }),
 		handle: func(ctx context.Context, tx store.Tx, recs []store.Record, now time.Time) error {
 			_, err := releaseClaims(ctx, tx, recs, now)
 			return err
 		},
 	}}
 	if s.healthOn() {
-		steps = append(steps, s.healthStep())
+		steps = append(steps, s.healthStep(group))
 	}
-	for _, status := range []string{string(statusNew), string(statusActivating),
-		string(statusDeleteScheduled), string(statusDeleting), string(statusDeleted)} {
-		steps = append(steps, sweepStep{
-			name:   "groups " + status,
-			due:    func(now time.Time) store.Query { return dueQuery(kindGroup, status, now) },
-			handle: s.advanceGroups,
-		})
+	return append(steps, sweepStep{name: "group status", due: groupDue(group), handle: s.advanceGroups})
+}
+
+// listDue makes a step's due function of a query.
+func listDue(q func(now time.Time) store.Query) func(ctx context.Context, tx store.Tx, now time.Time, limit int) ([]store.Record, error) {
+	return func(ctx context.Context, tx store.Tx, now time.Time, limit int) ([]store.Record, error) {
+		due := q(now)
+		due.Limit = limit
+		recs, _, err := tx.List(ctx, due)
+		return recs, err
 	}
-	return steps
+}
+
+// groupDue lists the group's record when its stored status is due to move
+// on (or, DELETED, to be removed).
+func groupDue(group string) func(ctx context.Context, tx store.Tx, now time.Time, limit int) ([]store.Record, error) {
+	return func(ctx context.Context, tx store.Tx, now time.Time, _ int) ([]store.Record, error) {
+		rec, err := tx.Get(ctx, kindGroup, group)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch api.GameServerGroupStatus(rec.Key) {
+		case statusNew, statusActivating, statusDeleteScheduled, statusDeleting, statusDeleted:
+			if rec.Rank <= ms(now) {
+				return []store.Record{rec}, nil
+			}
+		}
+		return nil, nil
+	}
 }
 
 // dueQuery selects records of kind with key whose Rank (a time) is due.
@@ -125,12 +198,17 @@ func dueQuery(kind store.Kind, key string, now time.Time) store.Query {
 // expired is a game server the health sweep deregistered.
 type expired struct{ id, group, instance string }
 
-// healthStep deregisters the game servers whose health deadline passed.
-func (s *Service) healthStep() sweepStep {
+// healthStep deregisters the group's game servers whose health deadline
+// passed.
+func (s *Service) healthStep(group string) sweepStep {
 	var gone []expired
 	return sweepStep{
 		name: "health expiry",
-		due:  func(now time.Time) store.Query { return dueQuery(kindHealth, keyDue, now) },
+		due: listDue(func(now time.Time) store.Query {
+			q := dueQuery(kindHealth, keyDue, now)
+			q.Parent, q.HasParent = group, true
+			return q
+		}),
 		handle: func(ctx context.Context, tx store.Tx, recs []store.Record, now time.Time) error {
 			gone = gone[:0]
 			for _, rec := range recs {

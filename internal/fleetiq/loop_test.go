@@ -153,12 +153,13 @@ func TestRunGroupStatuses(t *testing.T) {
 	})
 }
 
-// TestRunNeedsLease: while another replica holds the lease, Run does not
-// sweep (claims end lazily all the same); once it lapses, Run takes over.
+// TestRunNeedsLease: while another replica holds the group's shard, Run
+// does not sweep it (claims end lazily all the same); once its lease
+// lapses, Run takes the shard over.
 func TestRunNeedsLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, func(c *Config) { c.Now = time.Now; c.ReplicaID = "replica-b" })
-		ok, err := h.st.Lease(h.ctx, leaseName, "replica-a", time.Now(), 2*time.Minute)
+		ok, err := h.st.Lease(h.ctx, store.ShardLeasePrefix(loopName)+seedGroup, "replica-a", time.Now(), 2*time.Minute)
 		if err != nil || !ok {
 			t.Fatalf("lease: %v %v", ok, err)
 		}
@@ -184,4 +185,39 @@ func TestRunNeedsLease(t *testing.T) {
 		cancel()
 		<-done
 	})
+}
+
+// TestSweepFencedByGroupLease: a sweep pass holding a group's grant that
+// another replica has since taken over releases nothing there: its write
+// is refused (ErrLeaseLost); with the current grant it releases.
+func TestSweepFencedByGroupLease(t *testing.T) {
+	h := newHarness(t, nil)
+	h.group(seedGroup)
+	h.register(seedGroup, seedServer, seedInstance)
+	h.mustClaim(seedGroup, seedServer)
+	h.clock.Advance(ClaimHold + time.Second)
+	name := store.ShardLeasePrefix(loopName) + seedGroup
+	lease := func(holder string, ttl time.Duration) store.Grant {
+		g, _, err := h.st.AcquireLease(h.ctx, name, holder, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	stale := lease("replica-a", time.Minute)
+	lease("replica-a", 0)
+	current := lease("replica-b", time.Minute)
+	err := h.svc.sweepHeld(h.ctx, store.HeldOf(map[string]store.Grant{seedGroup: stale}))
+	if !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("a sweep with a stale grant: %v, want ErrLeaseLost", err)
+	}
+	if k := h.keys()[seedServer]; k != keyClaimed {
+		t.Fatalf("after the refused sweep the claim's key is %q, want it still claimed", k)
+	}
+	if err := h.svc.sweepHeld(h.ctx, store.HeldOf(map[string]store.Grant{seedGroup: current})); err != nil {
+		t.Fatal(err)
+	}
+	if k := h.keys()[seedServer]; k != availableKey(seedInstance) {
+		t.Fatalf("after the holder's sweep the key is %q, want released", k)
+	}
 }

@@ -136,11 +136,15 @@ func recount(ctx context.Context, tx store.Tx, g *serverRec, wasBusy bool) error
 
 // UpdateGameServer changes a game server's utilization status (UTILIZED
 // ends a claim; AVAILABLE leaves a claim that still holds in place),
-// records a HEALTHY health check and replaces its game server data.
+// records a HEALTHY health check and replaces its game server data. It
+// runs as a store Claim, as claims do: it holds the game server, then its
+// instance, while it changes them (a claim passes over a game server being
+// updated), so that updates and claims of one instance wait for each other
+// briefly instead of failing over and running again.
 func (s *Service) UpdateGameServer(ctx context.Context, in *api.UpdateGameServerInput) (*api.UpdateGameServerOutput, error) {
 	now := s.now()
 	var g *serverRec
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.Claim(ctx, func(tx store.Tx) error {
 		var err error
 		g, err = findServer(ctx, tx, api.ToString(in.GameServerGroupName), api.ToString(in.GameServerId))
 		if err != nil {

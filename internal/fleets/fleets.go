@@ -75,9 +75,12 @@ type Config struct {
 	// IDs derive from it). Default: crypto/rand.
 	NewID  func() string
 	Logger *slog.Logger
-	// ReplicaID names this Hoist replica: the reconciler runs under a lease
-	// held by it and the instances it starts are recorded as hosted by it.
+	// ReplicaID names this Hoist replica: the reconciler's shards (one per
+	// fleet) are held by it and the instances it starts are recorded as
+	// hosted by it. Replicas counts the replicas sharing the shards (nil:
+	// this one alone).
 	ReplicaID string
+	Replicas  store.Replicas
 	// SDKEndpoint is the Server SDK WebSocket URL server processes connect
 	// to (e.g. ws://127.0.0.1:9080/sdk); AgentEndpoint is the GameLift Agent
 	// endpoint RegisterCompute reports ("" reports none).
@@ -124,7 +127,8 @@ type Config struct {
 type Timings struct {
 	// ReconcileInterval is how often the reconciler runs. Default 1s.
 	ReconcileInterval time.Duration
-	// LeaseTTL is how long the reconciler lease lasts. Default 5 *
+	// LeaseTTL is how long a reconciler lease (a fleet's shard, the
+	// housekeeping) lasts. Default 5 *
 	// ReconcileInterval.
 	LeaseTTL time.Duration
 	// PolicyInterval is how often scaling policies are evaluated (one

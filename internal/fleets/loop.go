@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
@@ -11,53 +12,83 @@ import (
 	"github.com/hoistgg/hoist/internal/store"
 )
 
-// leaseName is the store lease the reconciler runs under.
-const leaseName = "fleets-reconcile"
+// loopName names the reconciler's shards (one per fleet); leaseName is
+// the lease of its housekeeping (orphaned instances, expired tokens),
+// once cluster-wide.
+const (
+	loopName  = "fleets"
+	leaseName = "fleets-reconcile"
+)
 
 // Run runs the reconciler every Timings.ReconcileInterval (and soon after
-// any change) while this replica holds the reconciler lease, until ctx
-// ends.
+// any change), sharded by fleet: each pass reconciles the fleets whose
+// shards this replica holds, each fleet's writes fenced by its shard's
+// lease; and the housekeeping while this replica holds its lease; until
+// ctx ends.
 func (s *Service) Run(ctx context.Context) error {
-	return store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
-		Interval: s.t.ReconcileInterval, TTL: s.t.LeaseTTL, Kick: s.kick, Now: s.cfg.Now,
-		Work: s.Reconcile, Log: s.log.With("loop", "fleets reconciler")})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_ = store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
+			Interval: s.t.ReconcileInterval, TTL: s.t.LeaseTTL, Now: s.cfg.Now,
+			Work: s.housekeep, Log: s.log.With("loop", "fleets housekeeping")})
+	})
+	err := store.RunSharded(ctx, s.cfg.Store, store.ShardedLoop{Name: loopName, Holder: s.cfg.ReplicaID,
+		Interval: s.t.ReconcileInterval, TTL: s.t.LeaseTTL, Kick: s.kick, Keys: s.fleetIDs,
+		Replicas: s.cfg.Replicas, Work: s.reconcileHeld, Log: s.log.With("loop", "fleets reconciler")})
+	wg.Wait()
+	return err
 }
 
-// Reconcile runs the reconciler once over every fleet, stops instances
-// nobody owns, forgets expired auth tokens, and evaluates the scaling
-// policies when PolicyInterval has passed. Run calls it; tests call it
-// directly with a fake clock.
-func (s *Service) Reconcile(ctx context.Context) error {
-	running := s.runningInstances()
+// fleetIDs lists every fleet's ID: the reconciler's shard keys.
+func (s *Service) fleetIDs(ctx context.Context) ([]string, error) {
 	var ids []string
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		ids = ids[:0]
-		return store.Each(ctx, tx, store.Query{Kind: hosting.KindFleet}, func(r store.Record) error {
+		return store.Each(ctx, tx, store.Query{Kind: hosting.KindFleet, NoData: true}, func(r store.Record) error {
 			ids = append(ids, r.ID)
 			return nil
 		})
 	})
+	return ids, err
+}
+
+// Reconcile runs the reconciler once over every fleet, unfenced, stops
+// instances nobody owns, forgets expired auth tokens, and evaluates the
+// scaling policies when PolicyInterval has passed. Tests call it directly
+// with a fake clock; Run's passes cover the fleets held (reconcileHeld)
+// and the housekeeping under its lease.
+func (s *Service) Reconcile(ctx context.Context) error {
+	ids, err := s.fleetIDs(ctx)
 	if err != nil {
 		return err
 	}
+	return errors.Join(s.reconcileHeld(ctx, store.HoldAll(ids...)), s.housekeep(ctx))
+}
+
+// reconcileHeld reconciles each fleet held, then evaluates their scaling
+// policies when PolicyInterval has passed, each fleet's writes fenced by
+// its grant.
+func (s *Service) reconcileHeld(ctx context.Context, held *store.Held) error {
+	running := s.runningInstances()
 	var errs []error
-	for _, id := range ids {
-		if err := s.reconcileFleet(ctx, id, running); err != nil {
+	for _, id := range held.Keys() {
+		g, _ := held.Grant(id)
+		if err := s.reconcileFleet(ctx, g, id, running); err != nil {
 			errs = append(errs, fmt.Errorf("fleet %s: %w", id, err))
 		}
 	}
-	if err := s.stopOrphans(ctx, running); err != nil {
-		errs = append(errs, err)
-	}
-	if err := s.purgeTokens(ctx); err != nil {
-		errs = append(errs, err)
-	}
 	if s.policiesDue() {
-		if err := s.EvaluatePolicies(ctx); err != nil {
+		if err := s.evaluateHeld(ctx, held); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// housekeep stops the instances nobody owns and forgets expired auth
+// tokens.
+func (s *Service) housekeep(ctx context.Context) error {
+	return errors.Join(s.stopOrphans(ctx, s.runningInstances()), s.purgeTokens(ctx))
 }
 
 // runningInstances returns the instances the provider runs, by instance ID.
@@ -73,10 +104,10 @@ func (s *Service) runningInstances() map[string]InstanceRef {
 }
 
 // reconcileFleet decides and applies one fleet's next actions in one
-// transaction, then runs their side effects.
-func (s *Service) reconcileFleet(ctx context.Context, id string, running map[string]InstanceRef) error {
+// transaction (fenced by g), then runs their side effects.
+func (s *Service) reconcileFleet(ctx context.Context, g store.Grant, id string, running map[string]InstanceRef) error {
 	var fx effects
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := store.UpdateIn(ctx, s.cfg.Store, g, func(tx store.Tx) error {
 		fx = effects{}
 		f, err := getFleet(ctx, tx, id)
 		if err != nil {

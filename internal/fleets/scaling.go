@@ -151,18 +151,33 @@ func (s *Service) DeleteScalingPolicy(ctx context.Context, in *api.DeleteScaling
 // the new desired capacities (event FLEET_SCALING_EVENT). Reconcile calls
 // it every PolicyInterval; tests call it directly.
 func (s *Service) EvaluatePolicies(ctx context.Context) error {
+	return s.evaluateHeld(ctx, nil)
+}
+
+// evaluateHeld evaluates the scaling policies of the ACTIVE fleets held
+// (nil: every one, unfenced), each in a transaction fenced by its grant.
+func (s *Service) evaluateHeld(ctx context.Context, held *store.Held) error {
 	var ids []string
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		ids = ids[:0]
-		q := store.Query{Kind: hosting.KindFleet, Key: string(api.FleetStatusActive), HasKey: true}
-		return store.Each(ctx, tx, q, func(r store.Record) error { ids = append(ids, r.ID); return nil })
+		q := store.Query{Kind: hosting.KindFleet, Key: string(api.FleetStatusActive), HasKey: true, NoData: true}
+		return store.Each(ctx, tx, q, func(r store.Record) error {
+			if held == nil || held.Has(r.ID) {
+				ids = append(ids, r.ID)
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, id := range ids {
-		err := s.cfg.Store.Update(ctx, func(tx store.Tx) error { return s.evaluateFleet(ctx, tx, id) })
+		var g store.Grant
+		if held != nil {
+			g, _ = held.Grant(id)
+		}
+		err := store.UpdateIn(ctx, s.cfg.Store, g, func(tx store.Tx) error { return s.evaluateFleet(ctx, tx, id) })
 		if err != nil {
 			errs = append(errs, fmt.Errorf("fleet %s: %w", id, err))
 		}

@@ -76,9 +76,15 @@ func later(ctx context.Context, fn func(context.Context)) {
 // update runs fn in a store transaction and, once it committed, what fn
 // scheduled with later.
 func (s *Service) update(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+	return s.updateIn(ctx, store.Grant{}, fn)
+}
+
+// updateIn is update fenced by g, the grant of a configuration's shard (a
+// plain transaction when g has no term).
+func (s *Service) updateIn(ctx context.Context, g store.Grant, fn func(ctx context.Context, tx store.Tx) error) error {
 	e := &effects{}
 	tctx := context.WithValue(ctx, effectsKey{}, e)
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := store.UpdateIn(ctx, s.cfg.Store, g, func(tx store.Tx) error {
 		e.after = e.after[:0]
 		return fn(tctx, tx)
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -103,10 +104,29 @@ func listQueued(ctx context.Context, tx store.Tx, config string) ([]store.Record
 	}
 }
 
-// Process makes one pass of the matchmaker over every configuration. Run
-// calls it every Interval and whenever a ticket starts; tests call it
-// directly with a fake clock.
+// Process makes one pass of the matchmaker over every configuration, and
+// removes old tickets when that is due. Tests call it directly with a fake
+// clock; Run's passes (processHeld, every Interval and whenever a ticket
+// starts) cover the configurations whose shards the replica holds.
 func (s *Service) Process(ctx context.Context) error {
+	err := s.processHeld(ctx, nil)
+	return errors.Join(err, s.sweepIfDue(ctx, s.now()))
+}
+
+// sweepIfDue removes the tickets past their retention when a sweep is due.
+func (s *Service) sweepIfDue(ctx context.Context, now time.Time) error {
+	if !s.sweeper.due(now) {
+		return nil
+	}
+	if err := s.sweep(ctx, now); err != nil {
+		return errors.New("removing old tickets: " + err.Error())
+	}
+	return nil
+}
+
+// processHeld makes one pass over the configurations held (nil: every
+// configuration, unfenced), each written under its shard's grant.
+func (s *Service) processHeld(ctx context.Context, held *store.Held) error {
 	var cfgs []*api.MatchmakingConfiguration
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		cfgs = cfgs[:0]
@@ -117,6 +137,9 @@ func (s *Service) Process(ctx context.Context) error {
 				return err
 			}
 			for _, rec := range recs {
+				if held != nil && !held.Has(rec.ID) {
+					continue // another replica's
+				}
 				c := new(api.MatchmakingConfiguration)
 				if err := store.Decode(rec, c); err != nil {
 					return err
@@ -135,11 +158,6 @@ func (s *Service) Process(ctx context.Context) error {
 	s.pool.keep(cfgs)
 	s.tally.keep(cfgs)
 	var errs []error
-	if now := s.now(); s.sweeper.due(now) {
-		if err := s.sweep(ctx, now); err != nil {
-			errs = append(errs, errors.New("removing old tickets: "+err.Error()))
-		}
-	}
 	// One pass of the loop matches for at most passWork units of the
 	// matcher's work: configurations whose rule sets make passes slow
 	// cannot stall the others for long. When it runs out, the remaining
@@ -160,8 +178,12 @@ func (s *Service) Process(ctx context.Context) error {
 		if budget <= 0 && s.matchFrom == "" {
 			s.matchFrom = api.ToString(c.Name)
 		}
-		if err := s.processConfig(ctx, c, &budget); err != nil {
-			errs = append(errs, errors.New("matchmaking configuration "+api.ToString(c.Name)+": "+err.Error()))
+		var g store.Grant
+		if held != nil {
+			g, _ = held.Grant(api.ToString(c.Name))
+		}
+		if err := s.processConfig(ctx, g, c, &budget); err != nil {
+			errs = append(errs, fmt.Errorf("matchmaking configuration %s: %w", api.ToString(c.Name), err))
 		}
 	}
 	return errors.Join(errs...)
@@ -176,8 +198,8 @@ const passWork = 4 * flexmatch.PassWork
 // processConfig makes one pass over one configuration's tickets: QUEUED
 // ones start SEARCHING, those past their deadline time out, matches past
 // their acceptance deadline are decided, and the matcher runs over the
-// SEARCHING pool.
-func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfiguration, budget *int) error {
+// SEARCHING pool. Its writes are fenced by g (no term: unfenced).
+func (s *Service) processConfig(ctx context.Context, g store.Grant, c *api.MatchmakingConfiguration, budget *int) error {
 	now := s.now()
 	name := api.ToString(c.Name)
 	var (
@@ -226,7 +248,7 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 		}
 	}
 	for len(moves) > 0 {
-		moved, n, err := s.moveTickets(ctx, c, moves, now)
+		moved, n, err := s.moveTickets(ctx, g, c, moves, now)
 		if err != nil {
 			return err
 		}
@@ -239,7 +261,7 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 	}
 	// Matches whose acceptance timed out.
 	for _, m := range expired {
-		err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
+		err := s.updateIn(ctx, g, func(ctx context.Context, tx store.Tx) error {
 			cur, err := getMatch(ctx, tx, m.ID)
 			var nf *api.NotFoundException
 			if errors.As(err, &nf) {
@@ -287,7 +309,7 @@ func (s *Service) processConfig(ctx context.Context, c *api.MatchmakingConfigura
 		part := res.Matches[i:j]
 		var w time.Duration
 		var n int
-		err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
+		err := s.updateIn(ctx, g, func(ctx context.Context, tx store.Tx) error {
 			w, n = 0, 0
 			for k := range part {
 				ts, err := s.applyTx(ctx, tx, c, rs, &part[k], inPool, now)
@@ -327,11 +349,11 @@ type move struct {
 // about batchBytes) in one transaction, each only if it is still in the
 // status it was listed in. It returns the tickets that started SEARCHING,
 // as the pool keeps them, and how many of moves it went through.
-func (s *Service) moveTickets(ctx context.Context, c *api.MatchmakingConfiguration, moves []move, now time.Time) ([]*pooled, int, error) {
+func (s *Service) moveTickets(ctx context.Context, g store.Grant, c *api.MatchmakingConfiguration, moves []move, now time.Time) ([]*pooled, int, error) {
 	name := api.ToString(c.Name)
 	var moved []*pooled
 	var n int
-	err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := s.updateIn(ctx, g, func(ctx context.Context, tx store.Tx) error {
 		moved, n = moved[:0], 0
 		est, err := estimate(ctx, tx, name, now)
 		if err != nil {

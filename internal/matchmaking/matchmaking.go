@@ -2,7 +2,10 @@
 // matchmaking configurations, tickets and the matchmaker.
 //
 // Everything lives in the store (any replica answers any call); the
-// matchmaker runs under a store lease, once cluster-wide.
+// matchmaker is sharded by configuration (store.RunSharded): each
+// configuration's tickets are matched by the replica holding its shard's
+// lease, its writes fenced by that lease; the removal of old tickets runs
+// under a lease of its own, once cluster-wide.
 //
 // # Records
 //
@@ -25,6 +28,7 @@ package matchmaking
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/arn"
@@ -45,8 +49,12 @@ const (
 // DefaultInterval is how often the matchmaker runs without a kick.
 const DefaultInterval = 200 * time.Millisecond
 
-// leaseName is the store lease the matchmaker runs under.
-const leaseName = "matchmaking"
+// loopName names the matchmaker's shards (one per configuration);
+// retentionLease is the lease the removal of old tickets runs under.
+const (
+	loopName       = "matchmaking"
+	retentionLease = "matchmaking-retention"
+)
 
 // Config configures a Service. Store is required; everything else has a
 // usable default.
@@ -71,8 +79,10 @@ type Config struct {
 	// Interval is how often the matchmaker runs when nothing kicks it
 	// (StartMatchmaking does). Default DefaultInterval.
 	Interval time.Duration
-	// ReplicaID holds the matchmaker's lease.
+	// ReplicaID holds the matchmaker's shards; Replicas counts the
+	// replicas sharing them (nil: this one alone).
 	ReplicaID string
+	Replicas  store.Replicas
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 	// NewID makes ticket and match IDs. Default ids.UUID.
@@ -143,9 +153,39 @@ func (s *Service) kickLoop() {
 	}
 }
 
-// Run runs the matchmaker until ctx ends, under a store lease.
+// Run runs the matchmaker until ctx ends, sharded by configuration, and
+// the removal of old tickets under its own lease. A shard's lease lasts
+// at least 5 s, longer than a matcher pass over a large pool takes.
 func (s *Service) Run(ctx context.Context) error {
-	return store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
-		Interval: s.cfg.Interval, Kick: s.kick, Now: s.cfg.Now, Work: s.Process,
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_ = store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: retentionLease, Holder: s.cfg.ReplicaID,
+			Interval: retentionCheck, TTL: 5 * retentionCheck, Now: s.cfg.Now,
+			Work: func(ctx context.Context) error { return s.sweepIfDue(ctx, s.now()) },
+			Log:  s.log.With("loop", "matchmaking retention")})
+	})
+	err := store.RunSharded(ctx, s.cfg.Store, store.ShardedLoop{Name: loopName, Holder: s.cfg.ReplicaID,
+		Interval: s.cfg.Interval, TTL: max(5*s.cfg.Interval, 5*time.Second), Kick: s.kick,
+		Keys: s.configurationNames, Replicas: s.cfg.Replicas, Work: s.processHeld,
 		Log: s.log.With("loop", "matchmaking")})
+	wg.Wait()
+	return err
+}
+
+// retentionCheck is how often the retention loop looks whether a sweep is
+// due (sweepEvery).
+const retentionCheck = 2 * time.Second
+
+// configurationNames lists every configuration's name: the matchmaker's
+// shard keys.
+func (s *Service) configurationNames(ctx context.Context) ([]string, error) {
+	var names []string
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		names = names[:0]
+		return store.Each(ctx, tx, store.Query{Kind: KindConfiguration, NoData: true}, func(r store.Record) error {
+			names = append(names, r.ID)
+			return nil
+		})
+	})
+	return names, err
 }

@@ -75,10 +75,11 @@ func attemptSession(ctx context.Context, tx store.Tx, id string) (*api.GameSessi
 	return &gs.Session, nil
 }
 
-// follow handles p's attempt in flight. It returns the placement to place
-// again (nil when there is nothing more to do this pass). A look in a View
-// finds the usual case, an attempt still activating, without a write.
-func (s *Service) follow(ctx context.Context, p *placementRecord) (*placementRecord, error) {
+// follow handles p's attempt in flight, its writes fenced by g. It returns
+// the placement to place again (nil when there is nothing more to do this
+// pass). A look in a View finds the usual case, an attempt still
+// activating, without a write.
+func (s *Service) follow(ctx context.Context, g store.Grant, p *placementRecord) (*placementRecord, error) {
 	var act attemptAction
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		gs, err := attemptSession(ctx, tx, p.Attempt)
@@ -89,7 +90,7 @@ func (s *Service) follow(ctx context.Context, p *placementRecord) (*placementRec
 		return nil, err
 	}
 	var again *placementRecord
-	err = s.cfg.Sessions.Update(ctx, func(tx store.Tx) error {
+	err = s.update(ctx, g, func(tx store.Tx) error {
 		again = nil
 		cur, err := getPlacement(ctx, tx, p.id())
 		if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending || cur.Attempt == "" {

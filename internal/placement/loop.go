@@ -3,6 +3,7 @@ package placement
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/hoistgg/hoist/internal/api"
@@ -20,10 +21,11 @@ const pendingPage = 512
 // store's group commit (one sync for many placements).
 const workers = 16
 
-// turn is the state of one pass of the loop: each queue's capacity
-// snapshot, read once and kept current as placements consume it. mu
-// guards it (workers share it).
+// turn is the state of one pass of the loop: the queues' shards held,
+// each queue's capacity snapshot, read once and kept current as
+// placements consume it. mu guards the snapshots (workers share them).
 type turn struct {
+	held   *store.Held
 	mu     sync.Mutex
 	queues map[string]*queueState
 }
@@ -39,10 +41,16 @@ type queueState struct {
 // TerminateGameSession: FAILED); a placement past its deadline ends
 // TIMED_OUT; one without an attempt goes to the first candidate Choose
 // gives that still has a free process; one without a candidate stays
-// PENDING for the next pass. Run calls it every Interval
-// and whenever a placement starts; tests call it directly with a fake
-// clock.
+// PENDING for the next pass. Tests call it directly with a fake clock: it
+// handles every queue, unfenced; Run's passes (processHeld) handle the
+// queues whose shards the replica holds.
 func (s *Service) Process(ctx context.Context) error {
+	return s.processHeld(ctx, nil)
+}
+
+// processHeld is Process over the placements of the queues held (nil:
+// every queue, unfenced), each written under its queue's grant.
+func (s *Service) processHeld(ctx context.Context, held *store.Held) error {
 	var pending []*placementRecord
 	q := store.Query{Kind: KindPlacement, Key: string(api.GameSessionPlacementStatePending), HasKey: true,
 		Order: store.OrderCreated, Limit: pendingPage}
@@ -55,6 +63,9 @@ func (s *Service) Process(ctx context.Context) error {
 				return err
 			}
 			for _, rec := range recs {
+				if held != nil && !held.Has(rec.Parent) {
+					continue // another replica's queue
+				}
 				p := new(placementRecord)
 				if err := store.Decode(rec, p); err != nil {
 					return err
@@ -70,7 +81,7 @@ func (s *Service) Process(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	t := &turn{queues: map[string]*queueState{}}
+	t := &turn{held: held, queues: map[string]*queueState{}}
 	var (
 		mu   sync.Mutex
 		errs []error
@@ -84,7 +95,7 @@ func (s *Service) Process(ctx context.Context) error {
 			for p := range next {
 				if err := s.attempt(ctx, t, p); err != nil && ctx.Err() == nil {
 					mu.Lock()
-					errs = append(errs, errors.New("placement "+p.id()+": "+err.Error()))
+					errs = append(errs, fmt.Errorf("placement %s: %w", p.id(), err))
 					mu.Unlock()
 				}
 			}
@@ -194,12 +205,32 @@ func (s *Service) cost(f *hosting.Fleet) float64 {
 	return s.cfg.Costs[it]
 }
 
+// grant returns the grant of a queue's shard in this pass (no term:
+// Process, unfenced).
+func (t *turn) grant(queue string) store.Grant {
+	if t.held == nil {
+		return store.Grant{}
+	}
+	g, _ := t.held.Grant(queue)
+	return g
+}
+
+// update runs fn in a transaction of the sessions store fenced by g (a
+// plain one when g has no term).
+func (s *Service) update(ctx context.Context, g store.Grant, fn func(tx store.Tx) error) error {
+	if g.Term == 0 {
+		return s.cfg.Sessions.Update(ctx, fn)
+	}
+	return s.cfg.Sessions.UpdateFenced(ctx, g, fn)
+}
+
 // attempt follows one pending placement's attempt in flight (follow) and,
 // when it has none (any more), places a game session for it or times it
-// out.
+// out, fenced by its queue's grant.
 func (s *Service) attempt(ctx context.Context, t *turn, p *placementRecord) error {
+	g := t.grant(p.queue())
 	if p.Attempt != "" {
-		again, err := s.follow(ctx, p)
+		again, err := s.follow(ctx, g, p)
 		if err != nil || again == nil {
 			return err
 		}
@@ -214,7 +245,7 @@ func (s *Service) attempt(ctx context.Context, t *turn, p *placementRecord) erro
 	now := s.now()
 	if !now.Before(p.Deadline) || qs.q == nil {
 		t.mu.Unlock()
-		return s.expire(ctx, qs.q, p)
+		return s.expire(ctx, g, qs.q, p)
 	}
 	req := Request{Queue: qs.q, Latencies: p.Placement.PlayerLatencies, Override: p.Placement.PriorityConfigurationOverride,
 		Fallback: p.Fallback, Failed: p.Failed, Started: p.Placement.StartTime.Time, Now: now}
@@ -226,11 +257,11 @@ func (s *Service) attempt(ctx context.Context, t *turn, p *placementRecord) erro
 	t.mu.Unlock()
 	if len(cands) == 0 {
 		if req.Fallback != p.Fallback {
-			return s.markFallback(ctx, p)
+			return s.markFallback(ctx, g, p)
 		}
 		return nil
 	}
-	placed, used, full, err := s.place(ctx, qs, p, cands, req.Fallback)
+	placed, used, full, err := s.place(ctx, g, qs, p, cands, req.Fallback)
 	if err != nil {
 		return err
 	}
@@ -250,12 +281,12 @@ func (s *Service) attempt(ctx context.Context, t *turn, p *placementRecord) erro
 
 // expire ends a pending placement past its deadline TIMED_OUT, or FAILED
 // when its queue is gone (q nil).
-func (s *Service) expire(ctx context.Context, q *api.GameSessionQueue, p *placementRecord) error {
+func (s *Service) expire(ctx context.Context, g store.Grant, q *api.GameSessionQueue, p *placementRecord) error {
 	status := api.GameSessionPlacementStateTimedOut
 	if q == nil {
 		status = api.GameSessionPlacementStateFailed
 	}
-	return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	return store.UpdateIn(ctx, s.cfg.Store, g, func(tx store.Tx) error {
 		cur, err := getPlacement(ctx, tx, p.id())
 		if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending {
 			return err
@@ -271,8 +302,8 @@ func (s *Service) expire(ctx context.Context, q *api.GameSessionQueue, p *placem
 // the snapshot entry it used and those found full. When every candidate
 // of an override's single pass failed, the placement falls back
 // (DEFAULT_AFTER_SINGLE_PASS).
-func (s *Service) place(ctx context.Context, qs *queueState, p *placementRecord, cands []Candidate, fallback bool) (placed *sessions.Placed, used *Location, full []*Location, err error) {
-	err = s.cfg.Sessions.Update(ctx, func(tx store.Tx) error {
+func (s *Service) place(ctx context.Context, g store.Grant, qs *queueState, p *placementRecord, cands []Candidate, fallback bool) (placed *sessions.Placed, used *Location, full []*Location, err error) {
+	err = s.update(ctx, g, func(tx store.Tx) error {
 		placed, used, full = nil, nil, full[:0]
 		cur, err := getPlacement(ctx, tx, p.id())
 		if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending || cur.Attempt != "" {
@@ -324,8 +355,8 @@ func (s *Service) fallsBack(p *placementRecord) bool {
 }
 
 // markFallback records that p's override pass failed.
-func (s *Service) markFallback(ctx context.Context, p *placementRecord) error {
-	return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+func (s *Service) markFallback(ctx context.Context, g store.Grant, p *placementRecord) error {
+	return store.UpdateIn(ctx, s.cfg.Store, g, func(tx store.Tx) error {
 		cur, err := getPlacement(ctx, tx, p.id())
 		if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending {
 			return err

@@ -12,7 +12,9 @@
 //	                      else its end time
 //
 // Everything lives in the store, so any replica answers any call; the loop
-// runs under a store lease on one replica at a time. The choice of a
+// is sharded by queue (store.RunSharded): each queue's placements are
+// handled by the replica holding its shard's lease, and its writes are
+// fenced by that lease. The choice of a
 // destination is a pure function (Choose) of the queue, a capacity snapshot
 // read in the placement's transaction, the players' latencies and the time;
 // the game session itself is created by internal/sessions (PlaceTx) in the
@@ -53,12 +55,13 @@ const (
 // the maximum).
 const DefaultTimeout = 600
 
-// leaseName is the store lease the placement loop runs under.
-const leaseName = "placement"
+// loopName names the placement loop's shards (one per queue).
+const loopName = "placement"
 
 // Sessions is what placement needs of internal/sessions.
 type Sessions interface {
 	Update(ctx context.Context, fn func(tx store.Tx) error) error
+	UpdateFenced(ctx context.Context, g store.Grant, fn func(tx store.Tx) error) error
 	PlaceTx(ctx context.Context, tx store.Tx, req sessions.PlaceRequest) (*sessions.Placed, error)
 	StartPlaced(ctx context.Context, p *sessions.Placed)
 	AddPlacedPlayersTx(ctx context.Context, tx store.Tx, gameSessionID string, players []api.DesiredPlayerSession) (*sessions.Placed, error)
@@ -90,8 +93,10 @@ type Config struct {
 	Publisher events.Publisher
 	// Interval is how often the loop retries pending placements. Default 1s.
 	Interval time.Duration
-	// ReplicaID holds the loop's lease.
+	// ReplicaID holds the loop's shards; Replicas counts the replicas
+	// sharing them (nil: this one alone).
 	ReplicaID string
+	Replicas  store.Replicas
 	Now       func() time.Time
 	NewID     func() string
 	Logger    *slog.Logger
@@ -184,9 +189,24 @@ func (s *Service) kickLoop() {
 	}
 }
 
-// Run runs the placement loop until ctx ends, under a store lease.
+// Run runs the placement loop until ctx ends, sharded by queue: each pass
+// handles the pending placements of the queues whose shards this replica
+// holds.
 func (s *Service) Run(ctx context.Context) error {
-	return store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
-		Interval: s.cfg.Interval, Kick: s.kick, Now: s.cfg.Now, Work: s.Process,
-		Log: s.log.With("loop", "placement")})
+	return store.RunSharded(ctx, s.cfg.Store, store.ShardedLoop{Name: loopName, Holder: s.cfg.ReplicaID,
+		Interval: s.cfg.Interval, Kick: s.kick, Keys: s.queueNames, Replicas: s.cfg.Replicas,
+		Work: s.processHeld, Log: s.log.With("loop", "placement")})
+}
+
+// queueNames lists every queue's name: the loop's shard keys.
+func (s *Service) queueNames(ctx context.Context) ([]string, error) {
+	var names []string
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		names = names[:0]
+		return store.Each(ctx, tx, store.Query{Kind: KindQueue, NoData: true}, func(r store.Record) error {
+			names = append(names, r.ID)
+			return nil
+		})
+	})
+	return names, err
 }

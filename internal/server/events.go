@@ -3,11 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
@@ -19,8 +19,9 @@ import (
 )
 
 // The live event stream: GET /hoist/events[?resource=<ARN or name>]
-// answers Server-Sent Events (docs/events.md). It reads the events from
-// the store, so it sees those of every replica; each subscriber holds at
+// answers Server-Sent Events (docs/events.md). It follows the store's
+// change feed of published events (events.Reader), in commit order, so it
+// sees those of every replica, each once; each subscriber holds at
 // most one page of events, and one that does not take a write within
 // sseWriteTimeout (Server.sseTimeout in tests) is dropped.
 const (
@@ -97,7 +98,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	after, err := s.streamStart(ctx, r)
+	reader, err := s.streamStart(ctx, r)
 	if err != nil {
 		s.writeAdminErr(w, err)
 		return
@@ -122,14 +123,14 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	if !sseWrite(rc, func() { fmt.Fprintf(w, ": hoist events after %d\nretry: 1000\n\n", after) }) {
+	if !sseWrite(rc, func() { fmt.Fprint(w, ": hoist events\nretry: 1000\n\n") }) {
 		return
 	}
 	keepAlive := time.NewTicker(sseKeepAlive)
 	defer keepAlive.Stop()
 	for {
 		changed := s.events.Changed()
-		items, err := s.events.Read(ctx, after, ssePage)
+		items, err := reader.Next(ctx, ssePage)
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn("event stream: read", "err", err)
@@ -140,14 +141,13 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 			ok := sseWrite(rc, func() {
 				for _, it := range items {
 					if it.Matches(resource) {
-						fmt.Fprintf(w, "id: %d\ndata: %s\n\n", it.Position, it.Body)
+						fmt.Fprintf(w, "id: %s\ndata: %s\n\n", it.Cursor, it.Body)
 					}
 				}
 			})
 			if !ok {
 				return
 			}
-			after = items[len(items)-1].Position
 			if len(items) == ssePage {
 				continue
 			}
@@ -205,22 +205,20 @@ func sseWrite(w *sseWriter, write func()) bool {
 	return w.rc.Flush() == nil
 }
 
-// streamStart is the position the stream starts after: Last-Event-ID
-// (the header, or the lastEventId parameter) replays the events still
-// kept after it; without one the stream starts with the next event.
-func (s *Server) streamStart(ctx context.Context, r *http.Request) (int64, error) {
+// streamStart returns the stream's reader: Last-Event-ID (the header, or
+// the lastEventId parameter) continues after that id, or replays the
+// events still kept after it when it is a number ("0": all); without one
+// the stream starts with the next event.
+func (s *Server) streamStart(ctx context.Context, r *http.Request) (*events.Reader, error) {
 	id := r.Header.Get("Last-Event-ID")
 	if id == "" {
 		id = r.URL.Query().Get("lastEventId")
 	}
-	if id == "" {
-		return s.events.Latest(ctx)
+	reader, err := s.events.NewReader(ctx, id)
+	if errors.Is(err, events.ErrBadCursor) {
+		return nil, api.NewInvalidRequestException("Last-Event-ID %s is not an id this stream sent", quoteClip(id))
 	}
-	n, err := strconv.ParseInt(id, 10, 64)
-	if err != nil || n < 0 {
-		return 0, api.NewInvalidRequestException("Last-Event-ID %s is not an id this stream sent", quoteClip(id))
-	}
-	return n, nil
+	return reader, err
 }
 
 // SendTestEventInput publishes a test event (detail-type "Hoist Test

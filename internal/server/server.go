@@ -57,8 +57,12 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 	replica string
-	baseURL string
-	addr    string // the plain listener's address
+	// replicas counts the live replicas for the sharded loops: presence
+	// leases (presence) until the replica registry replaces them.
+	replicas store.Replicas
+	presence *store.Presence
+	baseURL  string
+	addr     string // the plain listener's address
 
 	dataLock    *os.File // the data directory's lock
 	store       store.Store
@@ -171,6 +175,8 @@ func New(opts Options) (_ *Server, err error) {
 		return nil, dataDirError(cfg.DataDir, err)
 	}
 	s.store = st
+	s.presence = &store.Presence{Store: st, Holder: s.replica, Log: s.log.With("component", "presence")}
+	s.replicas = s.presence
 	// Opening the store made garbage (the journal store replays every
 	// version of every record): hand that memory back to the system now,
 	// not whenever the collector next runs (at GOGC 400, once the heap has
@@ -248,7 +254,7 @@ func (s *Server) compose(opts Options) error {
 			SweepInterval:    t.FleetIQSweep,
 			DeletedRetention: t.FleetIQDeletedRetention,
 		},
-		ReplicaID: s.replica,
+		ReplicaID: s.replica, Replicas: s.replicas,
 	})
 	s.auth = newAuthenticator(cfg.Credentials, s.now)
 	s.builds, err = builds.New(builds.Config{
@@ -272,6 +278,7 @@ func (s *Server) compose(opts Options) error {
 		OnProcessReady: host.onProcessReady, ResolveAlias: aliases.ResolveFleet, Now: s.now,
 		Logger: s.log.With("component", "sessions"), ReplicaID: s.replica,
 		LogURL: s.logURL, DataDir: cfg.DataDir, RemoteLogs: remoteLogs,
+		Shared: cfg.Store == config.StorePostgres, // other replicas write it too
 		Timings: sessions.Timings{
 			SweepInterval:     t.SessionsSweep,
 			Reservation:       t.SessionsReservation,
@@ -313,7 +320,7 @@ func (s *Server) compose(opts Options) error {
 		Store: s.store, Region: cfg.Region, Account: cfg.Account,
 		SetTags: tags.Set, RemoveTags: tags.DeleteAll, Builds: s.builds,
 		Events: s.sessions, Messenger: msgr, Provider: s.hosts, Placer: s.hosts, Now: s.now,
-		Logger: s.log.With("component", "fleets"), ReplicaID: s.replica,
+		Logger: s.log.With("component", "fleets"), ReplicaID: s.replica, Replicas: s.replicas,
 		SDKEndpoint:   sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP),
 		AgentEndpoint: agentEndpoint(sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP)),
 		InstanceIP:    cfg.InstanceIP, DataDir: cfg.DataDir, ProcessEnv: cfg.ProcessEnv,
@@ -350,7 +357,7 @@ func (s *Server) compose(opts Options) error {
 		Store: s.store, Sessions: s.sessions, Region: cfg.Region, Account: cfg.Account, Tags: s.tags,
 		ResolveAlias: aliases.ResolveFleet, AliasExists: s.aliases.Exists, FleetExists: s.fleets.FleetExists,
 		Costs: cfg.PlacementCosts, Publisher: s.events, Interval: t.PlacementInterval,
-		ReplicaID: s.replica, Now: s.now, Logger: s.log.With("component", "placement"),
+		ReplicaID: s.replica, Replicas: s.replicas, Now: s.now, Logger: s.log.With("component", "placement"),
 	})
 	// A placement is fulfilled in the transaction that activates its game
 	// session.
@@ -360,7 +367,7 @@ func (s *Server) compose(opts Options) error {
 	// it how they ended; backfill matches go to sessions.
 	s.matchmaking = matchmaking.New(matchmaking.Config{Store: s.store, Region: cfg.Region, Account: cfg.Account,
 		Tags: s.tags, QueueExists: s.placement.Exists, Publisher: s.events, Now: s.now, ReplicaID: s.replica,
-		Placer:     s.placement,
+		Replicas: s.replicas, Placer: s.placement,
 		Backfiller: sessionBackfiller{s: s.sessions, log: s.log.With("component", "matchmaking")},
 		Logger:     s.log.With("component", "matchmaking")})
 	s.placement.SetOnMatchPlacement(s.matchmaking.OnMatchPlacement)
@@ -393,10 +400,14 @@ func (s *Server) TLSCertificate() (tls.Certificate, error) {
 }
 
 // Run runs the background loops until ctx ends. Each loop holds its own
-// store lease, so with several replicas each runs on one of them.
+// store lease, or a lease per shard (placement, matchmaking, FleetIQ, the
+// fleets reconciler), so with several replicas each runs on one of them
+// or they share its shards; the presence lease counts this replica among
+// the live ones meanwhile.
 func (s *Server) Run(ctx context.Context) error {
 	loops := map[string]func(context.Context) error{
-		"fleetiq": s.fleetiq.Run, "builds": s.builds.Run,
+		"presence": s.presence.Run,
+		"fleetiq":  s.fleetiq.Run, "builds": s.builds.Run,
 		"fleets": s.fleets.Run, "sessions": s.sessions.Run, "events": s.events.Run,
 		"placement": s.placement.Run, "matchmaking": s.matchmaking.Run, "agents": s.agents.Run, "hosts": s.hosts.Run,
 	}

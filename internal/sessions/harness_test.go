@@ -119,6 +119,13 @@ func newHarness(t testing.TB, mod ...func(*Config)) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return newHarnessOn(t, st, mod...)
+}
+
+// newHarnessOn is newHarness on a store the caller opened (and closes).
+func newHarnessOn(t testing.TB, st store.Store, mod ...func(*Config)) *harness {
+	t.Helper()
+	var err error
 	h := &harness{t: t, ctx: context.Background(), st: st, clock: clocktest.New(t0),
 		msgr: &fakeMessenger{fail: map[string]error{}}, host: &fakeHost{}}
 	cfg := Config{Store: st, Region: "us-west-2", Messenger: h.msgr, Host: h.host, Now: h.clock.Now,

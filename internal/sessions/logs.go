@@ -11,7 +11,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
@@ -24,8 +23,6 @@ const (
 	maxLogFile  = 100 << 20
 	maxLogTotal = 500 << 20
 	maxLogFiles = 1000
-	// gameMount is where the game sees its build (GameLift's Linux path).
-	gameMount = "/local/game/"
 	// outputName is the collected copy of the process's stdout and stderr.
 	outputName = "process-output.log"
 )
@@ -157,57 +154,16 @@ func copyLogs(dir string, c collectReq) (int, error) {
 	return lc.files, errors.Join(errs...)
 }
 
-// gameRelative maps a log path as the game gave it (relative to its build,
-// or under /local/game) to a path relative to the game root.
-func gameRelative(p string) (string, bool) {
-	p = filepath.ToSlash(p)
-	if strings.HasPrefix(p, gameMount) {
-		p = strings.TrimPrefix(p, gameMount)
-	} else if path.IsAbs(p) {
-		return "", false
-	}
-	p = path.Clean(p)
-	if p == "." || p == ".." || strings.HasPrefix(p, "../") {
-		return "", false
-	}
-	return p, true
-}
-
 // copyGameLogs copies the files (or directory trees) named by logPaths from
-// under root. os.Root keeps every access, symlinks included, inside root.
+// under root (hosting.WalkGameLogs: nothing outside root is reached).
 func (lc *logCopier) copyGameLogs(root string, logPaths []string) error {
-	src, err := os.OpenRoot(root)
-	if err != nil {
+	return hosting.WalkGameLogs(root, logPaths, func(name string, r io.Reader) error {
+		err := lc.copy(name, r)
+		if errors.Is(err, errLogLimit) {
+			return fs.SkipAll // the limits are documented: collection ends there
+		}
 		return err
-	}
-	defer src.Close()
-	fsys := src.FS()
-	var errs []error
-	for _, lp := range logPaths {
-		rel, ok := gameRelative(lp)
-		if !ok {
-			errs = append(errs, errors.New("log path "+lp+" is outside the game's directory"))
-			continue
-		}
-		err := fs.WalkDir(fsys, rel, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if !d.Type().IsRegular() {
-				return nil
-			}
-			f, err := fsys.Open(p)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			return lc.copy(path.Join("files", p), f)
-		})
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	})
 }
 
 var errLogLimit = errors.New("log collection limit reached")

@@ -14,30 +14,6 @@ import (
 	"github.com/hoistgg/hoist/internal/hosting"
 )
 
-func TestGameRelative(t *testing.T) {
-	tests := map[string]struct {
-		in   string
-		want string
-		ok   bool
-	}{
-		"relative":       {"logs/server.log", "logs/server.log", true},
-		"game mount":     {"/local/game/logs", "logs", true},
-		"cleaned":        {"logs/../out.log", "out.log", true},
-		"other absolute": {"/var/log/syslog", "", false},
-		"escape":         {"../secret", "", false},
-		"mount escape":   {"/local/game/../../etc/passwd", "", false},
-		"root":           {".", "", false},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			got, ok := gameRelative(tc.in)
-			if got != tc.want || ok != tc.ok {
-				t.Fatalf("gameRelative(%q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
-			}
-		})
-	}
-}
-
 func write(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {

@@ -64,6 +64,12 @@ func (s *Service) Update(ctx context.Context, fn func(tx store.Tx) error) error 
 	return s.cfg.Store.Update(ctx, fn)
 }
 
+// UpdateFenced is Update fenced by a lease's grant (store.UpdateFenced):
+// the placement loop's work on a queue's shard.
+func (s *Service) UpdateFenced(ctx context.Context, g store.Grant, fn func(tx store.Tx) error) error {
+	return s.cfg.Store.UpdateFenced(ctx, g, fn)
+}
+
 // PlaceTx creates an ACTIVATING game session, without player sessions, on
 // an idle ready process of the fleet location inside tx (which must come
 // from Update). It answers FleetCapacityExceededException when the

@@ -26,8 +26,9 @@ import (
 //     Update returned before it began.
 //
 // Refreshes run one at a time (refreshMu), so a newer read is never
-// overwritten by an older one. docs/sessions.md says how the index stays
-// correct when several replicas share a store.
+// overwritten by an older one. When several replicas share the store, the
+// index also follows the store's change feed for the others' writes
+// (searchfeed.go, docs/sessions.md).
 type searchIndex struct {
 	refreshMu sync.Mutex // held by sync: one refresh at a time
 
@@ -39,6 +40,13 @@ type searchIndex struct {
 	dirty    map[string]struct{} // game session IDs written since the last refresh
 	overflow bool                // too many dirty IDs were dropped: reload every fleet
 	watching atomic.Bool         // some fleet is (being) loaded: writes must be noted
+
+	// On a shared store (several replicas), the index also follows the
+	// change feed (searchfeed.go).
+	feed    bool
+	pos     string        // the feed position read up to ("": none yet); under refreshMu
+	begun   atomic.Uint64 // refreshes begun (numbered from 1)
+	covered uint64        // the number of the last refresh that completed; under refreshMu
 }
 
 // maxDirty bounds the dirty set between two searches; beyond it the index
@@ -68,19 +76,18 @@ func (x *searchIndex) markDirty(ids []string) {
 }
 
 // sync brings the index up to date for a search of fleetID: it loads the
-// fleet if needed and re-reads every dirty game session.
+// fleet if needed and re-reads every dirty game session. On a shared store
+// it also follows the change feed (syncShared).
 func (x *searchIndex) sync(ctx context.Context, st store.Store, fleetID string) error {
+	if x.feed {
+		return x.syncShared(ctx, st, fleetID)
+	}
 	x.refreshMu.Lock()
 	defer x.refreshMu.Unlock()
 	x.watching.Store(true) // before the View: writes it misses are noted
-	x.dirtyMu.Lock()
-	dirty, overflow := x.dirty, x.overflow
-	x.dirty, x.overflow = map[string]struct{}{}, false
-	x.dirtyMu.Unlock()
+	dirty, overflow := x.takeDirty()
 	if overflow {
-		x.mu.Lock()
-		x.fleets, x.where = map[string]*search.Table{}, map[string]string{}
-		x.mu.Unlock()
+		x.forget()
 	}
 	x.mu.RLock()
 	_, loaded := x.fleets[fleetID]
@@ -88,6 +95,29 @@ func (x *searchIndex) sync(ctx context.Context, st store.Store, fleetID string) 
 	if loaded && len(dirty) == 0 {
 		return nil
 	}
+	return x.reread(ctx, st, fleetID, loaded, dirty)
+}
+
+// takeDirty takes the dirty set, and whether it overflowed.
+func (x *searchIndex) takeDirty() (map[string]struct{}, bool) {
+	x.dirtyMu.Lock()
+	defer x.dirtyMu.Unlock()
+	dirty, overflow := x.dirty, x.overflow
+	x.dirty, x.overflow = map[string]struct{}{}, false
+	return dirty, overflow
+}
+
+// forget drops every fleet: each is loaded again on its next search.
+func (x *searchIndex) forget() {
+	x.mu.Lock()
+	x.fleets, x.where = map[string]*search.Table{}, map[string]string{}
+	x.mu.Unlock()
+}
+
+// reread reads, in one View, fleetID's ACTIVE sessions unless it is loaded
+// ("" loads none) and every dirty ID, and applies what it read. On an error
+// the dirty IDs are put back, for a later search.
+func (x *searchIndex) reread(ctx context.Context, st store.Store, fleetID string, loaded bool, dirty map[string]struct{}) error {
 	var fresh []*searchRecord // the fleet's ACTIVE sessions, when it is loaded now
 	changed := map[string]*searchRecord{}
 	err := st.View(ctx, func(tx store.Tx) error {

@@ -67,6 +67,12 @@ type Config struct {
 	DataDir string
 	// Timings overrides the default timers (zero fields keep the default).
 	Timings Timings
+	// Shared says that other Hoist replicas write the same store
+	// (PostgreSQL): the search index then also follows the store's change
+	// feed, so that it sees their game session writes (docs/sessions.md).
+	// Off, it notes only this replica's own writes, which is exact with one
+	// replica.
+	Shared bool
 }
 
 // Timings are the timers the sweep enforces.
@@ -103,6 +109,10 @@ type Timings struct {
 	// ProcessRetention is how long TERMINATED process records are kept.
 	// Default 24h.
 	ProcessRetention time.Duration
+	// SearchFollow is how often, on a shared store (Config.Shared), the
+	// search index reads the change feed between searches, so that a
+	// search finds little to read. Default 1s.
+	SearchFollow time.Duration
 }
 
 func (t Timings) withDefaults() Timings {
@@ -122,6 +132,7 @@ func (t Timings) withDefaults() Timings {
 	def(&t.CreatorRateWindow, time.Second)
 	def(&t.SessionRetention, 30*24*time.Hour)
 	def(&t.ProcessRetention, 24*time.Hour)
+	def(&t.SearchFollow, time.Second)
 	if t.MaxBadReports <= 0 {
 		t.MaxBadReports = 3
 	}
@@ -168,6 +179,12 @@ func New(cfg Config) (*Service, error) {
 		cfg.ReplicaID = "local"
 	}
 	s := &Service{cfg: cfg, t: cfg.Timings.withDefaults(), log: cfg.Logger, search: newSearchIndex()}
+	if cfg.Shared {
+		// Every replica watches, so that each records its writes for the
+		// others: before any write of this one.
+		cfg.Store.Watch(hosting.KindGameSession)
+		s.search.feed = true
+	}
 	s.cfg.Store = searchStore{Store: cfg.Store, idx: s.search} // keeps the search index current
 	return s, nil
 }

@@ -21,8 +21,10 @@ const leaseName = "sessions-sweep"
 const sweepBatch = 256
 
 // Run runs the background sweep every Timings.SweepInterval while this
-// replica holds the sweep lease, until ctx ends.
+// replica holds the sweep lease, until ctx ends (and, on a shared store,
+// the search index's reading of the change feed: followSearch).
 func (s *Service) Run(ctx context.Context) error {
+	defer s.followSearch(ctx)()
 	return store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
 		Interval: s.t.SweepInterval, TTL: s.t.LeaseTTL, Now: s.cfg.Now,
 		Work: s.Sweep, Log: s.log.With("loop", "sessions sweep")})

@@ -131,6 +131,10 @@ type Query struct {
 	// After is an opaque cursor returned as Next by a previous List with the
 	// same query: results continue strictly after it.
 	After string
+	// SkipHeld makes a List in a Claim pass over the records another
+	// transaction holds, instead of waiting for it to end (see
+	// Store.Claim). Elsewhere it changes nothing.
+	SkipHeld bool
 	// NoData makes List return the records without their Data (nil): the
 	// ID, the indexed columns and Seq only, so that a caller can learn
 	// which records exist, and which of them changed (a write that
@@ -184,6 +188,29 @@ type Store interface {
 	// error, which wins). A holder that paused past its lease therefore
 	// cannot commit as the holder, whoever took the lease meanwhile.
 	UpdateFenced(ctx context.Context, g Grant, fn func(tx Tx) error) error
+	// Leases returns the leases whose names begin with prefix that are
+	// held now by the store's clock (unexpired), in name order: who
+	// holds which shard of a sharded loop, and which replicas are alive
+	// (store.Shards).
+	Leases(ctx context.Context, prefix string) ([]Grant, error)
+	// Claim is Update for records that many callers take at once (a
+	// claim, the next item of a queue): in fn's transaction every record
+	// a Get or List returns is held by it until it ends. A Get or List
+	// meeting a record another transaction holds waits for it, except a
+	// List with Query.SkipHeld, which passes over it: concurrent Claims
+	// that list the same candidates that way take different ones
+	// instead of contending for the first (and a Claim that finds none
+	// lists again without SkipHeld before it concludes there is none).
+	// On the embedded stores, whose Updates run one at a time, it is
+	// Update. On PostgreSQL it runs at READ COMMITTED with row locks
+	// (SELECT ... FOR UPDATE [SKIP LOCKED]) rather than SERIALIZABLE, so
+	// fn must decide only from records it read through tx (Count is not
+	// held) and write only those, new ones, and records whose every
+	// writer holds one of those first: then no write is lost and no two
+	// Claims take one record. A List in fn returns Next whenever its page
+	// is full, even when no record follows (no record past the page is
+	// held).
+	Claim(ctx context.Context, fn func(tx Tx) error) error
 	// Watch adds kinds to those whose writes the change feed records. Call
 	// it before the writes that should be recorded (at start, on every
 	// replica alike); writes to other kinds cost the feed nothing.

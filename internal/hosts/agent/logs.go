@@ -3,17 +3,15 @@ package agent
 import (
 	"archive/zip"
 	"context"
-	"errors"
 	"io"
 	"io/fs"
 	"net/url"
 	"os"
-	"path"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/fleets/local"
+	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/hosts/hostproto"
 )
 
@@ -22,7 +20,6 @@ import (
 // and file bounds of hostproto.
 const (
 	maxLogFile = 100 << 20
-	gameMount  = "/local/game/"
 	outputName = "process-output.log"
 )
 
@@ -98,56 +95,12 @@ func (lz *logZip) addFile(name, path string) {
 }
 
 // addGameLogs adds the files (or trees) the log paths name under the game
-// root, read through an os.Root so nothing outside it is reached.
+// root (hosting.WalkGameLogs: nothing outside it is reached).
 func (lz *logZip) addGameLogs(root string, logPaths []string) {
-	if len(logPaths) == 0 {
-		return
-	}
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return
-	}
-	defer r.Close()
-	fsys := r.FS()
-	for _, lp := range logPaths {
-		rel, ok := gameRelative(lp)
-		if !ok {
-			continue
+	_ = hosting.WalkGameLogs(root, logPaths, func(name string, r io.Reader) error {
+		if !lz.add(name, r) {
+			return fs.SkipAll
 		}
-		err := fs.WalkDir(fsys, rel, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.Type().IsRegular() {
-				return err
-			}
-			f, err := fsys.Open(p)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			if !lz.add(path.Join("files", p), f) {
-				return errLimit
-			}
-			return nil
-		})
-		if errors.Is(err, errLimit) {
-			return
-		}
-	}
-}
-
-var errLimit = errors.New("log limit reached")
-
-// gameRelative maps a log path as the game gave it (relative to its
-// build, or under /local/game) to a path relative to the game root.
-func gameRelative(p string) (string, bool) {
-	p = filepath.ToSlash(p)
-	if strings.HasPrefix(p, gameMount) {
-		p = strings.TrimPrefix(p, gameMount)
-	} else if path.IsAbs(p) {
-		return "", false
-	}
-	p = path.Clean(p)
-	if p == "." || p == ".." || strings.HasPrefix(p, "../") {
-		return "", false
-	}
-	return p, true
+		return nil
+	})
 }

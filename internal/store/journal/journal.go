@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"maps"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -411,6 +413,30 @@ func (s *Store) UpdateFenced(ctx context.Context, g store.Grant, fn func(tx stor
 		}
 		return nil
 	})
+}
+
+// Leases returns the leases whose names begin with prefix, unexpired by
+// the store's clock, as of the last durable batch (what a View sees).
+func (s *Store) Leases(ctx context.Context, prefix string) ([]store.Grant, error) {
+	if err := s.gate.Begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.gate.Leave()
+	now, _ := store.LeaseTimes(s.opts.Now(), 0)
+	var out []store.Grant
+	for name, l := range s.durable.Load().leases {
+		if strings.HasPrefix(name, prefix) && l.expires > now {
+			out = append(out, store.Grant{Name: name, Holder: l.holder, Term: l.term, Expires: time.Unix(0, l.expires)})
+		}
+	}
+	slices.SortFunc(out, func(a, b store.Grant) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Claim is Update: Updates run one at a time, so a List never meets a
+// record another transaction holds.
+func (s *Store) Claim(ctx context.Context, fn func(tx store.Tx) error) error {
+	return s.Update(ctx, fn)
 }
 
 // Watch adds kinds to those the change feed records.

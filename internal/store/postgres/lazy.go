@@ -11,17 +11,48 @@ import (
 // lazyTx is a transaction on a connection that begins with its first
 // statement: the statements that begin it (BEGIN, and LOCK for a serial
 // Update) go in the same round trip as that statement, as one pgx batch.
-// A function that runs no statement costs no round trip.
+// A function that runs no statement costs no round trip. Writes whose
+// answer is only "done" (Put) may be deferred: they go in the batch of the
+// next statement, or of COMMIT, so that an Update's writes cost no round
+// trip of their own.
 type lazyTx struct {
 	c     *pgx.Conn
 	begin []string
 	begun bool
+	// deferred are the writes not sent yet, in order.
+	deferred []deferredWrite
 }
 
+// deferredWrite is a write sent with the next statement; op names it in
+// an error.
+type deferredWrite struct {
+	op, sql string
+	args    []any
+}
+
+// writeError is the error of a deferred write, reported by the statement
+// whose batch carried it.
+type writeError struct {
+	op  string
+	err error
+}
+
+func (e *writeError) Error() string { return e.op + ": " + e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
+
+// Defer queues a write to go with the next statement.
+func (l *lazyTx) Defer(op, sql string, args ...any) {
+	l.deferred = append(l.deferred, deferredWrite{op: op, sql: sql, args: args})
+}
+
+// direct reports whether a statement can go on its own: the transaction
+// has begun and no write waits.
+func (l *lazyTx) direct() bool { return l.begun && len(l.deferred) == 0 }
+
 // Query runs a statement that returns rows, beginning the transaction
-// with it when it is the first.
+// and sending the deferred writes with it.
 func (l *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if l.begun {
+	if l.direct() {
 		return l.c.Query(ctx, sql, args...)
 	}
 	br, err := l.send(ctx, sql, args)
@@ -36,9 +67,9 @@ func (l *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 }
 
 // Exec runs a statement that returns no rows, beginning the transaction
-// with it when it is the first.
+// and sending the deferred writes with it.
 func (l *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if l.begun {
+	if l.direct() {
 		return l.c.Exec(ctx, sql, args...)
 	}
 	br, err := l.send(ctx, sql, args)
@@ -52,31 +83,54 @@ func (l *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 	return tag, err
 }
 
-// send sends the beginning statements and the first one as a batch, and
-// reads the beginning statements' results.
+// send sends the beginning statements (the first time), the deferred
+// writes and the statement as a batch, and reads the results of all but
+// the statement. A deferred write that failed is returned as a
+// *writeError (the transaction is then aborted).
 func (l *lazyTx) send(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
-	l.begun = true
 	b := &pgx.Batch{}
-	for _, s := range l.begin {
-		b.Queue(s)
+	begin := 0
+	if !l.begun {
+		for _, s := range l.begin {
+			b.Queue(s)
+		}
+		begin = len(l.begin)
+	}
+	for _, w := range l.deferred {
+		b.Queue(w.sql, w.args...)
 	}
 	b.Queue(sql, args...)
+	writes := l.deferred
+	l.begun, l.deferred = true, nil
 	br := l.c.SendBatch(ctx, b)
-	for range l.begin {
+	for range begin {
 		if _, err := br.Exec(); err != nil {
 			return nil, errors.Join(err, br.Close())
+		}
+	}
+	for _, w := range writes {
+		if _, err := br.Exec(); err != nil {
+			return nil, errors.Join(&writeError{op: w.op, err: err}, br.Close())
 		}
 	}
 	return br, nil
 }
 
-// end ends the transaction with sql (COMMIT or ROLLBACK) when it began;
-// ok reports that it had.
+// end ends the transaction with sql (COMMIT or ROLLBACK) when it began or
+// has deferred writes; ok reports that it had. ROLLBACK drops the deferred
+// writes; COMMIT sends them with it.
 func (l *lazyTx) end(ctx context.Context, sql string) (tag pgconn.CommandTag, ok bool, err error) {
-	if !l.begun {
-		return tag, false, nil
+	if sql != "COMMIT" {
+		l.deferred = nil
 	}
-	tag, err = l.c.Exec(ctx, sql)
+	switch {
+	case !l.begun && len(l.deferred) == 0:
+		return tag, false, nil
+	case l.direct():
+		tag, err = l.c.Exec(ctx, sql)
+		return tag, true, err
+	}
+	tag, err = l.Exec(ctx, sql)
 	return tag, true, err
 }
 

@@ -43,6 +43,12 @@ var sqlAcquire = `INSERT INTO hoist_leases AS l (name, holder, term, expires) VA
 var sqlFence = `SELECT 1 FROM hoist_leases WHERE name = $1 AND holder = $2 AND term = $3
 	AND expires > ` + dbNow("$4") + ` FOR SHARE`
 
+// sqlLeases lists the leases held now whose names begin with a prefix
+// (the table holds a row per lease name ever used: a few hundred).
+// Arguments: prefix, clock shift.
+var sqlLeases = `SELECT name, holder, term, expires FROM hoist_leases
+	WHERE substring(name FROM 1 FOR length($1::bytea)) = $1::bytea AND expires > ` + dbNow("$2") + ` ORDER BY name`
+
 // maxTTL bounds a lease's ttl so that now+ttl stays within int64.
 const maxTTL = 100 * 365 * 24 * time.Hour
 
@@ -96,7 +102,7 @@ func (s *Store) lease(ctx context.Context, sql string, args ...any) (term, expir
 // as its last statement that g still holds (sqlFence), and otherwise rolls
 // back with store.ErrLeaseLost.
 func (s *Store) UpdateFenced(ctx context.Context, g store.Grant, fn func(tx store.Tx) error) error {
-	return s.update(ctx, &g, fn)
+	return s.update(ctx, &g, false, fn)
 }
 
 // checkFence runs sqlFence in the transaction.
@@ -112,4 +118,33 @@ func (tx *writeTx) checkFence(ctx context.Context, g *store.Grant) error {
 		return store.ErrLeaseLost
 	}
 	return nil
+}
+
+// Leases returns the leases whose names begin with prefix, unexpired by
+// the database's clock, in name order.
+func (s *Store) Leases(ctx context.Context, prefix string) ([]store.Grant, error) {
+	if err := s.gate.Begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.gate.Leave()
+	rows, err := s.pool.Query(ctx, sqlLeases, []byte(prefix), s.shift())
+	if err != nil {
+		return nil, connErr(ctx, "leases", err)
+	}
+	defer rows.Close()
+	var out []store.Grant
+	for rows.Next() {
+		var name, holder []byte
+		var g store.Grant
+		var expires int64
+		if err := rows.Scan(&name, &holder, &g.Term, &expires); err != nil {
+			return nil, connErr(ctx, "leases", err)
+		}
+		g.Name, g.Holder, g.Expires = string(name), string(holder), time.Unix(0, expires)
+		out = append(out, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, connErr(ctx, "leases", err)
+	}
+	return out, nil
 }

@@ -79,7 +79,7 @@ func TestQueryPlans(t *testing.T) {
 // explain returns the plan of q's List statement.
 func explain(t *testing.T, s *Store, q store.Query) string {
 	t.Helper()
-	p, err := planQuery(q, false)
+	p, err := planQuery(q, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,8 @@ import (
 // shapes below are parsed and planned once per connection.
 const (
 	sqlGet = `SELECT parent, key, rank, seq, data FROM hoist_records WHERE kind = $1 AND id = $2`
+	// A Claim's Get holds the row it reads.
+	sqlGetForUpdate = sqlGet + ` FOR UPDATE`
 
 	sqlInsert = `INSERT INTO hoist_records (kind, id, parent, key, rank, data) VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (kind, id) DO NOTHING`
@@ -49,6 +51,9 @@ type shape struct {
 	desc                 bool
 	after                bool
 	noData               bool
+	// lock: a Claim's List, which holds the rows it returns; skip: one
+	// that passes over those other transactions hold.
+	lock, skip bool
 }
 
 // sql returns the statement text of k.
@@ -81,6 +86,12 @@ func (k shape) sql() string {
 	}
 	b.WriteString(orderSQL(k.order, k.desc))
 	b.WriteString(` LIMIT ` + arg())
+	switch {
+	case k.lock && k.skip:
+		b.WriteString(` FOR UPDATE SKIP LOCKED`)
+	case k.lock:
+		b.WriteString(` FOR UPDATE`)
+	}
 	return b.String()
 }
 
@@ -131,11 +142,12 @@ type plan struct {
 }
 
 // planQuery turns q into a statement shape and its arguments. A List
-// fetches one record more than Limit to learn whether there is a next page.
-func planQuery(q store.Query, count bool) (plan, error) {
+// fetches one record more than Limit to learn whether there is a next
+// page, except a locking one (lock), which would hold that record too.
+func planQuery(q store.Query, count, lock bool) (plan, error) {
 	desc := q.Desc && (q.Order == store.OrderID || q.Order == store.OrderCreated)
 	p := plan{shape: shape{count: count, parent: q.HasParent, key: q.HasKey, rankMax: q.HasRankMax,
-		order: q.Order, desc: desc, noData: q.NoData && !count}}
+		order: q.Order, desc: desc, noData: q.NoData && !count, lock: lock && !count, skip: lock && !count && q.SkipHeld}}
 	p.args = make([]any, 1, 8)
 	p.args[0] = string(q.Kind)
 	if q.HasParent {
@@ -162,10 +174,14 @@ func planQuery(q store.Query, count bool) (plan, error) {
 		p.shape.after = true
 		p.args = cursorArgs(c, p.args)
 	}
-	if q.Limit > 0 {
+	switch {
+	case q.Limit > 0 && p.shape.lock:
+		p.limit = min(q.Limit, math.MaxInt32-1)
+		p.args = append(p.args, p.limit)
+	case q.Limit > 0:
 		p.limit = min(q.Limit, math.MaxInt32-1)
 		p.args = append(p.args, p.limit+1)
-	} else {
+	default:
 		p.args = append(p.args, nil) // LIMIT NULL: all
 	}
 	return p, nil
@@ -183,9 +199,9 @@ func cursorArgs(c store.Cursor, args []any) []any {
 	}
 }
 
-// getRecord reads one record.
-func getRecord(ctx context.Context, q querier, kind store.Kind, id string) (store.Record, error) {
-	rows, err := q.Query(ctx, sqlGet, string(kind), []byte(id))
+// getRecord reads one record with sql (sqlGet or sqlGetForUpdate).
+func getRecord(ctx context.Context, q querier, sql string, kind store.Kind, id string) (store.Record, error) {
+	rows, err := q.Query(ctx, sql, string(kind), []byte(id))
 	if err != nil {
 		return store.Record{}, err
 	}
@@ -206,9 +222,9 @@ func getRecord(ctx context.Context, q querier, kind store.Kind, id string) (stor
 	return rec, rows.Err()
 }
 
-// listRecords runs a List query.
-func listRecords(ctx context.Context, q querier, sq store.Query) ([]store.Record, string, error) {
-	p, err := planQuery(sq, false)
+// listRecords runs a List query; lock: a Claim's (see shape.lock).
+func listRecords(ctx context.Context, q querier, sq store.Query, lock bool) ([]store.Record, string, error) {
+	p, err := planQuery(sq, false, lock)
 	if err != nil {
 		return nil, "", err
 	}
@@ -233,6 +249,9 @@ func listRecords(ctx context.Context, q querier, sq store.Query) ([]store.Record
 	if err := rows.Err(); err != nil {
 		return nil, "", err
 	}
+	if p.shape.lock && p.limit > 0 && len(recs) == p.limit {
+		return recs, store.EncodeCursor(p.shape.order, p.shape.desc, &recs[p.limit-1]), nil
+	}
 	if p.limit == 0 || len(recs) <= p.limit {
 		return recs, "", nil
 	}
@@ -242,7 +261,7 @@ func listRecords(ctx context.Context, q querier, sq store.Query) ([]store.Record
 
 // countRecords runs a Count query.
 func countRecords(ctx context.Context, q querier, sq store.Query) (int, error) {
-	p, err := planQuery(sq, true)
+	p, err := planQuery(sq, true, false)
 	if err != nil {
 		return 0, err
 	}

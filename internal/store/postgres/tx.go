@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -33,13 +34,21 @@ var (
 // Update runs fn in a SERIALIZABLE transaction, running it again when the
 // transaction loses a serialization race (see the package documentation).
 func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
-	return s.update(ctx, nil, fn)
+	return s.update(ctx, nil, false, fn)
+}
+
+// Claim runs fn in a READ COMMITTED transaction whose reads lock the rows
+// they return (Get: FOR UPDATE; List: FOR UPDATE SKIP LOCKED), running it
+// again after a deadlock (see store.Store.Claim).
+func (s *Store) Claim(ctx context.Context, fn func(tx store.Tx) error) error {
+	return s.update(ctx, nil, true, fn)
 }
 
 // update runs fn in attempts until one commits, fails for another reason
 // than a serialization failure or a deadlock, or MaxAttempts ran. A
-// non-nil fence is checked before COMMIT (UpdateFenced).
-func (s *Store) update(ctx context.Context, fence *store.Grant, fn func(tx store.Tx) error) error {
+// non-nil fence is checked before COMMIT (UpdateFenced); claim runs the
+// attempts as Claim transactions.
+func (s *Store) update(ctx context.Context, fence *store.Grant, claim bool, fn func(tx store.Tx) error) error {
 	if err := s.gate.Begin(ctx); err != nil {
 		return err
 	}
@@ -52,7 +61,7 @@ func (s *Store) update(ctx context.Context, fence *store.Grant, fn func(tx store
 				return err
 			}
 		}
-		err, again := s.attempt(ctx, fence, fn, attempt >= serialAfter)
+		err, again := s.attempt(ctx, fence, fn, claim, attempt >= serialAfter)
 		if !again {
 			if err == nil {
 				s.stats.commits.Add(1)
@@ -81,15 +90,12 @@ func pause(ctx context.Context, attempt int) error {
 // attempt runs fn once in a transaction. again reports that it lost a
 // serialization race or a deadlock and may be run again; then nothing it
 // wrote was kept.
-func (s *Store) attempt(ctx context.Context, fence *store.Grant, fn func(tx store.Tx) error, serial bool) (err error, again bool) {
+func (s *Store) attempt(ctx context.Context, fence *store.Grant, fn func(tx store.Tx) error, claim, serial bool) (err error, again bool) {
 	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return connErr(ctx, "connect", err), false
 	}
-	tx := &writeTx{s: s, c: &lazyTx{c: pc.Conn(), begin: beginUpdate}}
-	if serial {
-		tx.c.begin = beginSerial
-	}
+	tx := &writeTx{s: s, c: &lazyTx{c: pc.Conn(), begin: beginStatements(claim, serial)}, claim: claim}
 	committed := false
 	defer func() {
 		tx.done.Store(true)
@@ -129,11 +135,28 @@ func (s *Store) attempt(ctx context.Context, fence *store.Grant, fn func(tx stor
 // ROW SHARE request behind a waiting EXCLUSIVE one, so the serial Update
 // waits only for the Updates already running. LOCK takes no snapshot:
 // the first statement after it does, once the lock is granted.
+// A Claim takes the same lock: an Update run alone does not meet one.
 var (
-	beginUpdate = []string{"BEGIN ISOLATION LEVEL SERIALIZABLE", "LOCK TABLE hoist_serial IN ROW SHARE MODE"}
-	beginSerial = []string{"BEGIN ISOLATION LEVEL SERIALIZABLE", "LOCK TABLE hoist_serial IN EXCLUSIVE MODE"}
-	beginView   = []string{"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"}
+	beginUpdate      = []string{"BEGIN ISOLATION LEVEL SERIALIZABLE", "LOCK TABLE hoist_serial IN ROW SHARE MODE"}
+	beginSerial      = []string{"BEGIN ISOLATION LEVEL SERIALIZABLE", "LOCK TABLE hoist_serial IN EXCLUSIVE MODE"}
+	beginClaim       = []string{"BEGIN ISOLATION LEVEL READ COMMITTED", "LOCK TABLE hoist_serial IN ROW SHARE MODE"}
+	beginClaimSerial = []string{"BEGIN ISOLATION LEVEL READ COMMITTED", "LOCK TABLE hoist_serial IN EXCLUSIVE MODE"}
+	beginView        = []string{"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"}
 )
+
+// beginStatements returns the statements that begin an Update's (or a
+// Claim's) transaction, run alone when serial.
+func beginStatements(claim, serial bool) []string {
+	switch {
+	case claim && serial:
+		return beginClaimSerial
+	case claim:
+		return beginClaim
+	case serial:
+		return beginSerial
+	}
+	return beginUpdate
+}
 
 // View runs fn in a REPEATABLE READ READ ONLY transaction: one snapshot
 // for the whole function.
@@ -198,6 +221,8 @@ type writeTx struct {
 	// serialization failure or a deadlock.
 	err      error
 	conflict bool
+	// claim: a Claim's transaction, whose reads lock what they return.
+	claim bool
 }
 
 var _ store.Tx = (*writeTx)(nil)
@@ -212,8 +237,13 @@ func (tx *writeTx) check(ctx context.Context) error {
 	return tx.err
 }
 
-// fail records a statement's error: the transaction is aborted.
+// fail records a statement's error: the transaction is aborted. The
+// error of a deferred write sent with the statement is reported as that
+// write's.
 func (tx *writeTx) fail(ctx context.Context, op string, err error) error {
+	if we := (*writeError)(nil); errors.As(err, &we) {
+		op, err = we.op, we.err
+	}
 	if retryable(err) {
 		tx.conflict = true
 	}
@@ -228,7 +258,11 @@ func (tx *writeTx) Get(ctx context.Context, kind store.Kind, id string) (store.R
 	if err := tx.check(ctx); err != nil {
 		return store.Record{}, err
 	}
-	rec, err := getRecord(ctx, tx.c, kind, id)
+	sql := sqlGet
+	if tx.claim {
+		sql = sqlGetForUpdate
+	}
+	rec, err := getRecord(ctx, tx.c, sql, kind, id)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return rec, tx.fail(ctx, "get "+string(kind)+"/"+id, err)
 	}
@@ -239,7 +273,7 @@ func (tx *writeTx) List(ctx context.Context, q store.Query) ([]store.Record, str
 	if err := tx.check(ctx); err != nil {
 		return nil, "", err
 	}
-	recs, next, err := listRecords(ctx, tx.c, q)
+	recs, next, err := listRecords(ctx, tx.c, q, tx.claim)
 	if err != nil && !errors.Is(err, store.ErrInvalidCursor) {
 		return nil, "", tx.fail(ctx, "list "+string(q.Kind), err)
 	}
@@ -290,13 +324,20 @@ func (tx *writeTx) Insert(ctx context.Context, rec store.Record) error {
 	return err
 }
 
+// Put is deferred: it goes to the database with the transaction's next
+// statement or its COMMIT (a failure shows there), so that writes cost no
+// round trip of their own.
 func (tx *writeTx) Put(ctx context.Context, rec store.Record) error {
+	if err := tx.check(ctx); err != nil {
+		return err
+	}
 	sql := sqlPut
 	if tx.s.isWatched(rec.Kind) {
 		sql = sqlPutWatched
 	}
-	_, err := tx.exec(ctx, "put "+string(rec.Kind)+"/"+rec.ID, sql, recordArgs(&rec)...)
-	return err
+	rec.Data = bytes.Clone(rec.Data) // the caller may reuse its buffer once Put returns
+	tx.c.Defer("put "+string(rec.Kind)+"/"+rec.ID, sql, recordArgs(&rec)...)
+	return nil
 }
 
 func (tx *writeTx) Delete(ctx context.Context, kind store.Kind, id string) error {
@@ -366,7 +407,7 @@ func (tx *readTx) Get(ctx context.Context, kind store.Kind, id string) (store.Re
 	if err := tx.check(ctx); err != nil {
 		return store.Record{}, err
 	}
-	rec, err := getRecord(ctx, tx.c, kind, id)
+	rec, err := getRecord(ctx, tx.c, sqlGet, kind, id)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return rec, connErr(ctx, "get "+string(kind)+"/"+id, err)
 	}
@@ -377,7 +418,7 @@ func (tx *readTx) List(ctx context.Context, q store.Query) ([]store.Record, stri
 	if err := tx.check(ctx); err != nil {
 		return nil, "", err
 	}
-	recs, next, err := listRecords(ctx, tx.c, q)
+	recs, next, err := listRecords(ctx, tx.c, q, false)
 	if err != nil && !errors.Is(err, store.ErrInvalidCursor) {
 		return nil, "", connErr(ctx, "list "+string(q.Kind), err)
 	}

@@ -33,6 +33,7 @@ const (
 	stmtDelete
 	stmtLease
 	stmtLeaseHeld
+	stmtLeases
 	stmtSaveSeq
 )
 
@@ -75,6 +76,7 @@ var fixedSQL = [...]string{
 		RETURNING term`,
 	// Is the lease still held in a term, unexpired? (UpdateFenced)
 	stmtLeaseHeld: `SELECT 1 FROM leases WHERE name = ? AND holder = ? AND term = ? AND expires > ?`,
+	stmtLeases:    `SELECT name, holder, term, expires FROM leases WHERE expires > ? ORDER BY name`,
 	stmtSaveSeq:   `UPDATE meta SET value = ? WHERE name = 'seq'`,
 }
 

@@ -3,11 +3,14 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -335,6 +338,43 @@ func (s *Store) UpdateFenced(ctx context.Context, g store.Grant, fn func(tx stor
 		}
 		return err
 	})
+}
+
+// Leases returns the leases whose names begin with prefix, unexpired by
+// the store's clock, in name order (read on a read connection).
+func (s *Store) Leases(ctx context.Context, prefix string) ([]store.Grant, error) {
+	if err := s.gate.Begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.gate.Leave()
+	now, _ := store.LeaseTimes(s.now(), 0)
+	var out []store.Grant
+	err := s.view(ctx, func(tx *readTx) error {
+		rows, err := tx.c.query(stmtKey{fixed: stmtLeases}, []any{now})
+		if err != nil {
+			return dbErr("leases", err)
+		}
+		defer rows.Close()
+		var v [4]driver.Value
+		for {
+			switch err := rows.Next(v[:]); {
+			case err == io.EOF:
+				return nil
+			case err != nil:
+				return dbErr("leases", err)
+			}
+			if name := text(v[0]); strings.HasPrefix(name, prefix) {
+				out = append(out, store.Grant{Name: name, Holder: text(v[1]), Term: integer(v[2]), Expires: time.Unix(0, integer(v[3]))})
+			}
+		}
+	})
+	return out, err
+}
+
+// Claim is Update: the writer runs Updates one at a time, so a List never
+// meets a record another transaction holds.
+func (s *Store) Claim(ctx context.Context, fn func(tx store.Tx) error) error {
+	return s.Update(ctx, fn)
 }
 
 // Watch adds kinds to those the change feed records.

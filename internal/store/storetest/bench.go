@@ -19,10 +19,16 @@ type Counted struct {
 
 // Benchmarks runs the store benchmarks every backend shares against the
 // stores open returns (each one fresh and empty): Update (put, insert),
-// ClaimPattern and ViewGet, each with one caller and with many.
+// ClaimPattern (in an Update), Claim (the same in a Claim) and ViewGet,
+// each with one caller and with many.
 func Benchmarks(b *testing.B, open func(b *testing.B) Counted) {
 	b.Run("Update", func(b *testing.B) { benchUpdate(b, open) })
-	b.Run("ClaimPattern", func(b *testing.B) { benchClaimPattern(b, open) })
+	b.Run("ClaimPattern", func(b *testing.B) {
+		benchClaimPattern(b, open, func(s store.Store) func(context.Context, func(store.Tx) error) error { return s.Update })
+	})
+	b.Run("Claim", func(b *testing.B) {
+		benchClaimPattern(b, open, func(s store.Store) func(context.Context, func(store.Tx) error) error { return s.Claim })
+	})
 	b.Run("ViewGet", func(b *testing.B) { benchViewGet(b, open) })
 }
 
@@ -104,8 +110,9 @@ func benchUpdate(b *testing.B, open func(b *testing.B) Counted) {
 }
 
 // benchClaimPattern: the FleetIQ claim, in parallel: find the first free
-// game server through the (kind, parent, key, rank) index, mark it taken.
-func benchClaimPattern(b *testing.B, open func(b *testing.B) Counted) {
+// game server through the (kind, parent, key, rank) index, mark it taken,
+// in the transaction run gives (Update or Claim).
+func benchClaimPattern(b *testing.B, open func(b *testing.B) Counted, run func(store.Store) func(context.Context, func(store.Tx) error) error) {
 	for _, bc := range benchCases {
 		b.Run(bc.name, func(b *testing.B) {
 			s := open(b)
@@ -113,8 +120,9 @@ func benchClaimPattern(b *testing.B, open func(b *testing.B) Counted) {
 			fillFree(b, s, b.N)
 			free := store.Query{Kind: "GameServer", Parent: "group", HasParent: true,
 				Key: "free", HasKey: true, Order: store.OrderRankAsc, Limit: 1}
+			update := run(s.Store)
 			runBench(b, s, bc.parallelism, "updates/s", func(w, i int) error {
-				return s.Update(ctx, func(tx store.Tx) error {
+				return update(ctx, func(tx store.Tx) error {
 					recs, _, err := tx.List(ctx, free)
 					if err != nil {
 						return err

@@ -22,6 +22,7 @@ var changeTests = []test{
 	{"ConcurrentWriters", plain(testChangesConcurrent)},
 	{"BadPosition", plain(testChangesBadPosition)},
 	{"CatchUp", plain(testChangesCatchUp)},
+	{"PageReadAgain", plain(testChangesPageAgain)},
 }
 
 // changes reads the feed once and fails the test on an error.
@@ -365,5 +366,53 @@ func testChangesCatchUp(t *testing.T, s store.Store) {
 	want := map[string]string{"old": "2", "between": "1", "after": "1"}
 	if fmt.Sprint(cache) != fmt.Sprint(want) {
 		t.Errorf("cache = %v, want %v", cache, want)
+	}
+}
+
+// testChangesPageAgain: a page read again from the same position, after
+// more writes, starts with the same records in the same order (each as
+// it is now), so that a place inside a page can be named by the page's
+// position and a count (the live event stream's ids do).
+func testChangesPageAgain(t *testing.T, s store.Store) {
+	s.Watch(kindItem)
+	_, pos := changes(t, s, "", 0)
+	_, pos = drain(t, s, pos, 0) // a position read up to, not a head
+	for _, id := range []string{"a", "b", "c"} {
+		insert(t, s, store.Record{Kind: kindItem, ID: id, Data: []byte("1")})
+	}
+	var first []store.Change
+	deadline := time.Now().Add(watchdog)
+	for len(first) == 0 {
+		first, _ = changes(t, s, pos, 2, kindItem)
+		if len(first) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("the change feed did not deliver a write within %v", watchdog)
+			}
+			time.Sleep(5 * time.Millisecond) // the feed waits for another transaction to end
+		}
+	}
+	err := s.Update(t.Context(), func(tx store.Tx) error {
+		if err := tx.Delete(t.Context(), kindItem, "a"); err != nil {
+			return err
+		}
+		if err := tx.Put(t.Context(), store.Record{Kind: kindItem, ID: "b", Data: []byte("2")}); err != nil {
+			return err
+		}
+		return tx.Insert(t.Context(), store.Record{Kind: kindItem, ID: "d"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := changes(t, s, pos, 2, kindItem)
+	if len(again) < len(first) {
+		t.Fatalf("read again: %q, want it to start with the records of %q", describe(again), describe(first))
+	}
+	for i, c := range first {
+		if again[i].Record.ID != c.Record.ID {
+			t.Fatalf("read again: %q, want it to start with the records of %q", describe(again), describe(first))
+		}
+	}
+	if again[0].Record.ID != "a" || !again[0].Deleted {
+		t.Errorf("read again: %q, want a first, deleted now", describe(again))
 	}
 }

@@ -14,6 +14,7 @@ var recordTests = []test{
 	{"InsertGet", plain(testInsertGet)},
 	{"InsertExists", plain(testInsertExists)},
 	{"Put", plain(testPut)},
+	{"PutKeepsItsData", plain(testPutKeepsItsData)},
 	{"Delete", plain(testDelete)},
 	{"KindsAreSeparate", plain(testKindsAreSeparate)},
 	{"DataShapes", plain(testDataShapes)},
@@ -28,6 +29,28 @@ var seqTests = []test{
 	{"IgnoredOnInput", plain(testSeqIgnoredOnInput)},
 	{"NewAfterDelete", plain(testSeqNewAfterDelete)},
 	{"VisibleInTx", plain(testSeqVisibleInTx)},
+}
+
+// testPutKeepsItsData: a Put stores the Data it was given, whatever the
+// caller does with its buffer after Put returned (PostgreSQL sends Puts
+// with the transaction's next statement).
+func testPutKeepsItsData(t *testing.T, s store.Store) {
+	buf := []byte("first")
+	err := s.Update(t.Context(), func(tx store.Tx) error {
+		if err := tx.Put(t.Context(), store.Record{Kind: kindItem, ID: "a", Data: buf}); err != nil {
+			return err
+		}
+		copy(buf, "XXXXX")
+		buf = append(buf[:0], "second"...)
+		return tx.Put(t.Context(), store.Record{Kind: kindItem, ID: "b", Data: buf})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(buf, "YYYYYY")
+	if a, b := mustGet(t, s, kindItem, "a"), mustGet(t, s, kindItem, "b"); string(a.Data) != "first" || string(b.Data) != "second" {
+		t.Errorf("stored %q and %q, want first and second", a.Data, b.Data)
+	}
 }
 
 func testGetMissing(t *testing.T, s store.Store) {

@@ -16,8 +16,9 @@
 // twice). It checks record semantics and errors, Seq assignment, every query
 // filter and order, cursor pagination (also while the data changes between
 // pages), rollback, snapshot isolation of View, serializability of concurrent
-// Updates, leases (their terms, and fenced Updates), the change feed, Close
-// and context cancellation.
+// Updates, leases (their terms, fenced Updates, and listing them), Claims
+// (concurrent claimers take distinct records, none is lost, alongside
+// Updates), the change feed, Close and context cancellation.
 //
 // Besides the documented store.Store contract the suite requires:
 //   - a View does not block Updates, and Updates do not block a View;
@@ -116,6 +117,8 @@ func Run(t *testing.T, open Opener) {
 		{"Concurrency", concurrencyTests},
 		{"Lease", leaseTests},
 		{"LeaseTerms", termTests},
+		{"Leases", leasesTests},
+		{"Claim", claimTests},
 		{"Changes", changeTests},
 		{"Lifecycle", lifecycleTests},
 	}
