@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
@@ -284,4 +285,30 @@ func TestPoolHostSurvivesHoistRestart(t *testing.T) {
 	eventually(t, waitShort, "the killed process replaced", func() (bool, string) {
 		return len(procs()) > started, fmt.Sprint(len(procs()), " process outputs")
 	})
+}
+
+// TestFleetTakesItsFirstHostAtOnce: a fleet created while no host can
+// take an instance (Hoist's own machine runs none: --local-hosting off)
+// stays NEW, and becomes ACTIVE as soon as a host enrols, without waiting
+// for the reconciler's next interval (an hour here): a host's Hello wakes
+// it. It stayed NEW before.
+func TestFleetTakesItsFirstHostAtOnce(t *testing.T) {
+	ip := "127.0.0.1"
+	h := hoisttest.Start(t, hoisttest.Options{Args: []string{"--addr", ip + ":0", "--tls-addr", ip + ":0", "--instance-ip", ip,
+		"--local-hosting", "off", "--timings", strings.Join(append(append([]string{}, timings...), "fleets.reconcile=1h"), ","),
+		"--process-env", strings.Join(processEnv, ","), "--log-level", "debug"}})
+	e := &env{h: h, gl: h.V2(), ctx: hoisttest.Context(t, 5*time.Minute), bin: hoisttest.Binary(t)}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("hoist log:\n%s", tail(withoutRequests(h.Log()), 200))
+		}
+	})
+	build := e.uploadGameServer(t, "first-host")
+	fleet := e.createFleet(t, build)
+	out, err := e.gl.DescribeFleetAttributes(e.ctx, &gl.DescribeFleetAttributesInput{FleetIds: []string{fleet}})
+	if err != nil || len(out.FleetAttributes) != 1 || out.FleetAttributes[0].Status != types.FleetStatusNew {
+		t.Fatalf("a fleet no host can take: %+v, %v; want NEW", out, err)
+	}
+	e.startAgent(t, agentSpec{pool: "lo", location: "us-west-2", addr: "127.0.0.2", instances: "c5.large=1", command: exec.CommandContext})
+	e.waitLocationActive(t, fleet, "us-west-2")
 }

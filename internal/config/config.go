@@ -122,6 +122,10 @@ type Config struct {
 	// DNSSuffix is the domain game sessions' and computes' DNS names are
 	// made under (GameLift's pattern, e.g. ec2-127-0-0-1.<region>.<suffix>).
 	DNSSuffix string
+	// Clock is ClockReal, or ClockManual: the time of game sessions,
+	// placements, tickets, claims and scaling stands still until an admin
+	// action advances it (docs/clock.md).
+	Clock string
 
 	// credentialsInline is $HOIST_CREDENTIALS, read into Credentials.
 	credentialsInline string
@@ -178,6 +182,12 @@ const (
 	JournalBuffered = "buffered"
 )
 
+// Values of Clock.
+const (
+	ClockReal   = "real"
+	ClockManual = "manual"
+)
+
 // Values of LocalHosting.
 const (
 	LocalAgent     = "agent"
@@ -207,6 +217,11 @@ func (c *Config) check() error {
 	}
 	if c.LocalOrphanTimeout < 0 {
 		return fmt.Errorf("--local-orphan-timeout %s: must not be negative", c.LocalOrphanTimeout)
+	}
+	switch c.Clock {
+	case "", ClockReal, ClockManual:
+	default:
+		return fmt.Errorf("--clock %q: want %s or %s", c.Clock, ClockReal, ClockManual)
 	}
 	switch c.JournalWrites {
 	case "", JournalDirect, JournalBuffered:

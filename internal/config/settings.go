@@ -163,6 +163,9 @@ var settings = []Setting{
 	{Env: "HOIST_READY_FILE",
 		Help:  "once serving, write the bound addresses as JSON to this file (for tests and scripts)",
 		value: str(func(c *Config) *string { return &c.ReadyFile })},
+	{Flag: "clock", Env: "HOIST_CLOCK", Default: ClockReal,
+		Help:  "real, or manual: Hoist's clock stands still until hoist admin clock advance moves it (tests of timeouts, expansions and retention; see docs/clock.md)",
+		value: str(func(c *Config) *string { return &c.Clock })},
 }
 
 // Settings returns every setting, in declaration order.

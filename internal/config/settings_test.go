@@ -59,6 +59,7 @@ func TestEveryFlagHasItsVariable(t *testing.T) {
 		"HOIST_LOCAL_HOSTING": "off", "HOIST_LOCAL_ORPHAN_TIMEOUT": "1m",
 		"HOIST_PLACEMENT_COSTS": "c5.large=0.085,c5.large/SPOT=0.03",
 		"HOIST_DATABASE_URL":    "postgres://h/db",
+		"HOIST_CLOCK":           "manual",
 	}
 	// Settings that need another one set as well.
 	with := map[string]map[string]string{"HOIST_DATABASE_URL": {"HOIST_STORE": "postgres"}}

@@ -60,6 +60,9 @@ func (s *Service) hello(ctx context.Context, hc *hostConn, r *wsrpc.Request) (an
 	hc.heard(interval + s.t.HeartbeatGrace)
 	s.log.Info("hosts: host connected", "host", hc.hostID, "instances", len(in.Instances), "desired", len(out.Desired))
 	s.reconcileProcesses(ctx, hc.hostID, in.Instances, out.Desired)
+	if s.cfg.HostReady != nil {
+		s.cfg.HostReady()
+	}
 	return out, nil
 }
 

@@ -80,6 +80,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Timings overrides the default timers.
 	Timings Timings
+	// HostReady, when set, is called after a host's Hello is accepted:
+	// capacity may have come, so the fleets' reconciler should run now
+	// rather than at its next interval (a fleet waiting for a host stays
+	// NEW until then).
+	HostReady func()
 }
 
 // GameSessionLogs is what hosts needs of sessions to keep a game

@@ -51,7 +51,7 @@ func webhooks(in map[string][]config.Webhook) map[string][]events.Webhook {
 // (hex; kept in the store, so every replica signs alike), and writes it
 // where the operator finds it.
 func (s *Server) webhookSecret(ctx context.Context) ([]byte, error) {
-	key, err := sharedKey(ctx, s.store, "webhooks", s.now)
+	key, err := sharedKey(ctx, s.store, "webhooks", s.wallNow)
 	if err != nil {
 		return nil, err
 	}

@@ -21,8 +21,18 @@ func (s *Server) newHosts(t hosts.Timings) (*hosts.Service, error) {
 		ReplicaID: s.replica, InstanceIP: s.cfg.InstanceIP, Locations: locs,
 		CACertificate: s.ca.CertPEM, CADER: s.ca.Cert.Raw, CABundle: s.caBundle,
 		BuildDir: s.builds.BuildDir, UploadDir: filepath.Join(s.cfg.DataDir, "hosts"), GameSessionLogs: s.sessions,
-		Slots: s.conns, Now: s.now, Logger: s.log.With("component", "hosts"), Timings: t,
+		Slots: s.conns, Now: s.wallNow, Logger: s.log.With("component", "hosts"), Timings: t,
+		HostReady: s.wakeFleets,
 	})
+}
+
+// wakeFleets runs the fleets' reconciler soon (a host came: fleets waiting
+// for capacity need not wait for its next interval). Hosts accept no
+// connection before compose has made the fleets' service.
+func (s *Server) wakeFleets() {
+	if s.fleets != nil {
+		s.fleets.Wake()
+	}
 }
 
 // remoteLogsRef forwards to the hosts' service once it exists.

@@ -22,7 +22,7 @@ const LogURLTTL = 15 * time.Minute
 // logURL returns a signed, expiring URL that downloads a game session's
 // collected logs as a zip archive.
 func (s *Server) logURL(gameSessionID string) string {
-	exp := strconv.FormatInt(s.now().Add(LogURLTTL).Unix(), 10)
+	exp := strconv.FormatInt(s.wallNow().Add(LogURLTTL).Unix(), 10)
 	q := url.Values{"gameSessionId": {gameSessionID}, "expires": {exp}, "signature": {s.logSignature(gameSessionID, exp)}}
 	return s.baseURL + "/hoist/logs?" + q.Encode()
 }
@@ -38,7 +38,7 @@ func (s *Server) logSignature(gameSessionID, expires string) string {
 // setupLogURL returns a signed URL, valid LogURLTTL, that downloads an
 // instance's setup log (the PreSignedLogUrl of its fleet creation events).
 func (s *Server) setupLogURL(fleetID, instanceID string) string {
-	exp := strconv.FormatInt(s.now().Add(LogURLTTL).Unix(), 10)
+	exp := strconv.FormatInt(s.wallNow().Add(LogURLTTL).Unix(), 10)
 	q := url.Values{"fleetId": {fleetID}, "instanceId": {instanceID}, "expires": {exp},
 		"signature": {s.logSignature(setupLogSubject(fleetID, instanceID), exp)}}
 	return s.baseURL + "/hoist/logs?" + q.Encode()
@@ -54,7 +54,7 @@ func setupLogSubject(fleetID, instanceID string) string {
 // kept output of one server process of a fleet (the PreSignedLogUrl of the
 // events about its end).
 func (s *Server) processLogURL(fleetID, processID string) string {
-	exp := strconv.FormatInt(s.now().Add(LogURLTTL).Unix(), 10)
+	exp := strconv.FormatInt(s.wallNow().Add(LogURLTTL).Unix(), 10)
 	q := url.Values{"fleetId": {fleetID}, "processId": {processID}, "expires": {exp},
 		"signature": {s.logSignature(processLogSubject(fleetID, processID), exp)}}
 	return s.baseURL + "/hoist/logs?" + q.Encode()
@@ -96,7 +96,7 @@ func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the signature does not match this URL", http.StatusForbidden)
 		return
 	}
-	if s.now().Unix() > expires {
+	if s.wallNow().Unix() > expires {
 		http.Error(w, "this log URL has expired: ask GetGameSessionLogUrl for a new one", http.StatusForbidden)
 		return
 	}
@@ -163,7 +163,7 @@ func (s *Server) serveTextLog(w http.ResponseWriter, r *http.Request, q url.Valu
 		http.Error(w, "the signature does not match this URL", http.StatusForbidden)
 		return
 	}
-	if s.now().Unix() > expires {
+	if s.wallNow().Unix() > expires {
 		http.Error(w, "this log URL has expired: call DescribeFleetEvents for a new one", http.StatusForbidden)
 		return
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/arn"
 	"github.com/hoistgg/hoist/internal/builds"
+	"github.com/hoistgg/hoist/internal/clock"
 	"github.com/hoistgg/hoist/internal/config"
 	"github.com/hoistgg/hoist/internal/events"
 	"github.com/hoistgg/hoist/internal/fleetiq"
@@ -90,6 +91,14 @@ type Server struct {
 	conns       *connSlots    // long-lived connections: SDK sockets and event streams
 	streams     *streamLimits // event streams, in all and per key
 
+	// now is the game clock; wallNow real time (or Options.Now), for what
+	// a manual clock must not move: signatures, connections, process
+	// health; clock gives the loops their tickers; manual is the manual
+	// clock (nil: the clock is real). See clock.go.
+	wallNow func() time.Time
+	clock   clock.Clock
+	manual  *sharedClock
+
 	closeOnce sync.Once
 	closeErr  error
 
@@ -144,13 +153,11 @@ func New(opts Options) (_ *Server, err error) {
 		// run elsewhere: config.Parse makes it absolute.
 		return nil, fmt.Errorf("server: Config.DataDir %q is not an absolute path", cfg.DataDir)
 	}
-	s := &Server{cfg: cfg, log: opts.Logger, now: opts.Now, streamsDone: make(chan struct{})}
+	s := &Server{cfg: cfg, log: opts.Logger, streamsDone: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	if s.now == nil {
-		s.now = time.Now
-	}
+	s.wallNow = time.Now // until setupClock, once the store is open
 	s.limitLongConnections()
 	// The data directory's lock first: nothing in it is touched before.
 	if s.dataLock, err = lockDataDir(cfg.DataDir); err != nil {
@@ -197,7 +204,10 @@ func New(opts Options) (_ *Server, err error) {
 	if err = s.ca.WriteBundle(s.caBundle, pki.SystemRootsPEM(os.Getenv)); err != nil {
 		return nil, dataDirError(cfg.DataDir, err)
 	}
-	if s.logKey, err = sharedKey(context.Background(), st, "log-urls", s.now); err != nil {
+	if err = s.setupClock(opts); err != nil {
+		return nil, err
+	}
+	if s.logKey, err = sharedKey(context.Background(), st, "log-urls", s.wallNow); err != nil {
 		return nil, err
 	}
 	if err := s.compose(opts); err != nil {
@@ -241,13 +251,13 @@ func (s *Server) compose(opts Options) error {
 	s.events = events.New(events.Config{
 		Store: s.store, Region: cfg.Region, Account: cfg.Account, Webhooks: webhooks(cfg.Webhooks),
 		MaxEvents: cfg.EventOutbox,
-		Secret:    secret, Now: s.now, Logger: s.log.With("component", "events"), ReplicaID: s.replica,
+		Secret:    secret, Now: s.wallNow, Logger: s.log.With("component", "events"), ReplicaID: s.replica,
 		Timings: events.Timings{Interval: t.EventsDeliver, Backoff: t.EventsBackoff, GiveUp: t.EventsGiveUp,
 			Retention: t.EventsRetention},
 	})
 	s.tags = tags.New(s.store)
 	s.fleetiq = fleetiq.New(fleetiq.Config{
-		Store: s.store, Region: cfg.Region, Account: cfg.Account, Tags: s.tags, Now: s.now,
+		Store: s.store, Region: cfg.Region, Account: cfg.Account, Tags: s.tags, Now: s.now, Clock: s.clock,
 		Logger: s.log.With("component", "fleetiq"), HealthExpiry: cfg.HealthExpiry,
 		Timings: fleetiq.Timings{
 			StatusStep:       t.FleetIQStatusStep,
@@ -256,11 +266,11 @@ func (s *Server) compose(opts Options) error {
 		},
 		ReplicaID: s.replica, Replicas: s.replicas,
 	})
-	s.auth = newAuthenticator(cfg.Credentials, s.now)
+	s.auth = newAuthenticator(cfg.Credentials, s.wallNow)
 	s.builds, err = builds.New(builds.Config{
 		Store: s.store, DataDir: cfg.DataDir, Region: cfg.Region, Account: cfg.Account,
 		SetTags: tags.Set, RemoveTags: tags.DeleteAll, PublicURL: s.baseURL,
-		Operators: s.auth, ReplicaID: s.replica, Now: s.now,
+		Operators: s.auth, ReplicaID: s.replica, Now: s.wallNow,
 		Limits:        builds.Limits{MaxUnpackedSize: cfg.MaxUnpackedSize},
 		RetainedCheck: t.BuildsRetainedCheck,
 		Logger:        s.log.With("component", "builds"),
@@ -275,7 +285,7 @@ func (s *Server) compose(opts Options) error {
 	msgr, host, agents, remoteLogs := &messengerRef{}, &hostRef{}, &agentsRef{}, &remoteLogsRef{}
 	s.sessions, err = sessions.New(sessions.Config{
 		Store: s.store, Region: cfg.Region, Messenger: msgr, Host: host, Agents: agents,
-		OnProcessReady: host.onProcessReady, ResolveAlias: aliases.ResolveFleet, Now: s.now,
+		OnProcessReady: host.onProcessReady, ResolveAlias: aliases.ResolveFleet, Now: s.now, Clock: s.clock, ProcessNow: s.wallNow,
 		Logger: s.log.With("component", "sessions"), ReplicaID: s.replica,
 		LogURL: s.logURL, DataDir: cfg.DataDir, RemoteLogs: remoteLogs,
 		Shared: cfg.Store == config.StorePostgres, // other replicas write it too
@@ -319,7 +329,7 @@ func (s *Server) compose(opts Options) error {
 	s.fleets, err = fleets.New(fleets.Config{
 		Store: s.store, Region: cfg.Region, Account: cfg.Account,
 		SetTags: tags.Set, RemoveTags: tags.DeleteAll, Builds: s.builds,
-		Events: s.sessions, Messenger: msgr, Provider: s.hosts, Placer: s.hosts, Now: s.now,
+		Events: s.sessions, Messenger: msgr, Provider: s.hosts, Placer: s.hosts, Now: s.now, Clock: s.clock, TokenNow: s.wallNow,
 		Logger: s.log.With("component", "fleets"), ReplicaID: s.replica, Replicas: s.replicas,
 		SDKEndpoint:   sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP),
 		AgentEndpoint: agentEndpoint(sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP)),
@@ -343,7 +353,7 @@ func (s *Server) compose(opts Options) error {
 	remoteLogs.h = s.hosts
 	s.agents, err = agentconn.New(agentconn.Config{Store: s.store, Fleets: s.fleets, Sessions: s.sessions, Slots: s.conns,
 		MessageRate: float64(noneIfZero(s.cfg.SDKMessageRate)), MessageBurst: 3 * s.cfg.SDKMessageRate,
-		ReplicaID: s.replica, Now: s.now, Logger: s.log.With("component", "agent"),
+		ReplicaID: s.replica, Now: s.wallNow, Logger: s.log.With("component", "agent"),
 		Timings: agentconn.Timings{HeartbeatTimeout: t.AgentsHeartbeatTimeout, CheckInterval: t.AgentsCheckInterval}})
 	if err != nil {
 		return err
@@ -357,7 +367,7 @@ func (s *Server) compose(opts Options) error {
 		Store: s.store, Sessions: s.sessions, Region: cfg.Region, Account: cfg.Account, Tags: s.tags,
 		ResolveAlias: aliases.ResolveFleet, AliasExists: s.aliases.Exists, FleetExists: s.fleets.FleetExists,
 		Costs: cfg.PlacementCosts, Publisher: s.events, Interval: t.PlacementInterval,
-		ReplicaID: s.replica, Replicas: s.replicas, Now: s.now, Logger: s.log.With("component", "placement"),
+		ReplicaID: s.replica, Replicas: s.replicas, Now: s.now, Clock: s.clock, Logger: s.log.With("component", "placement"),
 	})
 	// A placement is fulfilled in the transaction that activates its game
 	// session.
@@ -366,7 +376,7 @@ func (s *Server) compose(opts Options) error {
 	// FlexMatch places WITH_QUEUE matches through placement, which tells
 	// it how they ended; backfill matches go to sessions.
 	s.matchmaking = matchmaking.New(matchmaking.Config{Store: s.store, Region: cfg.Region, Account: cfg.Account,
-		Tags: s.tags, QueueExists: s.placement.Exists, Publisher: s.events, Now: s.now, ReplicaID: s.replica,
+		Tags: s.tags, QueueExists: s.placement.Exists, Publisher: s.events, Now: s.now, Clock: s.clock, ReplicaID: s.replica,
 		Replicas: s.replicas, Placer: s.placement,
 		Backfiller: sessionBackfiller{s: s.sessions, log: s.log.With("component", "matchmaking")},
 		Logger:     s.log.With("component", "matchmaking")})
@@ -377,7 +387,7 @@ func (s *Server) compose(opts Options) error {
 		API:    agentconn.NotifyAgents(s.sessions.ProcessAPI(), s.agents, s.log.With("component", "agent")),
 		Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
 		Backfiller: sdkBackfiller{m: s.matchmaking},
-		Logger:     s.log.With("component", "sdk"), Now: s.now, ReplicaID: s.replica,
+		Logger:     s.log.With("component", "sdk"), Now: s.wallNow, ReplicaID: s.replica,
 		Slots: s.conns, MaxComputeSockets: noneIfZero(s.cfg.SDKComputeSockets),
 		MessageRate: float64(noneIfZero(s.cfg.SDKMessageRate)), MessageBurst: 3 * s.cfg.SDKMessageRate,
 	})
@@ -406,8 +416,8 @@ func (s *Server) TLSCertificate() (tls.Certificate, error) {
 // the live ones meanwhile.
 func (s *Server) Run(ctx context.Context) error {
 	loops := map[string]func(context.Context) error{
-		"presence": s.presence.Run,
-		"fleetiq":  s.fleetiq.Run, "builds": s.builds.Run,
+		"presence": s.presence.Run, "clock": s.runClock,
+		"fleetiq": s.fleetiq.Run, "builds": s.builds.Run,
 		"fleets": s.fleets.Run, "sessions": s.sessions.Run, "events": s.events.Run,
 		"placement": s.placement.Run, "matchmaking": s.matchmaking.Run, "agents": s.agents.Run, "hosts": s.hosts.Run,
 	}

@@ -111,7 +111,7 @@ func (s *Service) endProcessTx(ctx context.Context, tx store.Tx, fx *effects, p 
 	if err != nil {
 		return err
 	}
-	now := s.now()
+	now := s.processNow()
 	if !managed && p.ConnectedTo == "" {
 		return s.processGoneTx(ctx, tx, fx, p, reason)
 	}
@@ -141,7 +141,7 @@ func (s *Service) killProcessTx(ctx context.Context, tx store.Tx, fx *effects, p
 		return nil
 	}
 	if p.State != hosting.ProcessTerminating {
-		p.State, p.TerminatingAt = hosting.ProcessTerminating, s.now()
+		p.State, p.TerminatingAt = hosting.ProcessTerminating, s.processNow()
 	}
 	if p.EndReason == "" {
 		p.EndReason = reason
@@ -180,8 +180,7 @@ func (s *Service) processGoneTx(ctx context.Context, tx store.Tx, fx *effects, p
 	if p.State == hosting.ProcessTerminated {
 		return nil
 	}
-	now := s.now()
-	p.State, p.EndedAt, p.ConnectedTo, p.ConnID = hosting.ProcessTerminated, now, "", ""
+	p.State, p.EndedAt, p.ConnectedTo, p.ConnID = hosting.ProcessTerminated, s.processNow(), "", ""
 	if p.EndReason == "" {
 		p.EndReason = reason
 	}

@@ -89,7 +89,7 @@ func (s *Service) newConnectedProcess(ctx context.Context, tx store.Tx, c hostin
 		return nil, err
 	}
 	return &hosting.Process{ID: c.ProcessID, FleetID: c.FleetID, ComputeName: c.ComputeName,
-		Location: comp.Location, State: hosting.ProcessLaunching, LaunchedAt: s.now()}, nil
+		Location: comp.Location, State: hosting.ProcessLaunching, LaunchedAt: s.processNow()}, nil
 }
 
 // reconnectEnded handles a connection from a process ID whose process has
@@ -120,7 +120,7 @@ func (s sdkAPI) Disconnected(ctx context.Context, c hosting.Conn, normal bool) {
 		if c.ConnID != "" && p.ConnID != "" && c.ConnID != p.ConnID {
 			return nil // an older socket of a process that moved on
 		}
-		p.ConnectedTo, p.ConnID, p.DisconnectedAt = "", "", s.now()
+		p.ConnectedTo, p.ConnID, p.DisconnectedAt = "", "", s.processNow()
 		managed, err := managedFleet(ctx, tx, p.FleetID)
 		if err != nil {
 			return err
@@ -158,10 +158,10 @@ func (s sdkAPI) ProcessReady(ctx context.Context, c hosting.Conn, port int32, lo
 		case hosting.ProcessTerminating:
 			return sdkErr(400, "process %s is terminating", p.ID)
 		case hosting.ProcessLaunching:
-			p.State, p.ReadyAt = hosting.ProcessActive, s.now()
+			p.State, p.ReadyAt = hosting.ProcessActive, s.processNow()
 		}
 		p.Port, p.LogPaths = port, logPaths
-		p.LastHeartbeat, p.UnhealthyReports = s.now(), 0
+		p.LastHeartbeat, p.UnhealthyReports = s.processNow(), 0
 		if err := s.putProcess(ctx, tx, p); err != nil {
 			return err
 		}
@@ -182,7 +182,7 @@ func (s sdkAPI) Heartbeat(ctx context.Context, c hosting.Conn, healthy bool) err
 		if err != nil {
 			return err
 		}
-		p.LastHeartbeat = s.now()
+		p.LastHeartbeat = s.processNow()
 		if healthy {
 			p.UnhealthyReports = 0
 		} else {
@@ -434,7 +434,7 @@ func (s sdkAPI) ProcessEnding(ctx context.Context, c hosting.Conn) error {
 			return err
 		}
 		if p.State != hosting.ProcessTerminating {
-			p.State, p.TerminatingAt = hosting.ProcessTerminating, s.now()
+			p.State, p.TerminatingAt = hosting.ProcessTerminating, s.processNow()
 		}
 		if p.EndReason == "" {
 			p.EndReason = "ProcessEnding"

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hoistgg/hoist/internal/clock"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/ids"
 	"github.com/hoistgg/hoist/internal/store"
@@ -50,6 +51,14 @@ type Config struct {
 	ResolveAlias func(ctx context.Context, tx store.Tx, aliasID string) (string, error)
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// ProcessNow is the clock of server processes' health: readiness,
+	// heartbeats, termination grace and the retention of ended processes.
+	// Default Now. With a manual clock it stays on real time, since the
+	// Server SDK's timers do (docs/clock.md).
+	ProcessNow func() time.Time
+	// Clock gives the background loops their tickers (nil: real time):
+	// with a manual clock, an advance runs the passes due at once.
+	Clock clock.Clock
 	// NewID returns a fresh random ID (a UUID) for game and player sessions.
 	// Default: crypto/rand.
 	NewID  func() string
@@ -166,6 +175,9 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.ProcessNow == nil {
+		cfg.ProcessNow = cfg.Now
+	}
 	if cfg.NewID == nil {
 		cfg.NewID = ids.UUID
 	}
@@ -193,4 +205,9 @@ func New(cfg Config) (*Service, error) {
 // GameLift reports and the store ranks by.
 func (s *Service) now() time.Time {
 	return s.cfg.Now().UTC().Truncate(time.Millisecond)
+}
+
+// processNow is the time of server processes' health (Config.ProcessNow).
+func (s *Service) processNow() time.Time {
+	return s.cfg.ProcessNow().UTC().Truncate(time.Millisecond)
 }

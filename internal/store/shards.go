@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/hoistgg/hoist/internal/clock"
 )
 
 // ShardedLoop is background work split by a natural key (a game session
@@ -34,6 +36,9 @@ type ShardedLoop struct {
 	TTL time.Duration
 	// Kick, when set, wakes the loop early.
 	Kick <-chan struct{}
+	// Clock gives the passes their ticker (nil: real time), as Loop.Clock;
+	// the leases stay on the store's clock.
+	Clock clock.Clock
 	// Keys lists the shard keys, from the store: every key that may have
 	// work (its shard is held even when it has none).
 	Keys func(ctx context.Context) ([]string, error)
@@ -138,7 +143,7 @@ func RunSharded(ctx context.Context, st Store, l ShardedLoop) error {
 		defer close(done)
 		k.renewWhileRunning(ctx)
 	}()
-	tick := time.NewTicker(l.Interval)
+	tick := clock.Or(l.Clock).NewTicker(l.Interval)
 	defer tick.Stop()
 	for {
 		select {
