@@ -418,3 +418,27 @@ func TestConsoleReplicas(t *testing.T) {
 		t.Fatalf("the replicas page does not list r-dead as expired:\n%s", body)
 	}
 }
+
+// TestConsoleAnywhereFleet: an Anywhere fleet's page lists its computes
+// (GameLift answers DescribeInstances for such a fleet with an error).
+func TestConsoleAnywhereFleet(t *testing.T) {
+	_, ts := startWith(t, nil, nil)
+	ctx, gl := context.Background(), client(ts.URL, "any")
+	if _, err := gl.CreateLocation(ctx, &glv2.CreateLocationInput{LocationName: strp("custom-console")}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gl.CreateFleet(ctx, &glv2.CreateFleetInput{Name: strp("anywhere"), ComputeType: types.ComputeTypeAnywhere,
+		Locations: []types.LocationConfiguration{{Location: strp("custom-console")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gl.RegisterCompute(ctx, &glv2.RegisterComputeInput{FleetId: f.FleetAttributes.FleetId,
+		ComputeName: strp("compute-1"), IpAddress: strp("127.0.0.2"), Location: strp("custom-console")}); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := consoleDo(t, consoleClient(t), "GET", ts.URL+"/console/fleet?id="+*f.FleetAttributes.FleetId, nil, nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `<table id="computes">`) ||
+		!strings.Contains(body, "<td>compute-1</td>") || !strings.Contains(body, "127.0.0.2") {
+		t.Fatalf("an Anywhere fleet's page: %d, want 200 listing compute-1\n%s", resp.StatusCode, body)
+	}
+}
