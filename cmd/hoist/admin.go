@@ -30,6 +30,7 @@ commands:
   create-enrolment-token  create a token pool hosts enrol with (hoist agent --pool)
   list-hosts            list the pool hosts
   drain-host            drain a pool host: no new instances; its instances end as their sessions do
+  undrain-host          end a pool host's draining: it takes new instances again
   clock                 show Hoist's clock (real or manual) and its time
   clock advance <d>     move a manual clock (--clock manual) forward by d, e.g. 90s
   remove-host           remove a pool host (refused while it runs instances, unless --force)
@@ -57,6 +58,8 @@ func admin(args []string, stdout, stderr io.Writer) int {
 		return listHosts(args[1:], stdout, stderr)
 	case "drain-host":
 		return drainHost(args[1:], stdout, stderr)
+	case "undrain-host":
+		return undrainHost(args[1:], stdout, stderr)
 	case "clock":
 		return adminClock(args[1:], stdout, stderr)
 	case "remove-host":

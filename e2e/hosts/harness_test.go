@@ -123,6 +123,8 @@ type hostInfo struct {
 	HostId, Location, Address, Status string
 	Instances                         int
 	Connected                         bool
+	// Local: Hoist's own machine (its local agent), not a pool host.
+	Local bool
 }
 
 // hosts lists the hosts by ID.

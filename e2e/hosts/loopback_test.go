@@ -100,7 +100,8 @@ func (e *env) waitGameSession(t *testing.T, id string, want types.GameSessionSta
 // server accepts players; then a second host joins and the first is
 // drained: its busy instance keeps its game session and takes no new one,
 // a replacement runs on the second host, and the drained instance stops
-// once its game session ended; last, both hosts are removed (the busy one
+// once its game session ended; undrained, it takes the fleet's next
+// instance again; last, both hosts are removed (the busy one
 // only with --force) and the fleet's instance runs on Hoist's own machine.
 func TestPoolHostOnLoopback(t *testing.T) {
 	e := startHoist(t, "127.0.0.1")
@@ -174,11 +175,45 @@ func TestPoolHostOnLoopback(t *testing.T) {
 			t.Fatalf("the game session's logs: %v, want the process's output and its log file", keys(files))
 		}
 	})
+	undrained := drained && t.Run("undrain", func(t *testing.T) { e.undrainHost(t, fleet, a) })
 	t.Run("remove", func(t *testing.T) {
-		if !drained {
-			t.Skip("drain failed")
+		if !undrained {
+			t.Skip("drain or undrain failed")
 		}
 		e.removeHosts(t, fleet, a, b, s2)
+	})
+}
+
+// undrainHost undrains the drained host a (hoist admin undrain-host): it
+// is ACTIVE and takes the fleet's next instance (a has none of the fleet,
+// the busy second host one); scaled back to one instance, the fleet stops
+// that idle one, so that a runs none again.
+func (e *env) undrainHost(t *testing.T, fleetID string, a *agent) {
+	out := e.admin(t, "undrain-host", "--host", a.hostID)
+	if !strings.Contains(out, `"ACTIVE"`) {
+		t.Fatalf("undrain-host: %s", out)
+	}
+	if h := e.hosts(t)[a.hostID]; h.Status != "ACTIVE" {
+		t.Fatalf("the undrained host is %s, want ACTIVE", h.Status)
+	}
+	scale := func(n int32) {
+		if _, err := e.gl.UpdateFleetCapacity(e.ctx, &gl.UpdateFleetCapacityInput{FleetId: aws.String(fleetID),
+			DesiredInstances: aws.Int32(n), MinSize: aws.Int32(0), MaxSize: aws.Int32(2)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scale(2)
+	eventually(t, waitLong, "an instance on the undrained host", func() (bool, string) {
+		var on []string
+		for _, in := range e.activeInstances(t, fleetID, "us-west-2") {
+			on = append(on, aws.ToString(in.IpAddress))
+		}
+		return len(on) == 2 && strings.Contains(strings.Join(on, ","), "127.0.0.2"), strings.Join(on, ",")
+	})
+	scale(1)
+	eventually(t, waitLong, "the undrained host's idle instance stopped", func() (bool, string) {
+		n := e.hosts(t)[a.hostID].Instances
+		return n == 0, fmt.Sprint(n, " instances")
 	})
 }
 
@@ -216,8 +251,12 @@ func (e *env) removeHosts(t *testing.T, fleetID string, a, b *agent, s session) 
 		t.Fatalf("the removed host's game session ended %s, want INTERRUPTED", gs.StatusReason)
 	}
 	// The hostile subtest's host, silent since, is LOST: removable too.
-	// Then no host is enrolled in us-west-2 any more.
-	for id := range e.hosts(t) {
+	// Then no pool host is enrolled in us-west-2 any more (Hoist's own
+	// machine, its local agent, stays).
+	for id, h := range e.hosts(t) {
+		if h.Local {
+			continue
+		}
 		eventually(t, waitShort, "host "+id+" LOST", func() (bool, string) {
 			st := e.hosts(t)[id].Status
 			return st == "LOST", st

@@ -31,7 +31,9 @@ type fleetData struct {
 	Locations []api.LocationAttributes
 	Capacity  []api.FleetCapacity
 	Instances []instanceRow
-	Events    []api.Event
+	// Computes are an Anywhere fleet's (it has no instances).
+	Computes []api.Compute
+	Events   []api.Event
 }
 
 // instanceRow is an instance with the link to its setup log.
@@ -63,12 +65,9 @@ func (c *Console) fleetPage(r *http.Request, v *view) (string, error) {
 		return "", err
 	}
 	d.Capacity = capa.FleetCapacity
-	insts, err := c.cfg.API.DescribeInstances(ctx, &api.DescribeInstancesInput{FleetId: &id, Limit: limit(), NextToken: token(r)})
+	next, err := c.fleetMachines(r, d)
 	if err != nil {
 		return "", err
-	}
-	for _, in := range insts.Instances {
-		d.Instances = append(d.Instances, instanceRow{Instance: in, SetupLog: localURL(c.cfg.SetupLogURL(id, api.ToString(in.InstanceId)))})
 	}
 	ten := int32(10)
 	evs, err := c.cfg.API.DescribeFleetEvents(ctx, &api.DescribeFleetEventsInput{FleetId: &id, Limit: &ten})
@@ -76,8 +75,30 @@ func (c *Console) fleetPage(r *http.Request, v *view) (string, error) {
 		return "", err
 	}
 	d.Events = evs.Events
-	v.Title, v.Nav, v.Data, v.Next = "Fleet "+id, "fleets", d, nextLink(r, api.ToString(insts.NextToken))
+	v.Title, v.Nav, v.Data, v.Next = "Fleet "+id, "fleets", d, nextLink(r, next)
 	return "fleet", nil
+}
+
+// fleetMachines fills a page of the fleet's instances, or of its computes
+// for an Anywhere fleet, and returns the next page's token.
+func (c *Console) fleetMachines(r *http.Request, d *fleetData) (string, error) {
+	ctx, id := r.Context(), api.ToString(d.Fleet.FleetId)
+	if d.Fleet.ComputeType == api.ComputeTypeAnywhere {
+		cs, err := c.cfg.API.ListCompute(ctx, &api.ListComputeInput{FleetId: &id, Limit: limit(), NextToken: token(r)})
+		if err != nil {
+			return "", err
+		}
+		d.Computes = cs.ComputeList
+		return api.ToString(cs.NextToken), nil
+	}
+	insts, err := c.cfg.API.DescribeInstances(ctx, &api.DescribeInstancesInput{FleetId: &id, Limit: limit(), NextToken: token(r)})
+	if err != nil {
+		return "", err
+	}
+	for _, in := range insts.Instances {
+		d.Instances = append(d.Instances, instanceRow{Instance: in, SetupLog: localURL(c.cfg.SetupLogURL(id, api.ToString(in.InstanceId)))})
+	}
+	return api.ToString(insts.NextToken), nil
 }
 
 // processesData fills a fleet's server processes page.

@@ -10,7 +10,7 @@ import (
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosts"
 	"github.com/hoistgg/hoist/internal/matchmaking"
-	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/replicas"
 )
 
 // queuesPage lists game session queues.
@@ -168,18 +168,36 @@ func (c *Console) hostsPage(r *http.Request, v *view) (string, error) {
 	return "hosts", nil
 }
 
-// replicaRow is a live replica: its presence lease and the other leases
-// (loops, shards) it holds.
+// replicaRow is a replica of the registry (internal/replicas): its
+// registration, whether its lease is live, and the other leases (loops,
+// shards) it holds. A holder of leases with no registration has only ID
+// and Leases.
 type replicaRow struct {
-	ID      string
+	ID         string
+	Registered bool
+	Addresses  []string
+	Version    string
+	Started    time.Time
+	// Expires is when its registry lease ends unless renewed (the
+	// store's clock); zero: not live (expired, or given up).
 	Expires time.Time
-	Leases  []string
-	This    bool
+	// Gone: the janitor found its lease expired and is clearing what
+	// names it.
+	Gone   bool
+	Leases []string
+	This   bool
 }
 
-// replicasPage lists the live replicas, from the store's presence leases,
-// with the leases each holds.
+// Live reports whether the replica holds its registry lease.
+func (r *replicaRow) Live() bool { return !r.Expires.IsZero() }
+
+// replicasPage lists the replicas of the registry (their records, and
+// whether each holds its lease), with the leases each holds.
 func (c *Console) replicasPage(r *http.Request, v *view) (string, error) {
+	regs, err := replicas.List(r.Context(), c.cfg.Store)
+	if err != nil {
+		return "", err
+	}
 	gs, err := c.cfg.Store.Leases(r.Context(), "")
 	if err != nil {
 		return "", err
@@ -191,13 +209,16 @@ func (c *Console) replicasPage(r *http.Request, v *view) (string, error) {
 		}
 		return rows[id]
 	}
+	for _, rec := range regs {
+		rr := row(rec.ID)
+		rr.Registered, rr.Addresses, rr.Version, rr.Started = true, rec.Addresses, rec.Version, rec.Started
+		rr.Expires, rr.Gone = rec.Expires, rec.Gone
+	}
 	for _, g := range gs {
-		if id, ok := strings.CutPrefix(g.Name, store.PresencePrefix); ok {
-			row(id).Expires = g.Expires
+		if strings.HasPrefix(g.Name, replicas.LeasePrefix) {
 			continue
 		}
-		rr := row(g.Holder)
-		if len(rr.Leases) < 200 {
+		if rr := row(g.Holder); len(rr.Leases) < 200 {
 			rr.Leases = append(rr.Leases, g.Name)
 		}
 	}

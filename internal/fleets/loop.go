@@ -205,7 +205,7 @@ func (s *Service) fillComputeInfo(ctx context.Context, tx store.Tx, f *fleetRec,
 		scaleIn = scaleIn || live[l.Location] > int(l.Desired)
 	}
 	for i := range cs {
-		scaleIn = scaleIn || cs[i].HostDraining
+		scaleIn = scaleIn || cs[i].draining()
 	}
 	if !scaleIn {
 		return nil

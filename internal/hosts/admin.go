@@ -82,6 +82,33 @@ func (s *Service) DrainHost(ctx context.Context, hostID string) (HostInfo, error
 	return out, err
 }
 
+// UndrainHost ends a host's draining: it takes new instances again (a
+// LOST host that was drained comes back ACTIVE). The instances that drained
+// keep draining: they were replaced, and each stops once it hosts no game
+// session. Undraining an ACTIVE host changes nothing.
+func (s *Service) UndrainHost(ctx context.Context, hostID string) (HostInfo, error) {
+	var out HostInfo
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		h, err := getHost(ctx, tx, hostID)
+		if errors.Is(err, store.ErrNotFound) {
+			return api.NewNotFoundException("host %s does not exist (hoist admin list-hosts lists them)", clip(hostID))
+		}
+		if err != nil {
+			return err
+		}
+		if h.Status == StatusDraining {
+			h.Status = StatusActive
+		}
+		h.Drained = false
+		out = info(h, 0)
+		return putHost(ctx, tx, h)
+	})
+	if err == nil {
+		s.log.Info("hosts: host undrained", "host", hostID, "status", out.Status)
+	}
+	return out, err
+}
+
 // RemoveHost removes a host: its record and its instances' placements are
 // deleted, its connection to this replica is closed, and its credential
 // no longer opens one (its agent then ends what it runs and exits). A

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/clocktest"
 	"github.com/hoistgg/hoist/internal/console"
+	"github.com/hoistgg/hoist/internal/replicas"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -389,5 +390,55 @@ func TestConsoleStreamEndsWithSession(t *testing.T) {
 	case <-done:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the stream outlived its session by 20 s")
+	}
+}
+
+// TestConsoleReplicas: the replicas page lists the replica registry's
+// records: this replica with its address, start and live lease, and a
+// registered replica whose lease is gone as expired.
+func TestConsoleReplicas(t *testing.T) {
+	srv, ts := startWith(t, nil, nil)
+	ctx := context.Background()
+	started := time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)
+	if err := srv.store.Update(ctx, func(tx store.Tx) error {
+		return store.PutJSON(ctx, tx, store.Record{Kind: replicas.KindReplica, ID: "r-dead"},
+			replicas.Record{ID: "r-dead", Addresses: []string{"http://127.0.0.9:9"}, Version: "v9.9.9", Started: started, Term: 1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, body := consoleDo(t, consoleClient(t), "GET", ts.URL+"/console/replicas", nil, nil)
+	this := regexp.MustCompile(`<tr id="replica-` + regexp.QuoteMeta(srv.replica) + `">(.*?)</tr>`).FindStringSubmatch(body)
+	if this == nil || !strings.Contains(this[1], "(this one)") || !strings.Contains(this[1], ts.URL) ||
+		!strings.Contains(this[1], `class="registration">live until `) {
+		t.Fatalf("the replicas page has no live row for this replica %s at %s:\n%s", srv.replica, ts.URL, body)
+	}
+	dead := regexp.MustCompile(`<tr id="replica-r-dead">(.*?)</tr>`).FindStringSubmatch(body)
+	if dead == nil || !strings.Contains(dead[1], "http://127.0.0.9:9") || !strings.Contains(dead[1], "v9.9.9") ||
+		!strings.Contains(dead[1], "2026-03-01 11:00:00") || !strings.Contains(dead[1], `class="registration">expired<`) {
+		t.Fatalf("the replicas page does not list r-dead as expired:\n%s", body)
+	}
+}
+
+// TestConsoleAnywhereFleet: an Anywhere fleet's page lists its computes
+// (GameLift answers DescribeInstances for such a fleet with an error).
+func TestConsoleAnywhereFleet(t *testing.T) {
+	_, ts := startWith(t, nil, nil)
+	ctx, gl := context.Background(), client(ts.URL, "any")
+	if _, err := gl.CreateLocation(ctx, &glv2.CreateLocationInput{LocationName: strp("custom-console")}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gl.CreateFleet(ctx, &glv2.CreateFleetInput{Name: strp("anywhere"), ComputeType: types.ComputeTypeAnywhere,
+		Locations: []types.LocationConfiguration{{Location: strp("custom-console")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gl.RegisterCompute(ctx, &glv2.RegisterComputeInput{FleetId: f.FleetAttributes.FleetId,
+		ComputeName: strp("compute-1"), IpAddress: strp("127.0.0.2"), Location: strp("custom-console")}); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := consoleDo(t, consoleClient(t), "GET", ts.URL+"/console/fleet?id="+*f.FleetAttributes.FleetId, nil, nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `<table id="computes">`) ||
+		!strings.Contains(body, "<td>compute-1</td>") || !strings.Contains(body, "127.0.0.2") {
+		t.Fatalf("an Anywhere fleet's page: %d, want 200 listing compute-1\n%s", resp.StatusCode, body)
 	}
 }

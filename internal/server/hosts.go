@@ -43,7 +43,7 @@ func (r *remoteLogsRef) CollectRemoteLogs(ctx context.Context, req hosting.LogRe
 }
 
 // hostsActions names the admin actions of pool hosts.
-const hostsActions = "CreateEnrolmentToken, ListHosts, DrainHost, RemoveHost"
+const hostsActions = "CreateEnrolmentToken, ListHosts, DrainHost, UndrainHost, RemoveHost"
 
 // CreateEnrolmentTokenInput creates an enrolment token for a pool.
 type CreateEnrolmentTokenInput struct {
@@ -54,7 +54,7 @@ type CreateEnrolmentTokenInput struct {
 	MaxHosts int
 }
 
-// DrainHostInput drains a host.
+// DrainHostInput drains a host (UndrainHost: ends its draining).
 type DrainHostInput struct{ HostId string }
 
 // RemoveHostInput removes a host; Force removes one that runs instances
@@ -96,6 +96,16 @@ func (s *Server) hostsAdmin(ctx context.Context, action string, body []byte) (ou
 			return nil, true, api.NewInvalidRequestException("HostId is required")
 		}
 		h, err := s.hosts.DrainHost(ctx, in.HostId)
+		return map[string]any{"Host": h}, true, err
+	case "UndrainHost":
+		var in DrainHostInput
+		if err = decodeAdmin(body, &in); err != nil {
+			return nil, true, err
+		}
+		if in.HostId == "" {
+			return nil, true, api.NewInvalidRequestException("HostId is required")
+		}
+		h, err := s.hosts.UndrainHost(ctx, in.HostId)
 		return map[string]any{"Host": h}, true, err
 	case "RemoveHost":
 		var in RemoveHostInput
