@@ -372,11 +372,11 @@ func (s *Service) instanceSpec(ctx context.Context, l launch) (InstanceSpec, Ste
 	spec := InstanceSpec{InstanceRef: l.ref, BuildID: api.ToString(l.fleet.Attributes.BuildId), BuildDir: dir,
 		RuntimeConfiguration: l.fleet.RuntimeConfiguration, Env: s.processEnv(l.ref, l.token)}
 	if generated(&l.fleet) {
-		files, err := s.issueInstanceCertificate(l)
+		files, req, err := s.issueInstanceCertificate(l)
 		if err != nil {
 			return InstanceSpec{}, StepBuild, err
 		}
-		spec.Certificate = files
+		spec.Certificate, spec.CertificateRequest = files, req
 	}
 	return spec, "", nil
 }
