@@ -173,7 +173,7 @@ func (s *Service) issueInstanceCertificate(l launch) (files *CertificateFiles, r
 	if !slices.Contains(locs, l.comp.Location) {
 		locs = append(locs, l.comp.Location)
 	}
-	if l.comp.Host != "" && l.comp.Host != s.cfg.ReplicaID {
+	if s.onPoolHost(l) {
 		req = &CertificateRequest{Locations: locs, IPAddress: l.comp.IPAddress, DNSName: l.hostDNS}
 		files, err = s.hostCertificate(req.Locations, req.IPAddress, req.DNSName)
 		return files, req, err

@@ -92,3 +92,21 @@ func TestStartSecrets(t *testing.T) {
 		t.Fatalf("StartSecrets for a TERMINATING instance: %v, want ErrUnknownInstance", err)
 	}
 }
+
+// TestPoolHostInstanceNeedsNoBuildDir: an instance placed on a pool host
+// starts although the build's files are on another replica (its host
+// downloads the build from the replica it is connected to); the spec
+// names no BuildDir.
+func TestPoolHostInstanceNeedsNoBuildDir(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Placer = &fakePlacer{hosts: []string{"host-a"}} })
+	h.builds.elsewhere = true
+	h.createFleet(ec2Input(1))
+	h.reconcile()
+	started := h.prov.started()
+	if len(started) != 1 {
+		t.Fatalf("%d instances started on a pool host with the build's files on another replica, want 1", len(started))
+	}
+	if spec := h.prov.get(started[0]).spec; spec.BuildDir != "" || spec.BuildID == "" {
+		t.Fatalf("spec of an instance on a pool host: BuildDir %q, BuildID %q; want no BuildDir", spec.BuildDir, spec.BuildID)
+	}
+}
