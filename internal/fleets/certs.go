@@ -166,16 +166,20 @@ func writeAtomic(path string, data []byte) error {
 }
 
 // issueInstanceCertificate returns the certificate files of a starting
-// instance: its fleet's certificate, or one of its own on a pool host.
-func (s *Service) issueInstanceCertificate(l launch) (*CertificateFiles, error) {
+// instance: its fleet's certificate, or one of its own on a pool host,
+// with what it names (req).
+func (s *Service) issueInstanceCertificate(l launch) (files *CertificateFiles, req *CertificateRequest, err error) {
 	locs := locationNames(&l.fleet)
 	if !slices.Contains(locs, l.comp.Location) {
 		locs = append(locs, l.comp.Location)
 	}
-	if l.comp.Host != "" && l.comp.Host != s.cfg.ReplicaID {
-		return s.hostCertificate(locs, l.comp.IPAddress, l.hostDNS)
+	if s.onPoolHost(l) {
+		req = &CertificateRequest{Locations: locs, IPAddress: l.comp.IPAddress, DNSName: l.hostDNS}
+		files, err = s.hostCertificate(req.Locations, req.IPAddress, req.DNSName)
+		return files, req, err
 	}
-	return s.fleetCertificate(l.ref.FleetID, locs, s.cfg.Now())
+	files, err = s.fleetCertificate(l.ref.FleetID, locs, s.cfg.Now())
+	return files, nil, err
 }
 
 // hostCertificate issues the certificate of an instance on a pool host at

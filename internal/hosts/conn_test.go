@@ -24,8 +24,11 @@ import (
 // the Service (ServeConnect behind an httptest server).
 type fakeAgent struct {
 	peer *wsrpc.Peer
-	// got receives the actions Hoist sends it.
-	got chan string
+	// got receives the actions Hoist sends it; starts the StartInstance
+	// messages, whose answer is startErr's (nil: accepted).
+	got      chan string
+	starts   chan hostproto.StartInstance
+	startErr error
 }
 
 // connectHost enrols a host and connects it; it returns the host's ID
@@ -52,10 +55,18 @@ func connectHost(t *testing.T, s *Service, loc, addr string) (string, *fakeAgent
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &fakeAgent{got: make(chan string, 16)}
+	a := &fakeAgent{got: make(chan string, 16), starts: make(chan hostproto.StartInstance, 16)}
 	a.peer = wsrpc.New(ws, wsrpc.Config{NewID: ids.UUID, Handler: func(_ context.Context, r *wsrpc.Request) (any, error) {
 		a.got <- r.Action
-		return nil, nil
+		if r.Action != hostproto.ActionStartInstance {
+			return nil, nil
+		}
+		var m hostproto.StartInstance
+		if err := r.Decode(&m); err != nil {
+			return nil, err
+		}
+		a.starts <- m
+		return nil, a.startErr
 	}})
 	go func() { _ = a.peer.Run(context.Background()) }()
 	t.Cleanup(a.peer.Abort)

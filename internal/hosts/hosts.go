@@ -157,6 +157,9 @@ type Service struct {
 	started time.Time
 	// hooks makes an instance's Hooks (fleets.Service.HooksFor).
 	hooks func(fleets.InstanceRef) fleets.Hooks
+	// secrets makes the secrets of a start relayed from another replica
+	// (fleets.Service.StartSecrets).
+	secrets func(context.Context, fleets.InstanceRef, *fleets.CertificateRequest) ([]string, *fleets.CertificateFiles, error)
 	// msgr delivers messages to hosts (the connections of this replica).
 	msgr HostMessenger
 
@@ -207,6 +210,12 @@ func New(cfg Config) (*Service, error) {
 // SetHooks gives the Service the maker of instances' Hooks (fleets'
 // HooksFor; fleets is made after the Service, which is its provider).
 func (s *Service) SetHooks(f func(fleets.InstanceRef) fleets.Hooks) { s.hooks = f }
+
+// SetStartSecrets gives the Service the maker of the secrets of starts
+// other replicas relay here (fleets' StartSecrets), as SetHooks.
+func (s *Service) SetStartSecrets(f func(context.Context, fleets.InstanceRef, *fleets.CertificateRequest) ([]string, *fleets.CertificateFiles, error)) {
+	s.secrets = f
+}
 
 func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Millisecond) }
 

@@ -40,16 +40,26 @@ func (s *Service) StartInstance(ctx context.Context, spec fleets.InstanceSpec, h
 	s.instHooks[spec.InstanceID] = hooks
 	s.mu.Unlock()
 	msg := hostproto.StartInstance{FleetId: spec.FleetID, InstanceId: spec.InstanceID, Location: spec.Location,
-		BuildId: spec.BuildID, RuntimeConfiguration: spec.RuntimeConfiguration, Env: s.hostEnv(spec.Env)}
-	if c := spec.Certificate; c != nil {
-		msg.Certificate = &hostproto.Certificate{Certificate: string(c.Certificate), Chain: string(c.Chain),
-			PrivateKey: string(c.PrivateKey), Root: string(c.Root)}
+		BuildId: spec.BuildID, RuntimeConfiguration: spec.RuntimeConfiguration, Env: s.hostEnv(spec.Env),
+		Certificate: hostCertificate(spec.Certificate)}
+	relayed, err := s.sendStart(ctx, hostID, msg, spec.CertificateRequest)
+	if err != nil || relayed {
+		s.forgetHooks(spec.InstanceID) // relayed: the host reports to the replica holding it
 	}
-	if err := s.msgr.SendToHost(ctx, hostID, hostproto.ActionStartInstance, msg); err != nil {
-		s.forgetHooks(spec.InstanceID)
+	if err != nil {
 		return fmt.Errorf("host %s: %w", hostID, err)
 	}
 	return nil
+}
+
+// hostCertificate is certificate files as StartInstance carries them (nil
+// for none).
+func hostCertificate(c *fleets.CertificateFiles) *hostproto.Certificate {
+	if c == nil {
+		return nil
+	}
+	return &hostproto.Certificate{Certificate: string(c.Certificate), Chain: string(c.Chain),
+		PrivateKey: string(c.PrivateKey), Root: string(c.Root)}
 }
 
 // hostEnv is an instance's environment as a pool host gets it: without

@@ -14,9 +14,10 @@ import (
 // TestHostMessagesRouted: a message for a host connected to another
 // replica goes into that replica's inbox (delivered there over the host's
 // connection; this replica, holding none, reports ErrNoConnection); one
-// for a host connected nowhere fails as before, and so does StartInstance,
-// which is never relayed (its certificate key stays out of the
-// database); the janitor's clearer
+// for a host connected nowhere fails as before, and so does a StartInstance
+// given to SendToHost, which never relays it with its secrets (sendStart
+// relays it without them: TestStartInstanceRelayedWithoutSecrets); the
+// janitor's clearer
 // marks a dead replica's hosts disconnected.
 func TestHostMessagesRouted(t *testing.T) {
 	s, _ := newService(t)

@@ -81,7 +81,8 @@ func (s *Server) routeInbox() {
 			return noConnection(s.agents.SendToCompute(ctx, fleetID, name, msg), agentconn.ErrNotConnected)
 		},
 	})
-	s.inbox.Handle(replicas.TargetHost, replicas.Route{Holder: hosts.HostHolder, Deliver: s.hosts.DeliverToHost})
+	s.inbox.Handle(replicas.TargetHost, replicas.Route{Holder: hosts.HostHolder, Deliver: s.hosts.DeliverToHost,
+		Undelivered: s.hosts.UndeliveredToHost})
 }
 
 // janitor is the replicas janitor: it clears the processes, agents and

@@ -370,6 +370,7 @@ func (s *Server) compose(opts Options) error {
 	}
 	host.f = s.fleets
 	s.hosts.SetHooks(s.fleets.HooksFor)
+	s.hosts.SetStartSecrets(s.fleets.StartSecrets)
 	remoteLogs.h = s.hosts
 	s.agents, err = agentconn.New(agentconn.Config{Store: s.store, Fleets: s.fleets, Sessions: s.sessions, Slots: s.conns,
 		MessageRate: float64(noneIfZero(s.cfg.SDKMessageRate)), MessageBurst: 3 * s.cfg.SDKMessageRate,
