@@ -67,6 +67,13 @@ func TestTinySessions(t *testing.T) {
 		p.CPU.Hoist <= 0 || p.HoistRSSMiB <= 0 {
 		t.Errorf("phase: %+v", p)
 	}
+	// No game server ignores its CreateGameSession (Hoist holds it until
+	// the process's first heartbeat), and none ends in ERROR. (Before, at
+	// load 11 every process ignored one: 0 sessions, and ErrorSessions
+	// was -4, the ignored ones subtracted although they end TERMINATED.)
+	if p.Ignored != 0 || p.ErrorSessions != 0 {
+		t.Errorf("%d game sessions ignored, %d ended in ERROR; want none", p.Ignored, p.ErrorSessions)
+	}
 }
 
 // TestTinyProcesses: 3 processes with a 1 s heartbeat through a 3 s soak,

@@ -43,20 +43,20 @@ type SessionsPhase struct {
 	NoCapacity int `json:"no_capacity"`
 	// Ignored counts game sessions the game server ignored because their
 	// CreateGameSession arrived before it had handled its ProcessReady
-	// reply (the Go SDK's race): they stay ACTIVATING until the
-	// activation timeout (5 s here) ends them in ERROR and the process.
+	// reply (the Go SDK's race, which Hoist avoids by holding messages
+	// until the process's first heartbeat: expected 0): they stay
+	// ACTIVATING until the activation timeout (5 s here) ends them
+	// TERMINATED, and their processes.
 	Ignored int         `json:"ignored"`
 	Errors  errorCounts `json:"errors,omitempty"`
-	// ErrorSessions counts game sessions that ended in ERROR, other than
-	// the ignored ones (warm-up included).
+	// ErrorSessions counts game sessions that ended in ERROR (warm-up
+	// included); the ignored ones end TERMINATED and are not among them.
 	ErrorSessions int     `json:"error_sessions"`
 	CPU           CPUUse  `json:"cpu"`
 	HoistRSSMiB   float64 `json:"hoist_rss_mib"`
 	// HoistCPUPerSession is Hoist's CPU time per game session (ms), the
 	// process launches, connections and heartbeats it causes included.
 	HoistCPUPerSession float64 `json:"hoist_cpu_ms_per_session"`
-
-	ignoredAll int
 }
 
 // sessionsActivationTimeout is the fleet's
@@ -154,7 +154,7 @@ func (e *env) sessionsRun(ctx context.Context, run int) ([]*SessionsPhase, error
 			if err != nil {
 				return fail(err)
 			}
-			p.ErrorSessions = errAfter - errBefore - p.ignoredAll
+			p.ErrorSessions = errAfter - errBefore
 		}
 	}
 	return phases, nil
@@ -198,7 +198,6 @@ func (h *hoist) countSessions(ctx context.Context, fleetID string, status types.
 type sessionsWorker struct {
 	lat, call           []time.Duration
 	noCapacity, ignored int
-	ignoredAll          int // warm-up included
 	errors              errorCounts
 }
 
@@ -253,7 +252,6 @@ func (e *env) sessionsPhase(ctx context.Context, h *hoist, w *activations.Watche
 		call = append(call, r.call...)
 		p.NoCapacity += r.noCapacity
 		p.Ignored += r.ignored
-		p.ignoredAll += r.ignoredAll
 		for k, n := range r.errors {
 			p.Errors[k] += n
 		}
@@ -306,7 +304,6 @@ func sessionsLoop(ctx context.Context, h *hoist, w *activations.Watcher, fleetID
 		}
 		at, err := w.Wait(aws.ToString(out.GameSession.GameSessionId), activationTimeout)
 		if errors.Is(err, activations.ErrIgnored) {
-			res.ignoredAll++
 			if rec {
 				res.ignored++
 			}
