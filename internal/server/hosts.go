@@ -10,6 +10,7 @@ import (
 	"github.com/hoistgg/hoist/internal/fleets"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/hosts"
+	"github.com/hoistgg/hoist/internal/store"
 )
 
 // newHosts makes the pool hosts' service around the in-process provider
@@ -33,6 +34,18 @@ func (s *Server) wakeFleets() {
 	if s.fleets != nil {
 		s.fleets.Wake()
 	}
+}
+
+// instanceLost reports whether the instance of compute c is lost with its
+// pool host (sessions.Config.InstanceLost), as the fleets' reconciler
+// sees it (fleets.InstanceHosts): never for an Anywhere compute or an
+// instance this replica runs itself, nor before the hosts' service exists.
+func (s *Server) instanceLost(ctx context.Context, tx store.Tx, c *hosting.Compute) (bool, error) {
+	if s.hosts == nil || c.Host == "" || c.Host == s.replica {
+		return false, nil
+	}
+	st, err := s.hosts.InstanceHost(ctx, tx, c)
+	return st.Lost != "", err
 }
 
 // remoteLogsRef forwards to the hosts' service once it exists.

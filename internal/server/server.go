@@ -305,7 +305,7 @@ func (s *Server) compose(opts Options) error {
 	msgr, host, agents, remoteLogs := &messengerRef{srv: s}, &hostRef{}, &agentsRef{srv: s}, &remoteLogsRef{}
 	s.sessions, err = sessions.New(sessions.Config{
 		Store: s.store, Region: cfg.Region, Messenger: msgr, Host: host, Agents: agents, Inbox: s.inbox,
-		OnProcessReady: host.onProcessReady, ResolveAlias: aliases.ResolveFleet, Now: s.now, Clock: s.clock, ProcessNow: s.wallNow,
+		OnProcessReady: host.onProcessReady, InstanceLost: s.instanceLost, ResolveAlias: aliases.ResolveFleet, Now: s.now, Clock: s.clock, ProcessNow: s.wallNow,
 		Logger: s.log.With("component", "sessions"), ReplicaID: s.replica,
 		LogURL: s.logURL, DataDir: cfg.DataDir, RemoteLogs: remoteLogs,
 		Shared: cfg.Store == config.StorePostgres, // other replicas write it too

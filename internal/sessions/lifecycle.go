@@ -201,15 +201,36 @@ func (s *Service) processGoneTx(ctx context.Context, tx store.Tx, fx *effects, p
 		return err
 	}
 	if !ended(gs.Session.Status) {
-		status := api.GameSessionStatusTerminated
-		if gs.Session.Status == api.GameSessionStatusActivating {
-			status = api.GameSessionStatusError
+		status, reason := api.GameSessionStatusError, api.GameSessionStatusReason("")
+		if gs.Session.Status != api.GameSessionStatusActivating {
+			status = api.GameSessionStatusTerminated
+			if reason, err = s.endReasonTx(ctx, tx, p); err != nil {
+				return err
+			}
 		}
-		if err := s.finishSessionTx(ctx, tx, gs, status, ""); err != nil {
+		if err := s.finishSessionTx(ctx, tx, gs, status, reason); err != nil {
 			return err
 		}
 	}
 	return s.planCollectTx(ctx, tx, fx, p, gs)
+}
+
+// endReasonTx is the StatusReason of a game session that ends TERMINATED
+// because its process p ends: INTERRUPTED when p's instance is lost with
+// its host (Config.InstanceLost), else none.
+func (s *Service) endReasonTx(ctx context.Context, tx store.Tx, p *hosting.Process) (api.GameSessionStatusReason, error) {
+	if s.cfg.InstanceLost == nil {
+		return "", nil
+	}
+	c, err := getCompute(ctx, tx, p.FleetID, p.ComputeName)
+	if err != nil {
+		return "", ignoreNotFound(err)
+	}
+	lost, err := s.cfg.InstanceLost(ctx, tx, c)
+	if err != nil || !lost {
+		return "", err
+	}
+	return api.GameSessionStatusReasonInterrupted, nil
 }
 
 // finishSessionTx ends a game session: status TERMINATED or ERROR, and every

@@ -455,7 +455,13 @@ func (s sdkAPI) ProcessEnding(ctx context.Context, c hosting.Conn) error {
 		if err != nil || ended(gs.Session.Status) {
 			return ignoreNotFound(err)
 		}
-		return s.finishSessionTx(ctx, tx, gs, api.GameSessionStatusTerminated, "")
+		var reason api.GameSessionStatusReason
+		if gs.Session.Status != api.GameSessionStatusActivating {
+			if reason, err = s.endReasonTx(ctx, tx, p); err != nil {
+				return err
+			}
+		}
+		return s.finishSessionTx(ctx, tx, gs, api.GameSessionStatusTerminated, reason)
 	})
 }
 

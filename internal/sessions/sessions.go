@@ -51,6 +51,12 @@ type Config struct {
 	// OnProcessReady is called in the transaction that records a
 	// ProcessReady (fleets moves the location ACTIVATING -> ACTIVE).
 	OnProcessReady hosting.ProcessReadyFunc
+	// InstanceLost, when set, reports in tx whether the instance of
+	// compute c is lost with its pool host (removed, or LOST). A process of
+	// such an instance that ends (ProcessEnding, exit) ends its ACTIVE game
+	// session INTERRUPTED, as the fleets' report of the loss does: the
+	// host's agent may stop the processes before that report.
+	InstanceLost func(ctx context.Context, tx store.Tx, c *hosting.Compute) (bool, error)
 	// ResolveAlias, when set, resolves an AliasId (ID or ARN) to a fleet ID;
 	// without it AliasId is answered with InvalidRequestException.
 	ResolveAlias func(ctx context.Context, tx store.Tx, aliasID string) (string, error)
