@@ -209,7 +209,7 @@ func New(opts Options) (_ *Server, err error) {
 			s.closeParts(context.Background())
 		}
 	}()
-	if s.ca, err = pki.LoadOrCreateCAFor(filepath.Join(cfg.DataDir, "pki"), caConstraints(cfg)); err != nil {
+	if s.ca, err = s.loadCA(context.Background()); err != nil {
 		return nil, dataDirError(cfg.DataDir, err)
 	}
 	for _, f := range s.ca.Fixed {
