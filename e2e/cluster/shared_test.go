@@ -72,3 +72,31 @@ func waitHostOn(ctx context.Context, t *testing.T, st store.Store, hostID, repli
 		return h.ConnectedTo == replica, nil
 	})
 }
+
+// TestBuildFromAnotherReplica: a build uploaded through replica A (its
+// files in A's data directory) runs on a pool host connected to B: B
+// fetches the build's files from A over the replicas' signed route when
+// the host downloads it, and the fleet becomes ACTIVE and hosts a game
+// session.
+func TestBuildFromAnotherReplica(t *testing.T) {
+	c := cluster.Start(t, cluster.Options{Replicas: 2, TLS: true, Args: []string{"--timings", strings.Join(hostTimings, ","),
+		"--process-env", "HEALTHCHECK_INTERVAL=3s,HEALTHCHECK_MAX_JITTER=100ms,SERVICE_CALL_TIMEOUT=5s,HOIST_TEST_RECONNECT_INTERVAL=1s"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	aR, bR := c.Replicas[0], c.Replicas[1]
+	startPoolAgent(ctx, t, bR)
+	build := uploadBuild(ctx, t, aR)
+	b := bR.V2()
+	fleetID := createHostFleet(ctx, t, b, build, "build-from-a")
+	waitFor(ctx, t, "fleet "+fleetID+" ACTIVE on B's host", func() (bool, error) {
+		out, err := b.DescribeFleetAttributes(ctx, &gl.DescribeFleetAttributesInput{FleetIds: []string{fleetID}})
+		if err != nil {
+			return false, err
+		}
+		if ev := fleetEvents(ctx, b, fleetID); strings.Contains(ev, "FAILED") {
+			return false, fmt.Errorf("its instance's start failed; events:\n%s", ev)
+		}
+		return out.FleetAttributes[0].Status == types.FleetStatusActive, nil
+	})
+	createActive(ctx, t, b, fleetID, hoisttest.Region)
+}
