@@ -138,6 +138,16 @@ func shardHolder(ctx context.Context, t *testing.T, st store.Store, fleetID stri
 // the host's ID once the agent is connected.
 func startPoolAgent(ctx context.Context, t *testing.T, r *cluster.Replica) string {
 	t.Helper()
+	id, _ := startPoolAgentVia(ctx, t, r, r.Process().TLSURL)
+	return id
+}
+
+// startPoolAgentVia enrols a pool host with a token of replica r and runs
+// its agent connected to endpoint (r's TLS listener, or a proxy in front
+// of replicas); it returns the host's ID once the agent is connected, and
+// the agent's log.
+func startPoolAgentVia(ctx context.Context, t *testing.T, r *cluster.Replica, endpoint string) (string, *hoisttest.SyncBuffer) {
+	t.Helper()
 	var tok struct{ Token string }
 	if err := r.Admin(ctx, "CreateEnrolmentToken", map[string]string{"Pool": "pool"}, &tok); err != nil {
 		t.Fatal(err)
@@ -146,7 +156,7 @@ func startPoolAgent(ctx context.Context, t *testing.T, r *cluster.Replica) strin
 	_ = os.Chmod(tmp, 0o711) // the game user passes through it
 	_ = os.Chmod(filepath.Dir(tmp), 0o711)
 	ready := filepath.Join(tmp, "ready.json")
-	cmd := exec.Command(hoisttest.Binary(t), "agent", "--pool", "pool", "--endpoint", r.Process().TLSURL,
+	cmd := exec.Command(hoisttest.Binary(t), "agent", "--pool", "pool", "--endpoint", endpoint,
 		"--dir", filepath.Join(tmp, "agent"), "--reconnect-max", "1s", "--enrolment-token", tok.Token,
 		"--location", hoisttest.Region, "--address", "127.0.0.1", "--instances", "*=8", "--log-level", "debug",
 		"--timings", "processes.stagger=20ms,processes.terminate-grace=3s,processes.shutdown-grace=3s,processes.kill-grace=1s")
@@ -186,7 +196,7 @@ func startPoolAgent(ctx context.Context, t *testing.T, r *cluster.Replica) strin
 		}
 		return hostID != "" && strings.Contains(out.String(), "connected to Hoist"), nil
 	})
-	return hostID
+	return hostID, out
 }
 
 // uploadBuild uploads the test game server as a build through replica r

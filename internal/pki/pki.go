@@ -252,9 +252,21 @@ func tighten(dir, keyPath string) ([]string, error) {
 }
 
 func createCA(dir string, now time.Time, c Constraints) (*CA, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	certPEM, keyPEM, err := GenerateCA(now, c)
 	if err != nil {
 		return nil, err
+	}
+	return writeCA(dir, certPEM, keyPEM)
+}
+
+// GenerateCA makes a new CA constrained to the names of c, valid from now
+// (backdated) for CAValidity, and returns its certificate and PKCS#8 key
+// as PEM without writing them anywhere (a cluster's first replica stores
+// them in the database before any replica writes its files).
+func GenerateCA(now time.Time, c Constraints) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
 	}
 	host, _ := os.Hostname()
 	tmpl := &x509.Certificate{
@@ -274,14 +286,23 @@ func createCA(dir string, now time.Time, c Constraints) (*CA, error) {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
+		return nil, nil, err
+	}
+	certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+	return certPEM, keyPEM, nil
+}
+
+// writeCA writes a CA's files into dir (made 0700) and returns it loaded.
+func writeCA(dir string, certPEM, keyPEM []byte) (*CA, error) {
+	ca, err := parseCA(certPEM, keyPEM)
+	if err != nil {
 		return nil, err
 	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("pki: %w", err)
 	}
@@ -294,12 +315,53 @@ func createCA(dir string, now time.Time, c Constraints) (*CA, error) {
 	if err := writeFileAtomic(certPath, certPEM, 0o644); err != nil {
 		return nil, err
 	}
-	ca, err := parseCA(certPEM, keyPEM)
+	ca.CertFile = certPath
+	return ca, nil
+}
+
+// ReadCAFiles returns the PEM files of the CA kept in dir; ok is false
+// when dir holds neither file (one without the other is an error).
+func ReadCAFiles(dir string) (certPEM, keyPEM []byte, ok bool, err error) {
+	certPEM, certErr := os.ReadFile(filepath.Join(dir, CertFileName))
+	keyPEM, keyErr := os.ReadFile(filepath.Join(dir, KeyFileName))
+	switch {
+	case errors.Is(certErr, fs.ErrNotExist) && errors.Is(keyErr, fs.ErrNotExist):
+		return nil, nil, false, nil
+	case certErr != nil:
+		return nil, nil, false, fmt.Errorf("pki: reading the CA certificate: %w", certErr)
+	case keyErr != nil:
+		return nil, nil, false, fmt.Errorf("pki: reading the CA key: %w", keyErr)
+	}
+	return certPEM, keyPEM, true, nil
+}
+
+// ErrOtherCA is AdoptCA's error when the directory already holds a CA
+// other than the one to adopt.
+var ErrOtherCA = errors.New("pki: the directory holds another CA")
+
+// AdoptCA makes dir hold the CA certPEM and keyPEM (a cluster's, read from
+// its database) and loads it as LoadOrCreateCAFor does, with the same
+// checks (expiry, the names of c). A dir holding neither file gets them;
+// one already holding this CA is loaded; one holding another CA is left
+// untouched and is ErrOtherCA: its CA may be trusted by clients.
+func AdoptCA(dir string, certPEM, keyPEM []byte, c Constraints) (*CA, error) {
+	want, err := parseCA(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("pki: the CA to adopt: %w", err)
+	}
+	haveCert, _, ok, err := ReadCAFiles(dir)
 	if err != nil {
 		return nil, err
 	}
-	ca.CertFile = certPath
-	return ca, nil
+	if ok {
+		cb, _ := pem.Decode(haveCert)
+		if cb == nil || !bytes.Equal(cb.Bytes, want.Cert.Raw) {
+			return nil, fmt.Errorf("%w (%s)", ErrOtherCA, dir)
+		}
+	} else if _, err := writeCA(dir, certPEM, keyPEM); err != nil {
+		return nil, err
+	}
+	return LoadOrCreateCAFor(dir, c)
 }
 
 // parseCA decodes a CA certificate and its key and checks they belong
@@ -532,4 +594,17 @@ func (ca *CA) WriteBundle(path string, roots []byte) error {
 	}
 	data = append(data, ca.CertPEM...)
 	return writeFileAtomic(path, data, 0o644)
+}
+
+// ParseCA decodes a CA certificate and its PKCS#8 key (PEM) and checks that
+// they belong together and that the CA has not expired by now.
+func ParseCA(certPEM, keyPEM []byte, now time.Time) (*CA, error) {
+	ca, err := parseCA(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	if !now.Before(ca.Cert.NotAfter) {
+		return nil, fmt.Errorf("the CA expired on %s", ca.Cert.NotAfter.Format(time.DateOnly))
+	}
+	return ca, nil
 }

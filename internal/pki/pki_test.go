@@ -439,3 +439,34 @@ func TestWriteBundle(t *testing.T) {
 		t.Errorf("the bundle grew from %d to %d bytes", len(data), len(again))
 	}
 }
+
+// TestAdoptCA: a CA made with GenerateCA is written into an empty
+// directory and loaded again from it; a directory holding another CA is
+// ErrOtherCA and keeps its files.
+func TestAdoptCA(t *testing.T) {
+	certPEM, keyPEM, err := GenerateCA(time.Now(), Constraints{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "pki")
+	for range 2 {
+		ca, err := AdoptCA(dir, certPEM, keyPEM, Constraints{})
+		if err != nil || !bytes.Equal(ca.CertPEM, certPEM) {
+			t.Fatalf("adopting: %v", err)
+		}
+	}
+	other := t.TempDir()
+	own, err := LoadOrCreateCA(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AdoptCA(other, certPEM, keyPEM, Constraints{}); !errors.Is(err, ErrOtherCA) {
+		t.Fatalf("a directory with another CA: %v, want ErrOtherCA", err)
+	}
+	if kept, _ := os.ReadFile(filepath.Join(other, CertFileName)); !bytes.Equal(kept, own.CertPEM) {
+		t.Error("the other CA's certificate was changed")
+	}
+	if _, err := AdoptCA(t.TempDir(), certPEM, own.CertPEM, Constraints{}); err == nil {
+		t.Error("a certificate with another CA's certificate for key: accepted")
+	}
+}

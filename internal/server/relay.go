@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/agentconn"
@@ -137,4 +138,25 @@ func (s *Server) relaySend(ctx context.Context, kind, id string, holder func(con
 	}
 	s.inbox.Wake(to)
 	return nil
+}
+
+// peerURL returns the plain API URL of the registered replica id (builds
+// fetch a build's files from the replica holding them there).
+func (s *Server) peerURL(ctx context.Context, id string) (string, error) {
+	rs, err := replicas.List(ctx, s.store)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range rs {
+		if r.ID != id {
+			continue
+		}
+		for _, a := range r.Addresses {
+			if strings.HasPrefix(a, "http://") {
+				return a, nil
+			}
+		}
+		return "", fmt.Errorf("replica %s registered no http:// address", id)
+	}
+	return "", fmt.Errorf("replica %s is not registered (not running)", id)
 }

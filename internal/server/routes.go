@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 
+	"github.com/hoistgg/hoist/internal/builds"
 	"github.com/hoistgg/hoist/internal/hosts/hostproto"
 	"github.com/hoistgg/hoist/internal/protocol"
 )
@@ -26,6 +27,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc(hostproto.PathEnrol, s.hosts.ServeEnrol)
 	mux.HandleFunc(hostproto.PathConnect, s.hosts.ServeConnect)
 	mux.HandleFunc(hostproto.PathBuild, s.hosts.ServeBuild)
+	mux.HandleFunc(builds.PeerPath, s.builds.ServePeer)
 	mux.HandleFunc(hostproto.PathOutput, s.hosts.ServeOutput)
 	mux.HandleFunc(hostproto.PathGameSessionLogs, s.hosts.ServeGameSessionLogs)
 	mux.HandleFunc("/hoist/health", s.serveHealth)

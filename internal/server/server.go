@@ -91,6 +91,7 @@ type Server struct {
 	svc         api.Service
 	auth        *sigv4.Authenticator
 	logKey      []byte
+	buildsKey   []byte // signs build requests between replicas (PostgreSQL only)
 	handler     http.Handler
 	bodies      *bodyLimits
 	conns       *connSlots    // long-lived connections: SDK sockets and event streams
@@ -209,7 +210,7 @@ func New(opts Options) (_ *Server, err error) {
 			s.closeParts(context.Background())
 		}
 	}()
-	if s.ca, err = pki.LoadOrCreateCAFor(filepath.Join(cfg.DataDir, "pki"), caConstraints(cfg)); err != nil {
+	if s.ca, err = s.loadCA(context.Background()); err != nil {
 		return nil, dataDirError(cfg.DataDir, err)
 	}
 	for _, f := range s.ca.Fixed {
@@ -224,6 +225,11 @@ func New(opts Options) (_ *Server, err error) {
 	}
 	if s.logKey, err = sharedKey(context.Background(), st, "log-urls", s.wallNow); err != nil {
 		return nil, err
+	}
+	if cfg.Store == config.StorePostgres {
+		if s.buildsKey, err = sharedKey(context.Background(), st, "replica-builds", s.wallNow); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.compose(opts); err != nil {
 		return nil, err
@@ -291,7 +297,8 @@ func (s *Server) compose(opts Options) error {
 		Store: s.store, DataDir: cfg.DataDir, Region: cfg.Region, Account: cfg.Account,
 		SetTags: tags.Set, RemoveTags: tags.DeleteAll, PublicURL: s.baseURL,
 		Operators: s.auth, ReplicaID: s.replica, Now: s.wallNow,
-		Limits:        builds.Limits{MaxUnpackedSize: cfg.MaxUnpackedSize},
+		Limits:  builds.Limits{MaxUnpackedSize: cfg.MaxUnpackedSize},
+		PeerURL: s.peerURL, ClusterKey: s.buildsKey,
 		RetainedCheck: t.BuildsRetainedCheck,
 		Logger:        s.log.With("component", "builds"),
 	})
