@@ -12,34 +12,28 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hoistgg/hoist/internal/peersign"
 )
 
 // PeerPath + build ID: GET a READY build's files from the replica holding
 // them, as a zip archive (stored), signed both ways with the cluster key.
 const PeerPath = "/hoist/replica/builds/"
 
-// Headers of a peer build request and its response's trailer.
+// Headers of a peer build request (internal/peersign) and its response's
+// trailer.
 const (
-	peerExpiresHeader   = "X-Hoist-Expires"
-	peerSignatureHeader = "X-Hoist-Signature"
+	peerExpiresHeader   = peersign.ExpiresHeader
+	peerSignatureHeader = peersign.SignatureHeader
 	peerMACTrailer      = "X-Hoist-Build-Mac"
 	// peerRequestTTL bounds how far ahead a request's expiry may lie.
-	peerRequestTTL = time.Minute
+	peerRequestTTL = peersign.TTL
 )
 
-// peerMAC is the HMAC-SHA256 under key of parts, each followed by a zero
-// byte (so no two part lists sign alike).
-func peerMAC(key []byte, parts ...string) []byte {
-	m := hmac.New(sha256.New, key)
-	for _, p := range parts {
-		m.Write([]byte(p))
-		m.Write([]byte{0})
-	}
-	return m.Sum(nil)
-}
+// peerMAC is the cluster key's MAC of parts (peersign.MAC).
+var peerMAC = peersign.MAC
 
 // ServePeer serves GET PeerPath<build ID> to another replica of the
 // cluster: the build's files, if this replica holds them, as WriteZip
@@ -80,18 +74,10 @@ func (s *Service) ServePeer(w http.ResponseWriter, r *http.Request) {
 
 // checkPeerRequest checks a peer build request's expiry and signature.
 func checkPeerRequest(key []byte, id string, h http.Header, now time.Time) error {
-	exp := h.Get(peerExpiresHeader)
-	expires, err := strconv.ParseInt(exp, 10, 64)
-	sig, serr := hex.DecodeString(h.Get(peerSignatureHeader))
-	switch {
-	case id == "" || err != nil || serr != nil:
-		return errors.New("a replica's build request carries a build ID, " + peerExpiresHeader + " and " + peerSignatureHeader)
-	case !hmac.Equal(sig, peerMAC(key, "request", id, exp)):
-		return errors.New("the signature does not match this request")
-	case now.Unix() > expires || expires > now.Add(peerRequestTTL).Unix():
-		return errors.New("this request has expired")
+	if id == "" {
+		return errors.New("a replica's build request names a build ID")
 	}
-	return nil
+	return peersign.Check(key, id, h, now)
 }
 
 // clip shortens what a caller sent before it is quoted.
@@ -147,13 +133,11 @@ func (s *Service) fetchBuild(ctx context.Context, r *Record) (string, error) {
 // the upload limit's bytes, and checks the holder's MAC over it.
 func (s *Service) download(ctx context.Context, base, id string) (*os.File, int64, error) {
 	key := s.cfg.ClusterKey
-	exp := strconv.FormatInt(s.now().Add(peerRequestTTL).Unix(), 10)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base, "/")+PeerPath+id, nil)
 	if err != nil {
 		return nil, 0, err
 	}
-	req.Header.Set(peerExpiresHeader, exp)
-	req.Header.Set(peerSignatureHeader, hex.EncodeToString(peerMAC(key, "request", id, exp)))
+	peersign.Sign(req.Header, key, id, s.now())
 	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
 	if err != nil {
 		return nil, 0, err
