@@ -204,6 +204,8 @@ type GameSession struct {
 	LogPaths           []string  `json:"logPaths,omitempty"`
 	// LogDir is where Hoist collected the process's logs when the session ended.
 	LogDir string `json:"logDir,omitempty"`
+	// LogReplica is the replica whose data directory holds LogDir.
+	LogReplica string `json:"logReplica,omitempty"`
 	// RequestHash fingerprints the CreateGameSession request, so a repeat
 	// with the same idempotency token and different parameters is refused.
 	RequestHash string `json:"requestHash,omitempty"`

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/hosting"
 )
 
 // LogURLTTL is how long a URL from GetGameSessionLogUrl works (GameLift's
@@ -111,6 +112,11 @@ func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
 			s.log.Warn("serving game session logs", "gameSession", id, "err", err)
 			return
 		}
+		var le *hosting.LogsElsewhere
+		if errors.As(err, &le) {
+			s.relayLog(w, r, le.Replica, peerLog{gameSessionID: id})
+			return
+		}
 		var nf *api.NotFoundException
 		if errors.As(err, &nf) {
 			w.Header().Del("Content-Disposition")
@@ -138,6 +144,7 @@ func (s *Server) serveProcessLog(w http.ResponseWriter, r *http.Request, q url.V
 	fleetID, processID := q.Get("fleetId"), q.Get("processId")
 	s.serveTextLog(w, r, q, textLog{what: "a process's output", idName: "processId", id: processID,
 		subject: processLogSubject(fleetID, processID),
+		peer:    &peerLog{fleetID: fleetID, processID: processID},
 		write: func(ctx context.Context, w io.Writer) error {
 			return s.fleets.WriteProcessOutput(ctx, w, fleetID, processID)
 		}})
@@ -148,6 +155,8 @@ func (s *Server) serveProcessLog(w http.ResponseWriter, r *http.Request, q url.V
 type textLog struct {
 	what, idName, id, subject string
 	write                     func(ctx context.Context, w io.Writer) error
+	// peer asks the replica holding the log for it (nil: in the store).
+	peer *peerLog
 }
 
 // serveTextLog checks a fleet event's log URL (its parameters, signature
@@ -176,6 +185,11 @@ func (s *Server) serveTextLog(w http.ResponseWriter, r *http.Request, q url.Valu
 	if err := l.write(r.Context(), bw); err != nil {
 		if bw.started {
 			s.log.Warn("serving "+l.what, "fleet", fleetID, l.idName, l.id, "err", err)
+			return
+		}
+		var le *hosting.LogsElsewhere
+		if errors.As(err, &le) && l.peer != nil {
+			s.relayLog(w, r, le.Replica, *l.peer)
 			return
 		}
 		var nf *api.NotFoundException

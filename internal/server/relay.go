@@ -158,5 +158,8 @@ func (s *Server) peerURL(ctx context.Context, id string) (string, error) {
 		}
 		return "", fmt.Errorf("replica %s registered no http:// address", id)
 	}
-	return "", fmt.Errorf("replica %s is not registered (not running)", id)
+	return "", fmt.Errorf("replica %s is %w", id, errReplicaGone)
 }
+
+// errReplicaGone: a replica is not in the registry (not running).
+var errReplicaGone = errors.New("not registered (not running)")

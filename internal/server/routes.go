@@ -28,6 +28,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc(hostproto.PathConnect, s.hosts.ServeConnect)
 	mux.HandleFunc(hostproto.PathBuild, s.hosts.ServeBuild)
 	mux.HandleFunc(builds.PeerPath, s.builds.ServePeer)
+	mux.HandleFunc(LogPeerPath, s.serveLogPeer)
 	mux.HandleFunc(hostproto.PathOutput, s.hosts.ServeOutput)
 	mux.HandleFunc(hostproto.PathGameSessionLogs, s.hosts.ServeGameSessionLogs)
 	mux.HandleFunc("/hoist/health", s.serveHealth)
