@@ -28,8 +28,6 @@ const (
 	peerExpiresHeader   = peersign.ExpiresHeader
 	peerSignatureHeader = peersign.SignatureHeader
 	peerMACTrailer      = "X-Hoist-Build-Mac"
-	// peerRequestTTL bounds how far ahead a request's expiry may lie.
-	peerRequestTTL = peersign.TTL
 )
 
 // peerMAC is the cluster key's MAC of parts (peersign.MAC).
