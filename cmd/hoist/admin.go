@@ -30,6 +30,10 @@ commands:
   create-enrolment-token  create a token pool hosts enrol with (hoist agent --pool)
   list-hosts            list the pool hosts
   drain-host            drain a pool host: no new instances; its instances end as their sessions do
+  undrain-host          end a pool host's draining: it takes new instances again
+  clock                 show Hoist's clock (real or manual) and its time
+  clock advance <d>     move a manual clock (--clock manual) forward by d, e.g. 90s
+  remove-host           remove a pool host (refused while it runs instances, unless --force)
 
 Hoist's URL comes from --endpoint, else $HOIST_ENDPOINT, $AWS_ENDPOINT_URL_GAMELIFT or
 $AWS_ENDPOINT_URL, else http://127.0.0.1:9080. Requests are signed with SigV4 like any
@@ -54,6 +58,12 @@ func admin(args []string, stdout, stderr io.Writer) int {
 		return listHosts(args[1:], stdout, stderr)
 	case "drain-host":
 		return drainHost(args[1:], stdout, stderr)
+	case "undrain-host":
+		return undrainHost(args[1:], stdout, stderr)
+	case "clock":
+		return adminClock(args[1:], stdout, stderr)
+	case "remove-host":
+		return removeHost(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "hoist admin: unknown command %q\n%s", args[0], adminUsage)
 	return 2

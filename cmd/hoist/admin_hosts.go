@@ -54,7 +54,18 @@ func listHosts(args []string, stdout, stderr io.Writer) int {
 
 // drainHost runs `hoist admin drain-host`.
 func drainHost(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("hoist admin drain-host", flag.ContinueOnError)
+	return hostAction("drain-host", "DrainHost", args, stdout, stderr)
+}
+
+// undrainHost runs `hoist admin undrain-host`.
+func undrainHost(args []string, stdout, stderr io.Writer) int {
+	return hostAction("undrain-host", "UndrainHost", args, stdout, stderr)
+}
+
+// hostAction runs `hoist admin <command> --host ID`: the admin action on
+// that host, its answer printed as JSON.
+func hostAction(command, action string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("hoist admin "+command, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := adminFlags(fs)
 	host := fs.String("host", "", "host ID, as list-hosts shows it (required)")
@@ -62,11 +73,32 @@ func drainHost(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *host == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "hoist admin drain-host: --host is required")
+		fmt.Fprintf(stderr, "hoist admin %s: --host is required\n", command)
 		return 2
 	}
 	var out json.RawMessage
-	if code := adminCall(c, "DrainHost", map[string]string{"HostId": *host}, &out, stderr); code != 0 {
+	if code := adminCall(c, action, map[string]string{"HostId": *host}, &out, stderr); code != 0 {
+		return code
+	}
+	return printJSON(stdout, out)
+}
+
+// removeHost runs `hoist admin remove-host`.
+func removeHost(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("hoist admin remove-host", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := adminFlags(fs)
+	host := fs.String("host", "", "host ID, as list-hosts shows it (required)")
+	force := fs.Bool("force", false, "remove it even though it runs instances (they are lost: their game sessions end, fleets replace them)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *host == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "hoist admin remove-host: --host is required")
+		return 2
+	}
+	var out json.RawMessage
+	if code := adminCall(c, "RemoveHost", map[string]any{"HostId": *host, "Force": *force}, &out, stderr); code != 0 {
 		return code
 	}
 	return printJSON(stdout, out)

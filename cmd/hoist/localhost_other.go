@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"time"
 
 	"github.com/hoistgg/hoist/internal/config"
 )
@@ -17,3 +18,6 @@ func localAgentSpawner(context.Context, *config.Config, func(error)) func(string
 		return errors.New("the local agent runs on Unix systems only: use --local-hosting in-process")
 	}
 }
+
+// endSpawnedAgent: no local agent is started here.
+func endSpawnedAgent(time.Duration) bool { return false }

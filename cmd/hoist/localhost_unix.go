@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hoistgg/hoist/internal/config"
 )
@@ -43,14 +45,61 @@ func localAgentSpawner(ctx context.Context, cfg *config.Config, exited func(erro
 		if err := cmd.Start(); err != nil {
 			return err
 		}
+		done := make(chan struct{})
+		spawned.set(cmd.Process, done)
 		go func() {
 			err := cmd.Wait() // reaped if it ends while hoist serve runs
+			close(done)
 			if ctx.Err() == nil {
 				exited(err)
 			}
 		}()
 		return nil
 	}
+}
+
+// spawned is the local agent this hoist serve started last, while it runs.
+var spawned agentProcess
+
+// agentProcess is a started local agent and a channel closed once it
+// exited.
+type agentProcess struct {
+	mu   sync.Mutex
+	p    *os.Process
+	done chan struct{}
+}
+
+func (a *agentProcess) set(p *os.Process, done chan struct{}) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.p, a.done = p, done
+}
+
+// endSpawnedAgent ends the local agent this hoist serve started, if it
+// still runs (SIGTERM: it ends its game servers, then exits), waiting up
+// to grace, then kills it. SIGINT to hoist serve does this when the agent
+// could not be told to retire over its connection (it had not connected
+// yet). It reports whether there was one to end.
+func endSpawnedAgent(grace time.Duration) bool {
+	spawned.mu.Lock()
+	p, done := spawned.p, spawned.done
+	spawned.mu.Unlock()
+	if p == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return false
+	default:
+	}
+	_ = p.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = p.Kill()
+		<-done
+	}
+	return true
 }
 
 // withoutHoistVars drops the HOIST_* variables from an environment (the

@@ -289,7 +289,11 @@ func serve(args []string, stderr io.Writer) error {
 		// SIGINT (Ctrl-C) ends the local games too; SIGTERM (service
 		// managers, upgrades) leaves them to the next Hoist.
 		if err := srv.RetireLocalHost(shutdownCtx); err != nil {
-			log.Warn("the local agent's game servers may still run", "err", err)
+			// Not connected (yet): the agent this Hoist started is
+			// told with a signal instead.
+			if !endSpawnedAgent(cfg.ShutdownGrace) {
+				log.Warn("the local agent's game servers may still run", "err", err)
+			}
 		}
 	}
 	_ = hs.Shutdown(shutdownCtx)

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/hoistgg/hoist/internal/config"
 	"github.com/hoistgg/hoist/internal/server"
@@ -22,7 +23,8 @@ const migrateUsage = `usage: hoist migrate-store [flags]
 
 Copies the embedded store of a data directory (journal or SQLite) into a
 PostgreSQL database, for hoist serve --store postgres: every record, with its
-creation order, in one transaction, then verifies each kind on both sides.
+creation order, in one transaction, then verifies each kind on both sides,
+then the data directory's CA (pki/), which replicas on PostgreSQL share.
 Stop the Hoist using the data directory first (its lock is taken); the data
 directory is left as it was. A database that already holds Hoist records is
 refused unless --replace is given.
@@ -94,6 +96,13 @@ func copyStore(ctx context.Context, dataDir, kind, url string, replace bool, std
 	}
 	if err != nil {
 		return err
+	}
+	carried, err := server.CopyCAToStore(ctx, dst, abs, time.Now())
+	if err != nil {
+		return err
+	}
+	if carried {
+		fmt.Fprintf(stdout, "copied the CA of %s (pki/): every replica on the database uses it, so hosts and clients keep trusting it\n", abs)
 	}
 	total := 0
 	for _, c := range copied {

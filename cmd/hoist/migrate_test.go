@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hoistgg/hoist/internal/pki"
 	"github.com/hoistgg/hoist/internal/server"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/journal"
@@ -17,7 +18,8 @@ import (
 )
 
 // TestMigrateStore: hoist migrate-store copies a data directory's journal
-// store into PostgreSQL and says what it verified; a second run is refused
+// store into PostgreSQL and says what it verified, then the data
+// directory's CA; a second run is refused
 // (the database holds records) unless --replace; it refuses a data
 // directory a Hoist holds, and one without a store.
 func TestMigrateStore(t *testing.T) {
@@ -41,6 +43,9 @@ func TestMigrateStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	src.Close()
+	if _, err := pki.LoadOrCreateCA(filepath.Join(dir, "pki")); err != nil {
+		t.Fatal(err)
+	}
 	env := func(vars map[string]string) func(string) (string, bool) {
 		return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
 	}
@@ -53,7 +58,8 @@ func TestMigrateStore(t *testing.T) {
 	// embedded store is found all the same.
 	vars := map[string]string{"HOIST_DATABASE_URL": url, "HOIST_STORE": "postgres"}
 	code, out, errs := migrate(vars, "--data-dir", dir)
-	if code != 0 || !strings.Contains(out, "copied 150 records of GameSession") || !strings.Contains(out, "verified: the database holds the 300 records of 2 kinds") {
+	if code != 0 || !strings.Contains(out, "copied 150 records of GameSession") || !strings.Contains(out, "verified: the database holds the 300 records of 2 kinds") ||
+		!strings.Contains(out, "copied the CA of") {
 		t.Fatalf("migrate-store: %d\n%s%s", code, out, errs)
 	}
 	dst, err := postgres.Open(ctx, url, postgres.Options{})

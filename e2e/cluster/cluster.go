@@ -40,7 +40,7 @@ type Options struct {
 	// "agent".
 	LocalHosting string
 	// TLS keeps each replica's TLS listener (default off, so SDK
-	// endpoints are ws://: each replica has its own CA).
+	// endpoints are ws://; the replicas share the cluster's CA).
 	TLS bool
 	// Args and Env are added to every replica's command line and
 	// environment (e.g. --webhooks, --timings).

@@ -170,3 +170,45 @@ func localAgentPID(t *testing.T, dataDir string) int {
 	}
 	return pid
 }
+
+// TestSIGINTEndsAnUnreachableLocalAgent: SIGINT (Ctrl-C) to hoist serve
+// ends its local agent even when the agent cannot be told over its
+// connection (it has not connected yet, or does not answer: here it is
+// stopped with SIGSTOP): hoist serve signals the agent it started. Before,
+// the agent was left running (and, in the tests, went on writing into a
+// data directory being removed).
+func TestSIGINTEndsAnUnreachableLocalAgent(t *testing.T) {
+	h := hoisttest.Start(t, hoisttest.Options{Args: []string{"--shutdown-grace", "2s"}})
+	dir := filepath.Join(h.DataDir, "local-host")
+	var agent int
+	eventually(t, waitLong, "the local agent's process", func() (bool, string) {
+		agent = localAgentOf(dir)
+		return agent != 0, "none"
+	})
+	if err := syscall.Kill(agent, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Process.StopWith(syscall.SIGINT, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the local agent gone", func() (bool, string) {
+		return !alive(agent), "process " + strconv.Itoa(agent) + " runs"
+	})
+}
+
+// localAgentOf returns the process ID of a local agent of dir, or 0.
+func localAgentOf(dir string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		args := strings.Split(string(b), "\x00")
+		if err == nil && len(args) > 4 && args[1] == "agent" && args[2] == "--local" && args[4] == dir {
+			return pid
+		}
+	}
+	return 0
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
 
+	"github.com/hoistgg/hoist/e2e/activations"
 	"github.com/hoistgg/hoist/e2e/loadreport"
 	"github.com/hoistgg/hoist/e2e/sdkclient"
 	"github.com/hoistgg/hoist/e2e/sysinfo"
@@ -286,13 +287,13 @@ func (e *env) processesRun(ctx context.Context, run, count int, hb time.Duration
 
 	// Game sessions after the soak, one after the other, spread over the
 	// fleets.
-	w, err := newActivationWatcher()
+	w, err := activations.New()
 	if err != nil {
 		return fail(err)
 	}
-	defer w.close()
+	defer w.Close()
 	for _, d := range logDirs {
-		if err := w.watch(d); err != nil {
+		if err := w.Watch(d); err != nil {
 			return fail(err)
 		}
 	}
@@ -303,7 +304,7 @@ func (e *env) processesRun(ctx context.Context, run, count int, hb time.Duration
 			MaximumPlayerSessionCount: aws.Int32(2)})
 		if err == nil {
 			var at time.Time
-			if at, err = w.wait(aws.ToString(out.GameSession.GameSessionId), activationTimeout); err == nil {
+			if at, err = w.Wait(aws.ToString(out.GameSession.GameSessionId), activationTimeout); err == nil {
 				act = append(act, at.Sub(t0))
 			}
 		}

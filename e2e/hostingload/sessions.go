@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/hoistgg/hoist/e2e/activations"
 	"github.com/hoistgg/hoist/e2e/loadreport"
 	"github.com/hoistgg/hoist/e2e/sysinfo"
 )
@@ -42,20 +43,20 @@ type SessionsPhase struct {
 	NoCapacity int `json:"no_capacity"`
 	// Ignored counts game sessions the game server ignored because their
 	// CreateGameSession arrived before it had handled its ProcessReady
-	// reply (the Go SDK's race): they stay ACTIVATING until the
-	// activation timeout (5 s here) ends them in ERROR and the process.
+	// reply (the Go SDK's race, which Hoist avoids by holding messages
+	// until the process's first heartbeat: expected 0): they stay
+	// ACTIVATING until the activation timeout (5 s here) ends them
+	// TERMINATED, and their processes.
 	Ignored int         `json:"ignored"`
 	Errors  errorCounts `json:"errors,omitempty"`
-	// ErrorSessions counts game sessions that ended in ERROR, other than
-	// the ignored ones (warm-up included).
+	// ErrorSessions counts game sessions that ended in ERROR (warm-up
+	// included); the ignored ones end TERMINATED and are not among them.
 	ErrorSessions int     `json:"error_sessions"`
 	CPU           CPUUse  `json:"cpu"`
 	HoistRSSMiB   float64 `json:"hoist_rss_mib"`
 	// HoistCPUPerSession is Hoist's CPU time per game session (ms), the
 	// process launches, connections and heartbeats it causes included.
 	HoistCPUPerSession float64 `json:"hoist_cpu_ms_per_session"`
-
-	ignoredAll int
 }
 
 // sessionsActivationTimeout is the fleet's
@@ -118,17 +119,17 @@ func (e *env) sessionsRun(ctx context.Context, run int) ([]*SessionsPhase, error
 	if err := h.waitSettled(ctx, fleetID, total); err != nil {
 		return fail(err)
 	}
-	w, err := newActivationWatcher()
+	w, err := activations.New()
 	if err != nil {
 		return fail(err)
 	}
-	defer w.close()
+	defer w.Close()
 	dirs, err := h.instanceLogDirs(fleetID)
 	if err != nil || len(dirs) != cfg.Instances {
 		return fail(fmt.Errorf("the fleet's instance directories: %v (%d found)", err, len(dirs)))
 	}
 	for _, d := range dirs {
-		if err := w.watch(d); err != nil {
+		if err := w.Watch(d); err != nil {
 			return fail(err)
 		}
 	}
@@ -153,7 +154,7 @@ func (e *env) sessionsRun(ctx context.Context, run int) ([]*SessionsPhase, error
 			if err != nil {
 				return fail(err)
 			}
-			p.ErrorSessions = errAfter - errBefore - p.ignoredAll
+			p.ErrorSessions = errAfter - errBefore
 		}
 	}
 	return phases, nil
@@ -197,7 +198,6 @@ func (h *hoist) countSessions(ctx context.Context, fleetID string, status types.
 type sessionsWorker struct {
 	lat, call           []time.Duration
 	noCapacity, ignored int
-	ignoredAll          int // warm-up included
 	errors              errorCounts
 }
 
@@ -212,7 +212,7 @@ func (r *sessionsWorker) fail(what string, err error) {
 
 // sessionsPhase runs clients concurrent CreateGameSession -> ACTIVE loops
 // for the warm-up and the measured duration.
-func (e *env) sessionsPhase(ctx context.Context, h *hoist, w *activationWatcher, fleetID string, clients int, rate float64,
+func (e *env) sessionsPhase(ctx context.Context, h *hoist, w *activations.Watcher, fleetID string, clients int, rate float64,
 	pprofAddr, profName string) *SessionsPhase {
 	cfg := e.cfg
 	mStart := time.Now().Add(cfg.Warmup)
@@ -252,7 +252,6 @@ func (e *env) sessionsPhase(ctx context.Context, h *hoist, w *activationWatcher,
 		call = append(call, r.call...)
 		p.NoCapacity += r.noCapacity
 		p.Ignored += r.ignored
-		p.ignoredAll += r.ignoredAll
 		for k, n := range r.errors {
 			p.Errors[k] += n
 		}
@@ -273,7 +272,7 @@ func (e *env) sessionsPhase(ctx context.Context, h *hoist, w *activationWatcher,
 // activation, until mEnd; cycles that start within [mStart, mEnd) are
 // recorded. With an interval, cycles start at most once per interval from
 // first on (a late cycle starts at once; missed starts are not made up).
-func sessionsLoop(ctx context.Context, h *hoist, w *activationWatcher, fleetID string, res *sessionsWorker,
+func sessionsLoop(ctx context.Context, h *hoist, w *activations.Watcher, fleetID string, res *sessionsWorker,
 	first time.Time, interval time.Duration, mStart, mEnd time.Time) {
 	in := &gl.CreateGameSessionInput{FleetId: aws.String(fleetID), MaximumPlayerSessionCount: aws.Int32(2)}
 	next := first
@@ -303,9 +302,8 @@ func sessionsLoop(ctx context.Context, h *hoist, w *activationWatcher, fleetID s
 			}
 			continue
 		}
-		at, err := w.wait(aws.ToString(out.GameSession.GameSessionId), activationTimeout)
-		if errors.Is(err, errIgnored) {
-			res.ignoredAll++
+		at, err := w.Wait(aws.ToString(out.GameSession.GameSessionId), activationTimeout)
+		if errors.Is(err, activations.ErrIgnored) {
 			if rec {
 				res.ignored++
 			}

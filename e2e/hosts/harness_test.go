@@ -97,14 +97,20 @@ func startHoistOn(t *testing.T, opts hoisttest.Options, addr, tlsAddr string) *e
 // admin runs `hoist admin args...` against Hoist and returns its output.
 func (e *env) admin(t *testing.T, args ...string) string {
 	t.Helper()
+	out, err := e.adminErr(args...)
+	if err != nil {
+		t.Fatalf("hoist admin %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// adminErr runs `hoist admin args...` and returns its output and error.
+func (e *env) adminErr(args ...string) (string, error) {
 	cmd := exec.Command(e.bin, append(append([]string{"admin"}, args[0], "--endpoint", e.h.URL), args[1:]...)...)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+hoisttest.AccessKeyID, "AWS_SECRET_ACCESS_KEY="+hoisttest.SecretAccessKey,
 		"AWS_REGION="+hoisttest.Region)
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("hoist admin %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(string(out)), err
 }
 
 // token creates an enrolment token for pool.
@@ -117,6 +123,8 @@ type hostInfo struct {
 	HostId, Location, Address, Status string
 	Instances                         int
 	Connected                         bool
+	// Local: Hoist's own machine (its local agent), not a pool host.
+	Local bool
 }
 
 // hosts lists the hosts by ID.

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
@@ -99,7 +100,9 @@ func (e *env) waitGameSession(t *testing.T, id string, want types.GameSessionSta
 // server accepts players; then a second host joins and the first is
 // drained: its busy instance keeps its game session and takes no new one,
 // a replacement runs on the second host, and the drained instance stops
-// once its game session ended.
+// once its game session ended; undrained, it takes the fleet's next
+// instance again; last, both hosts are removed (the busy one
+// only with --force) and the fleet's instance runs on Hoist's own machine.
 func TestPoolHostOnLoopback(t *testing.T) {
 	e := startHoist(t, "127.0.0.1")
 	a := e.startAgent(t, agentSpec{pool: "lo", location: "us-west-2", addr: "127.0.0.2", instances: "c5.large=2", command: exec.CommandContext})
@@ -121,13 +124,16 @@ func TestPoolHostOnLoopback(t *testing.T) {
 
 	t.Run("hostile agent", func(t *testing.T) { e.hostileAgent(t, fleet, a, s) })
 
-	t.Run("drain", func(t *testing.T) {
+	// A second host joins (started by the test itself: it outlives the
+	// subtests).
+	b := e.startAgent(t, agentSpec{pool: "lo", location: "us-west-2", addr: "127.0.0.3", instances: "c5.large=2", command: exec.CommandContext})
+	var s2 session
+	drained := t.Run("drain", func(t *testing.T) {
 		t.Cleanup(func() {
 			if t.Failed() {
 				t.Logf("fleet events:\n%s", e.eventText(t, fleet))
 			}
 		})
-		b := e.startAgent(t, agentSpec{pool: "lo", location: "us-west-2", addr: "127.0.0.3", instances: "c5.large=2", command: exec.CommandContext})
 		busy := aws.ToString(insts[0].InstanceId)
 		out := e.admin(t, "drain-host", "--host", a.hostID)
 		if !strings.Contains(out, `"DRAINING"`) {
@@ -141,7 +147,7 @@ func TestPoolHostOnLoopback(t *testing.T) {
 			return len(on) == 2 && strings.Contains(strings.Join(on, ","), "127.0.0.3"), strings.Join(on, ",")
 		})
 		// New game sessions go to the second host; the busy instance keeps its own.
-		s2 := e.playSession(t, fleet, "", dialer)
+		s2 = e.playSession(t, fleet, "", dialer)
 		if s2.ip != "127.0.0.3" {
 			t.Fatalf("a new game session on the draining host (%s)", s2.ip)
 		}
@@ -169,6 +175,120 @@ func TestPoolHostOnLoopback(t *testing.T) {
 			t.Fatalf("the game session's logs: %v, want the process's output and its log file", keys(files))
 		}
 	})
+	undrained := drained && t.Run("undrain", func(t *testing.T) { e.undrainHost(t, fleet, a) })
+	t.Run("remove", func(t *testing.T) {
+		if !undrained {
+			t.Skip("drain or undrain failed")
+		}
+		e.removeHosts(t, fleet, a, b, s2)
+	})
+}
+
+// undrainHost undrains the drained host a (hoist admin undrain-host): it
+// is ACTIVE and takes the fleet's next instance (a has none of the fleet,
+// the busy second host one); scaled back to one instance, the fleet stops
+// that idle one, so that a runs none again.
+func (e *env) undrainHost(t *testing.T, fleetID string, a *agent) {
+	out := e.admin(t, "undrain-host", "--host", a.hostID)
+	if !strings.Contains(out, `"ACTIVE"`) {
+		t.Fatalf("undrain-host: %s", out)
+	}
+	if h := e.hosts(t)[a.hostID]; h.Status != "ACTIVE" {
+		t.Fatalf("the undrained host is %s, want ACTIVE", h.Status)
+	}
+	scale := func(n int32) {
+		if _, err := e.gl.UpdateFleetCapacity(e.ctx, &gl.UpdateFleetCapacityInput{FleetId: aws.String(fleetID),
+			DesiredInstances: aws.Int32(n), MinSize: aws.Int32(0), MaxSize: aws.Int32(2)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scale(2)
+	eventually(t, waitLong, "an instance on the undrained host", func() (bool, string) {
+		var on []string
+		for _, in := range e.activeInstances(t, fleetID, "us-west-2") {
+			on = append(on, aws.ToString(in.IpAddress))
+		}
+		return len(on) == 2 && strings.Contains(strings.Join(on, ","), "127.0.0.2"), strings.Join(on, ",")
+	})
+	scale(1)
+	eventually(t, waitLong, "the undrained host's idle instance stopped", func() (bool, string) {
+		n := e.hosts(t)[a.hostID].Instances
+		return n == 0, fmt.Sprint(n, " instances")
+	})
+}
+
+// removeHosts removes the drained host a, then host b, which runs the
+// fleet's instance: refused without --force; with it, b's game session s
+// ends INTERRUPTED, both agents end and exit, and with no host left in
+// us-west-2 (the hostile host, LOST, is removed too) the fleet's
+// replacement instance runs on Hoist's own machine.
+func (e *env) removeHosts(t *testing.T, fleetID string, a, b *agent, s session) {
+	if out, err := e.adminErr("remove-host", "--host", b.hostID); err == nil || !strings.Contains(out, "runs 1 instances") {
+		t.Fatalf("remove-host of a host running an instance: %v %s, want refused", err, out)
+	}
+	var onB []string
+	for _, in := range e.activeInstances(t, fleetID, "us-west-2") {
+		onB = append(onB, aws.ToString(in.InstanceId))
+	}
+	e.admin(t, "remove-host", "--host", a.hostID)
+	for _, g := range []*agent{a, b} {
+		if g == b {
+			e.admin(t, "remove-host", "--host", b.hostID, "--force")
+		}
+		select {
+		case <-g.done:
+		case <-time.After(waitShort):
+			t.Fatalf("agent %s still runs after its host was removed", g.hostID)
+		}
+		if !strings.Contains(g.out.String(), "the host was removed") {
+			t.Fatalf("agent %s exited without saying its host was removed:\n%s", g.hostID, tail(g.out.String(), 5))
+		}
+		if _, ok := e.hosts(t)[g.hostID]; ok {
+			t.Fatalf("host %s still listed", g.hostID)
+		}
+	}
+	if gs := e.waitGameSession(t, s.id, types.GameSessionStatusTerminated); gs.StatusReason != types.GameSessionStatusReasonInterrupted {
+		t.Fatalf("the removed host's game session ended %s, want INTERRUPTED", gs.StatusReason)
+	}
+	// The hostile subtest's host, silent since, is LOST: removable too.
+	// Then no pool host is enrolled in us-west-2 any more (Hoist's own
+	// machine, its local agent, stays).
+	for id, h := range e.hosts(t) {
+		if h.Local {
+			continue
+		}
+		eventually(t, waitShort, "host "+id+" LOST", func() (bool, string) {
+			st := e.hosts(t)[id].Status
+			return st == "LOST", st
+		})
+		e.admin(t, "remove-host", "--host", id)
+	}
+	eventually(t, waitLong, "the replacement on Hoist's own machine", func() (bool, string) {
+		on := e.activeInstances(t, fleetID, "us-west-2")
+		return len(on) == 1 && aws.ToString(on[0].IpAddress) == "127.0.0.1", fmt.Sprint(len(on), " instances")
+	})
+	for _, id := range onB {
+		if n := instanceProcesses(id); n != 0 {
+			t.Fatalf("%d game servers of the removed host's instance %s still run", n, id)
+		}
+	}
+}
+
+// instanceProcesses counts the game servers running for an instance (by
+// their GAMELIFT_SDK_HOST_ID).
+func instanceProcesses(instanceID string) int {
+	n := 0
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(env, []byte("GAMELIFT_SDK_HOST_ID="+instanceID+"\x00")) {
+			continue
+		}
+		if exe, _ := os.Readlink("/proc/" + e.Name() + "/exe"); filepath.Base(exe) == "gameserver" {
+			n++
+		}
+	}
+	return n
 }
 
 // gameSessionLogs downloads a game session's logs (GetGameSessionLogUrl)
@@ -284,4 +404,30 @@ func TestPoolHostSurvivesHoistRestart(t *testing.T) {
 	eventually(t, waitShort, "the killed process replaced", func() (bool, string) {
 		return len(procs()) > started, fmt.Sprint(len(procs()), " process outputs")
 	})
+}
+
+// TestFleetTakesItsFirstHostAtOnce: a fleet created while no host can
+// take an instance (Hoist's own machine runs none: --local-hosting off)
+// stays NEW, and becomes ACTIVE as soon as a host enrols, without waiting
+// for the reconciler's next interval (an hour here): a host's Hello wakes
+// it. It stayed NEW before.
+func TestFleetTakesItsFirstHostAtOnce(t *testing.T) {
+	ip := "127.0.0.1"
+	h := hoisttest.Start(t, hoisttest.Options{Args: []string{"--addr", ip + ":0", "--tls-addr", ip + ":0", "--instance-ip", ip,
+		"--local-hosting", "off", "--timings", strings.Join(append(append([]string{}, timings...), "fleets.reconcile=1h"), ","),
+		"--process-env", strings.Join(processEnv, ","), "--log-level", "debug"}})
+	e := &env{h: h, gl: h.V2(), ctx: hoisttest.Context(t, 5*time.Minute), bin: hoisttest.Binary(t)}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("hoist log:\n%s", tail(withoutRequests(h.Log()), 200))
+		}
+	})
+	build := e.uploadGameServer(t, "first-host")
+	fleet := e.createFleet(t, build)
+	out, err := e.gl.DescribeFleetAttributes(e.ctx, &gl.DescribeFleetAttributesInput{FleetIds: []string{fleet}})
+	if err != nil || len(out.FleetAttributes) != 1 || out.FleetAttributes[0].Status != types.FleetStatusNew {
+		t.Fatalf("a fleet no host can take: %+v, %v; want NEW", out, err)
+	}
+	e.startAgent(t, agentSpec{pool: "lo", location: "us-west-2", addr: "127.0.0.2", instances: "c5.large=1", command: exec.CommandContext})
+	e.waitLocationActive(t, fleet, "us-west-2")
 }

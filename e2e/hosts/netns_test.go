@@ -3,6 +3,7 @@
 package hosts
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,10 +82,12 @@ func (th *threeHosts) addrs(idx ...int) []string {
 // `hoist agent --pool` each), with Hoist on the bridge: the instances
 // spread over the hosts; game and player sessions report their host's
 // address and players reach the game server there; a queue placement with
-// player latencies lands in the right location; a hostile host is refused;
+// player latencies lands in the right location, and so does a FlexMatch
+// match through a WITH_QUEUE configuration; a hostile host is refused;
 // kill -9 of an agent ends its game sessions INTERRUPTED and the fleet is
 // back to 3 instances on the other hosts within replaceBound; a link cut
-// shorter than the grace loses nothing; a link cut until the host is LOST
+// shorter than the grace loses nothing, and a runtime configuration update
+// made during it reaches the host when it reconnects; a link cut until the host is LOST
 // has it told, when it is back, to end what it ran, and it takes new
 // instances.
 func TestManagedFleetOverThreeHosts(t *testing.T) {
@@ -110,10 +113,65 @@ func TestManagedFleetOverThreeHosts(t *testing.T) {
 
 	var placed session
 	t.Run("placement by latency", func(t *testing.T) { placed = th.placeByLatency(t, fleet) })
+	t.Run("FlexMatch WITH_QUEUE", func(t *testing.T) { th.matchWithQueue(t) })
 	t.Run("hostile agent", func(t *testing.T) { th.hostileAgent(t, fleet, th.agents[2], placed) })
 	t.Run("kill -9 of an agent", func(t *testing.T) { th.killAgent(t, fleet, home, s) })
 	t.Run("short link cut", func(t *testing.T) { th.shortCut(t, fleet, 2) })
 	t.Run("host lost and back", func(t *testing.T) { th.lostAndBack(t, fleet, 1-home) })
+}
+
+// matchWithQueue matches two players through a WITH_QUEUE matchmaking
+// configuration over the queue placeByLatency made, with latencies that
+// favour us-west-2: the match's game session is on a us-west-2 host, and
+// its game server there accepts both players' sessions.
+func (th *threeHosts) matchWithQueue(t *testing.T) {
+	q, err := th.gl.DescribeGameSessionQueues(th.ctx, &gl.DescribeGameSessionQueuesInput{Names: []string{"netns"}})
+	if err != nil || len(q.GameSessionQueues) != 1 {
+		t.Fatalf("the queue: %v", err)
+	}
+	if _, err := th.gl.CreateMatchmakingRuleSet(th.ctx, &gl.CreateMatchmakingRuleSetInput{Name: aws.String("duel"),
+		RuleSetBody: aws.String(`{"name":"duel","ruleLanguageVersion":"1.0",
+			"teams":[{"name":"red","minPlayers":1,"maxPlayers":1},{"name":"blue","minPlayers":1,"maxPlayers":1}]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := th.gl.CreateMatchmakingConfiguration(th.ctx, &gl.CreateMatchmakingConfigurationInput{Name: aws.String("netns"),
+		RuleSetName: aws.String("duel"), RequestTimeoutSeconds: aws.Int32(60), AcceptanceRequired: aws.Bool(false),
+		FlexMatchMode: types.FlexMatchModeWithQueue, GameSessionQueueArns: []string{aws.ToString(q.GameSessionQueues[0].GameSessionQueueArn)},
+		BackfillMode: types.BackfillModeManual}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"m1", "m2"} {
+		if _, err := th.gl.StartMatchmaking(th.ctx, &gl.StartMatchmakingInput{ConfigurationName: aws.String("netns"), TicketId: aws.String("t-" + p),
+			Players: []types.Player{{PlayerId: aws.String(p), LatencyInMs: map[string]int32{"us-west-2": 20, "eu-west-1": 180}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"m1", "m2"} {
+		var tk types.MatchmakingTicket
+		eventually(t, waitShort, "ticket t-"+p+" COMPLETED", func() (bool, string) {
+			out, err := th.gl.DescribeMatchmaking(th.ctx, &gl.DescribeMatchmakingInput{TicketIds: []string{"t-" + p}})
+			if err != nil || len(out.TicketList) != 1 {
+				return false, fmt.Sprint(err)
+			}
+			tk = out.TicketList[0]
+			if tk.Status == types.MatchmakingConfigurationStatusFailed || tk.Status == types.MatchmakingConfigurationStatusTimedOut {
+				t.Fatalf("ticket t-%s %s: %s", p, tk.Status, aws.ToString(tk.StatusMessage))
+			}
+			return tk.Status == types.MatchmakingConfigurationStatusCompleted, string(tk.Status)
+		})
+		ci := tk.GameSessionConnectionInfo
+		if ci == nil || len(ci.MatchedPlayerSessions) != 1 {
+			t.Fatalf("ticket t-%s connection info %+v", p, ci)
+		}
+		if i := th.hostOf(t, aws.ToString(ci.IpAddress)); th.locs[i] != "us-west-2" {
+			t.Fatalf("the match's game session is on host %d, in %s; want us-west-2", i, th.locs[i])
+		}
+		answer, _ := acceptPlayer(t, th.n.Hosts[2].Dial, aws.ToString(ci.IpAddress), aws.ToInt32(ci.Port),
+			aws.ToString(ci.MatchedPlayerSessions[0].PlayerSessionId))
+		if answer != "OK" {
+			t.Fatalf("the game server answered %q to matched player %s", answer, p)
+		}
+	}
 }
 
 // placeByLatency places a game session through a queue with player
@@ -198,18 +256,34 @@ func (th *threeHosts) instanceIDs(t *testing.T, fleetID string, i int) []string 
 
 // shortCut takes host i's link down for less than its grace: the agent
 // reconnects when it is back up and keeps its instances (Hoist's answer
-// to its Hello lists them), none is lost.
+// to its Hello lists them), none is lost. The fleet's runtime
+// configuration changes during the cut (3 processes an instance instead
+// of 2): Hoist's message to the host is lost with the link, and the host
+// gets the change with the answer to its Hello.
 func (th *threeHosts) shortCut(t *testing.T, fleetID string, i int) {
 	before := th.instanceIDs(t, fleetID, i)
 	h, a := th.n.Hosts[i], th.agents[i]
 	lost := strings.Count(a.out.String(), "connection to Hoist lost")
 	h.LinkDown(t)
+	updated := make(chan error, 1)
+	go func() { updated <- th.setProcesses(fleetID, 3) }()
 	// Up again as soon as the agent noticed (its heartbeat went
-	// unanswered): well within the grace Hoist gives it.
-	eventually(t, waitShort, "the agent noticed the cut", func() (bool, string) {
-		return strings.Count(a.out.String(), "connection to Hoist lost") > lost, "not yet"
+	// unanswered) and the update is recorded: well within the grace Hoist
+	// gives it.
+	eventually(t, waitShort, "the agent noticed the cut, the update recorded", func() (bool, string) {
+		noticed := strings.Count(a.out.String(), "connection to Hoist lost") > lost
+		return noticed && th.processesPerInstance(t, fleetID) == 3, fmt.Sprint("noticed ", noticed)
 	})
 	h.LinkUp(t)
+	defer func() {
+		if err := <-updated; err != nil {
+			t.Errorf("UpdateRuntimeConfiguration: %v", err)
+		}
+	}()
+	eventually(t, waitLong, "the cut host's instance runs 3 processes", func() (bool, string) {
+		n := th.activeProcesses(t, fleetID, th.locs[i])
+		return n == 3*int32(len(before)), fmt.Sprint(n, " ACTIVE processes in ", th.locs[i])
+	})
 	eventually(t, waitShort, "the agent reconnected", func() (bool, string) {
 		n := strings.Count(a.out.String(), "connected to Hoist")
 		return n >= 2 && th.hosts(t)[a.hostID].Connected, th.hosts(t)[a.hostID].Status
@@ -250,4 +324,33 @@ func (th *threeHosts) lostAndBack(t *testing.T, fleetID string, i int) {
 	if st := th.hosts(t)[a.hostID].Status; st != "ACTIVE" {
 		t.Fatalf("the host is %s once back, want ACTIVE", st)
 	}
+}
+
+// setProcesses sets the fleet's runtime configuration to n game servers
+// an instance.
+func (th *threeHosts) setProcesses(fleetID string, n int32) error {
+	_, err := th.gl.UpdateRuntimeConfiguration(th.ctx, &gl.UpdateRuntimeConfigurationInput{FleetId: aws.String(fleetID),
+		RuntimeConfiguration: &types.RuntimeConfiguration{ServerProcesses: []types.ServerProcess{{
+			LaunchPath: aws.String("/local/game/gameserver"), Parameters: aws.String("-host 0.0.0.0 -accept-players"),
+			ConcurrentExecutions: aws.Int32(n)}}}})
+	return err
+}
+
+// processesPerInstance is the ConcurrentExecutions of the fleet's runtime
+// configuration as Hoist has it.
+func (th *threeHosts) processesPerInstance(t *testing.T, fleetID string) int32 {
+	out, err := th.gl.DescribeRuntimeConfiguration(th.ctx, &gl.DescribeRuntimeConfigurationInput{FleetId: aws.String(fleetID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aws.ToInt32(out.RuntimeConfiguration.ServerProcesses[0].ConcurrentExecutions)
+}
+
+// activeProcesses counts the fleet's ACTIVE server processes in a location.
+func (th *threeHosts) activeProcesses(t *testing.T, fleetID, loc string) int32 {
+	n, err := th.activeProcessesIn(fleetID, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -1,7 +1,7 @@
-// Package loadreport is what the load tools (e2e/load, e2e/hostingload)
-// share around their scenarios: the run wrapper (flags, report on stdout,
-// optional JSON file, exit code), latency statistics, and fetching
-// profiles from Hoist's --pprof-addr listener.
+// Package loadreport is what the load tools (e2e/load, e2e/hostingload,
+// e2e/hostsload) share around their scenarios: the run wrapper (flags,
+// report on stdout, optional JSON file, exit code), latency statistics,
+// and fetching profiles from Hoist's --pprof-addr listener.
 package loadreport
 
 import (

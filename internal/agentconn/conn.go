@@ -42,7 +42,11 @@ func (s *Server) newConn(id identity, ws *websocket.Conn, endpoint string) *agen
 // it expires.
 func (s *Server) serve(c *agentConn, expires time.Time) {
 	s.register(c)
-	defer s.forget(c.id, c)
+	s.recordConnected(c)
+	defer func() {
+		s.forget(c.id, c)
+		s.recordClosed(c)
+	}()
 	c.log.Info("agent: connected")
 	if !expires.IsZero() {
 		go c.refreshBefore(expires)

@@ -105,7 +105,11 @@ type Config struct {
 	Timings Timings
 	// ReplicaID names this replica (the lost-agent loop's lease holder).
 	ReplicaID string
-	Logger    *slog.Logger
+	// Shared says that other replicas share the store: each agent
+	// connection is recorded with the replica holding it
+	// (AgentConnection), so that their messages for it reach it.
+	Shared bool
+	Logger *slog.Logger
 	// Now is the clock; NewID makes connection and message IDs.
 	Now   func() time.Time
 	NewID func() string
@@ -490,4 +494,13 @@ func clip(v string) string {
 		return v[:128] + "..."
 	}
 	return v
+}
+
+// CloseAll closes every socket with 1012 (service restart), so that the
+// agents reconnect, and goes on accepting connections (see
+// sdkconn.Server.CloseAll).
+func (s *Server) CloseAll(reason string) {
+	for _, c := range s.connected() {
+		c.peer.Close(websocket.StatusServiceRestart, reason)
+	}
 }

@@ -306,6 +306,35 @@ func (s *Service) Build(ctx context.Context, tx store.Tx, buildID string) (api.B
 // FleetBuild). Instances must copy (or hard-link) what they need: the
 // directory goes once the build is deleted and no fleet uses it.
 func (s *Service) BuildDir(ctx context.Context, buildID string) (string, error) {
+	r, err := s.readyRecord(ctx, buildID)
+	if err != nil {
+		return "", err
+	}
+	if r.Host != s.cfg.ReplicaID {
+		if s.cfg.PeerURL == nil || len(s.cfg.ClusterKey) == 0 {
+			return "", fmt.Errorf("build %s is held by Hoist replica %q, not this one", buildID, r.Host)
+		}
+		return s.fetchBuild(ctx, r)
+	}
+	return r.Dir, nil
+}
+
+// localBuildDir is BuildDir for a build this replica holds (what it
+// serves to other replicas: never a copy it fetched itself).
+func (s *Service) localBuildDir(ctx context.Context, buildID string) (string, error) {
+	r, err := s.readyRecord(ctx, buildID)
+	if err != nil {
+		return "", err
+	}
+	if r.Host != s.cfg.ReplicaID {
+		return "", fmt.Errorf("build %s is held by Hoist replica %q, not this one", buildID, r.Host)
+	}
+	return r.Dir, nil
+}
+
+// readyRecord reads a READY build's record, also one retained after
+// DeleteBuild.
+func (s *Service) readyRecord(ctx context.Context, buildID string) (*Record, error) {
 	var r *Record
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		var err error
@@ -319,13 +348,10 @@ func (s *Service) BuildDir(ctx context.Context, buildID string) (string, error) 
 		return err
 	})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	switch {
-	case r.Status != api.BuildStatusReady:
-		return "", api.NewInvalidRequestException("Build %s is %s, not READY", buildID, r.Status)
-	case r.Host != s.cfg.ReplicaID:
-		return "", fmt.Errorf("build %s is held by Hoist replica %q, not this one", buildID, r.Host)
+	if r.Status != api.BuildStatusReady {
+		return nil, api.NewInvalidRequestException("Build %s is %s, not READY", buildID, r.Status)
 	}
-	return r.Dir, nil
+	return r, nil
 }

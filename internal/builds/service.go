@@ -89,6 +89,12 @@ type Config struct {
 	Operators OperatorVerifier
 	// Limits on uploads and archives.
 	Limits Limits
+	// PeerURL returns the base URL of another replica of the cluster
+	// (from the replica registry), and ClusterKey is the key replicas sign
+	// their build requests with: with both, BuildDir fetches a build held
+	// by another replica (PeerPath) and keeps a copy. Nil on one replica.
+	PeerURL    func(ctx context.Context, replicaID string) (string, error)
+	ClusterKey []byte
 	// CredentialsTTL is how long issued upload credentials stay valid.
 	// Default 6h.
 	CredentialsTTL time.Duration
@@ -138,6 +144,7 @@ type Service struct {
 	work    sync.WaitGroup
 	mu      sync.Mutex
 	running map[string]chan struct{} // build ID -> closed when its unpack ends
+	fetchMu sync.Mutex               // one fetch of another replica's build at a time
 }
 
 // New returns a Service.

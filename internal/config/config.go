@@ -34,10 +34,14 @@ type Config struct {
 	// JournalWrites is how the journal store writes: JournalDirect (the
 	// default: O_DIRECT|O_DSYNC where the file system allows it) or
 	// JournalBuffered (through the page cache, and fdatasync).
-	JournalWrites   string
-	Region          string
-	Account         string
-	InstanceIP      string
+	JournalWrites string
+	Region        string
+	Account       string
+	InstanceIP    string
+	// HostNetworks are the networks of pool hosts' addresses that Hoist's
+	// CA may sign (--host-networks): GENERATED fleet certificates of
+	// instances on a host name its address when they hold it.
+	HostNetworks    []netip.Prefix
 	CredentialsFile string
 	LogLevel        string
 	LogFormat       string
@@ -122,10 +126,24 @@ type Config struct {
 	// DNSSuffix is the domain game sessions' and computes' DNS names are
 	// made under (GameLift's pattern, e.g. ec2-127-0-0-1.<region>.<suffix>).
 	DNSSuffix string
+	// Clock is ClockReal, or ClockManual: the time of game sessions,
+	// placements, tickets, claims and scaling stands still until an admin
+	// action advances it (docs/clock.md).
+	Clock string
+	// Console serves the web console at /console; ConsoleSession is how
+	// long a sign-in to it lasts (docs/console.md).
+	Console        bool
+	ConsoleSession time.Duration
+	// MetricsToken, when set, is the bearer token GET /metrics requires
+	// from every client; unset, /metrics answers loopback clients only.
+	MetricsToken string
 
 	// credentialsInline is $HOIST_CREDENTIALS, read into Credentials.
 	credentialsInline string
 }
+
+// DefaultConsoleSession is how long a sign-in to the console lasts.
+const DefaultConsoleSession = 12 * time.Hour
 
 // Defaults.
 const (
@@ -178,6 +196,12 @@ const (
 	JournalBuffered = "buffered"
 )
 
+// Values of Clock.
+const (
+	ClockReal   = "real"
+	ClockManual = "manual"
+)
+
 // Values of LocalHosting.
 const (
 	LocalAgent     = "agent"
@@ -208,6 +232,11 @@ func (c *Config) check() error {
 	if c.LocalOrphanTimeout < 0 {
 		return fmt.Errorf("--local-orphan-timeout %s: must not be negative", c.LocalOrphanTimeout)
 	}
+	switch c.Clock {
+	case "", ClockReal, ClockManual:
+	default:
+		return fmt.Errorf("--clock %q: want %s or %s", c.Clock, ClockReal, ClockManual)
+	}
 	switch c.JournalWrites {
 	case "", JournalDirect, JournalBuffered:
 	default:
@@ -228,6 +257,9 @@ func (c *Config) check() error {
 	}
 	if c.MaxLongConnections < 0 || c.MaxEventStreams < 1 || c.SDKComputeSockets < 0 || c.SDKMessageRate < 0 {
 		return errors.New("--max-long-connections, --sdk-compute-sockets and --sdk-message-rate must not be negative, --max-event-streams must be at least 1")
+	}
+	if c.ConsoleSession < time.Minute {
+		return fmt.Errorf("--console-session %s: want at least 1m", c.ConsoleSession)
 	}
 	if c.EventOutbox < 1 {
 		return fmt.Errorf("--event-outbox %d: want at least 1", c.EventOutbox)

@@ -83,6 +83,12 @@ func TestParse(t *testing.T) {
 				t.Errorf("JournalWrites = %q", c.JournalWrites)
 			}
 		}},
+		"clock default": {check: func(t *testing.T, c *Config) {
+			if c.Clock != ClockReal {
+				t.Errorf("Clock = %q", c.Clock)
+			}
+		}},
+		"unknown clock refused":          {args: []string{"--clock", "fake"}, wantErr: `--clock "fake": want real or manual`},
 		"unknown journal writes refused": {args: []string{"--journal-writes", "async"}, wantErr: `--journal-writes "async"`},
 		"memory limit from env": {env: map[string]string{"HOIST_MEMORY_LIMIT": "2GiB"}, check: func(t *testing.T, c *Config) {
 			if c.MemoryLimit != 2<<30 {

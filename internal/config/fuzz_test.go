@@ -130,3 +130,27 @@ func FuzzPlacementCosts(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHostNetworks: every accepted network is masked and narrower than
+// every address, and String reads back as the same networks.
+func FuzzHostNetworks(f *testing.F) {
+	f.Add("198.18.0.0/15,10.1.0.0/16")
+	f.Add("198.18.0.7/15, ,fd00::/8")
+	f.Add("0.0.0.0/0")
+	f.Add("10.0.0.1")
+	f.Fuzz(func(t *testing.T, s string) {
+		var v networksValue
+		if err := v.Set(s); err != nil {
+			return
+		}
+		for _, p := range v {
+			if p != p.Masked() || p.Bits() == 0 {
+				t.Fatalf("accepted %s", p)
+			}
+		}
+		var back networksValue
+		if err := back.Set(v.String()); err != nil || back.String() != v.String() {
+			t.Fatalf("%q reads back as %q (%v)", v.String(), back.String(), err)
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"net/netip"
 	"net/url"
 	"sort"
 	"strconv"
@@ -79,6 +80,9 @@ var settings = []Setting{
 	{Flag: "instance-ip", Env: "HOIST_INSTANCE_IP", Default: "127.0.0.1",
 		Help:  "IP address reported for instances and game sessions",
 		value: str(func(c *Config) *string { return &c.InstanceIP })},
+	{Flag: "host-networks", Env: "HOIST_HOST_NETWORKS",
+		Help:  "CIDR,... : networks of pool hosts' addresses Hoist's CA may sign, so that GENERATED fleet certificates of their instances name them; fixed when the CA is created (see docs/security.md)",
+		value: func(c *Config) flag.Value { return (*networksValue)(&c.HostNetworks) }},
 	{Flag: "credentials-file", Env: "HOIST_CREDENTIALS_FILE",
 		Help:  "AWS-style credentials file of access keys to accept",
 		value: str(func(c *Config) *string { return &c.CredentialsFile })},
@@ -163,6 +167,18 @@ var settings = []Setting{
 	{Env: "HOIST_READY_FILE",
 		Help:  "once serving, write the bound addresses as JSON to this file (for tests and scripts)",
 		value: str(func(c *Config) *string { return &c.ReadyFile })},
+	{Flag: "clock", Env: "HOIST_CLOCK", Default: ClockReal,
+		Help:  "real, or manual: Hoist's clock stands still until hoist admin clock advance moves it (tests of timeouts, expansions and retention; see docs/clock.md)",
+		value: str(func(c *Config) *string { return &c.Clock })},
+	{Flag: "console", Env: "HOIST_CONSOLE", Default: "true",
+		Help:  "serve the web console at /console: loopback clients only without credentials; with them, operators sign in with an access key pair (see docs/console.md); false turns it off",
+		value: boolean(func(c *Config) *bool { return &c.Console })},
+	{Flag: "console-session", Env: "HOIST_CONSOLE_SESSION", Default: DefaultConsoleSession.String(), DocDefault: "12h",
+		Help:  "how long a sign-in to the console lasts (at least 1m)",
+		value: dur(func(c *Config) *time.Duration { return &c.ConsoleSession })},
+	{Flag: "metrics-token", Env: "HOIST_METRICS_TOKEN",
+		Help:  "bearer token GET /metrics (Prometheus) requires from every client (Authorization: Bearer <token>); unset, it answers loopback clients only; never logged nor shown",
+		value: secret(func(c *Config) *string { return &c.MetricsToken })},
 }
 
 // Settings returns every setting, in declaration order.
@@ -473,6 +489,40 @@ func (v *durationValue) String() string {
 		return "0s"
 	}
 	return time.Duration(*v).String()
+}
+
+// networksValue is --host-networks: "198.18.0.0/15,10.1.0.0/16".
+type networksValue []netip.Prefix
+
+func (v *networksValue) Set(s string) error {
+	var out []netip.Prefix
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		n, err := netip.ParsePrefix(p)
+		if err != nil {
+			return fmt.Errorf("%q is not a network in CIDR form, such as 10.1.0.0/16", p)
+		}
+		if n.Bits() == 0 {
+			return fmt.Errorf("%s holds every address: name the hosts' networks", p)
+		}
+		out = append(out, n.Masked())
+	}
+	*v = out
+	return nil
+}
+
+func (v *networksValue) String() string {
+	if v == nil {
+		return ""
+	}
+	parts := make([]string, len(*v))
+	for i, p := range *v {
+		parts[i] = p.String()
+	}
+	return strings.Join(parts, ",")
 }
 
 // processEnvValue is --process-env: "KEY=value,KEY2=value2".

@@ -58,7 +58,11 @@ func TestEveryFlagHasItsVariable(t *testing.T) {
 		"HOIST_EVENT_OUTBOX":  "7",
 		"HOIST_LOCAL_HOSTING": "off", "HOIST_LOCAL_ORPHAN_TIMEOUT": "1m",
 		"HOIST_PLACEMENT_COSTS": "c5.large=0.085,c5.large/SPOT=0.03",
+		"HOIST_HOST_NETWORKS":   "198.18.0.0/15,10.1.0.0/16",
 		"HOIST_DATABASE_URL":    "postgres://h/db",
+		"HOIST_CLOCK":           "manual",
+		"HOIST_CONSOLE":         "false", "HOIST_CONSOLE_SESSION": "30m",
+		"HOIST_METRICS_TOKEN": "scrape-token",
 	}
 	// Settings that need another one set as well.
 	with := map[string]map[string]string{"HOIST_DATABASE_URL": {"HOIST_STORE": "postgres"}}

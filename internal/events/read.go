@@ -12,8 +12,8 @@ import (
 )
 
 // The live stream reads events in the order they were committed, through
-// the store's change feed: each Publish also inserts a kindLive record (the
-// envelope, under the event's ID), which nothing changes afterwards and
+// the store's change feed: each Publish also inserts a kindLive record (no
+// data, under the event's ID), which nothing changes afterwards and
 // which is deleted with its event, and every replica watches that kind. A
 // reader follows the feed's inserts of kindLive, so it skips no event and
 // repeats none, whichever replica published it and in whatever order
@@ -38,9 +38,10 @@ import (
 // with a lower Seq that committed after the event of that Seq was sent;
 // following the feed does not.
 
-// kindLive holds, for each published event (ID the event's), its envelope
-// (Data), inserted with the event and deleted with it: the change feed's
-// inserts of this kind are what live streams follow.
+// kindLive holds, for each published event (ID the event's), nothing
+// (the event's own record holds the envelope), inserted with the event and
+// deleted with it: the change feed's inserts of this kind are what live
+// streams follow.
 const kindLive store.Kind = "EventLive"
 
 // ErrBadCursor: a Last-Event-ID that is not a position of the stream.
@@ -225,6 +226,10 @@ func (r *Reader) follow(ctx context.Context, limit int) ([]Item, error) {
 	if err != nil {
 		return nil, err
 	}
+	bodies, err := r.s.events(ctx, chs[min(r.skip, len(chs)):])
+	if err != nil {
+		return nil, err
+	}
 	var items []Item
 	for i := r.skip; i < len(chs); i++ {
 		c := chs[i]
@@ -235,7 +240,12 @@ func (r *Reader) follow(ctx context.Context, limit int) ([]Item, error) {
 			delete(r.replayed, c.Record.ID)
 			continue
 		}
-		it, err := item(c.Record, cursor{seq: c.Record.Seq, pos: r.pos, skip: i + 1}.String())
+		rec, ok := bodies[c.Record.ID]
+		if !ok {
+			continue // its event was deleted since (retention, a full outbox)
+		}
+		rec.Seq = c.Record.Seq
+		it, err := item(rec, cursor{seq: c.Record.Seq, pos: r.pos, skip: i + 1}.String())
 		if err != nil {
 			return nil, err
 		}
@@ -246,7 +256,32 @@ func (r *Reader) follow(ctx context.Context, limit int) ([]Item, error) {
 	return items, nil
 }
 
-// item makes the Item of a kindEvent or kindLive record.
+// events reads, in one view, the event records of a page of kindLive
+// inserts (a kindLive record holds no data: the event's record has the
+// envelope, so the outbox does not keep it twice); an event deleted since
+// is left out.
+func (s *Service) events(ctx context.Context, chs []store.Change) (map[string]store.Record, error) {
+	out := make(map[string]store.Record, len(chs))
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		for _, c := range chs {
+			if c.Deleted {
+				continue
+			}
+			rec, err := tx.Get(ctx, kindEvent, c.Record.ID)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			out[c.Record.ID] = rec
+		}
+		return nil
+	})
+	return out, err
+}
+
+// item makes the Item of a kindEvent record.
 func item(rec store.Record, cursor string) (Item, error) {
 	body, err := eventBody(rec.Data)
 	if err != nil {

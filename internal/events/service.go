@@ -307,7 +307,7 @@ func (s *Service) Publish(ctx context.Context, tx store.Tx, e Event) error {
 	}
 	// Last, so that its Seq is above the event's and its deliveries' (a
 	// replay after it starts after the event: read.go).
-	if err := tx.Insert(ctx, store.Record{Kind: kindLive, ID: e.ID, Data: body}); err != nil {
+	if err := tx.Insert(ctx, store.Record{Kind: kindLive, ID: e.ID}); err != nil {
 		return fmt.Errorf("event %s: %w", e.ID, err)
 	}
 	s.notify(urls)

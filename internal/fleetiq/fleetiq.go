@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/arn"
+	"github.com/hoistgg/hoist/internal/clock"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/tags"
 )
@@ -66,7 +67,10 @@ type Config struct {
 	// that TagResource and friends work on game server group ARNs.
 	Tags *tags.Service
 	// Now is the clock. Default time.Now.
-	Now    func() time.Time
+	Now func() time.Time
+	// Clock gives the background loops their tickers (nil: real time):
+	// with a manual clock, an advance runs the passes due at once.
+	Clock  clock.Clock
 	Logger *slog.Logger
 	// HealthExpiry: a game server that neither registered nor reported
 	// HEALTHY within it is deregistered by the sweep. Default 5 minutes;

@@ -27,7 +27,7 @@ const (
 // returns nil).
 func (s *Service) Run(ctx context.Context) error {
 	return store.RunSharded(ctx, s.cfg.Store, store.ShardedLoop{Name: loopName, Holder: s.cfg.ReplicaID,
-		Interval: s.cfg.Timings.SweepInterval, Keys: s.groupNames, Replicas: s.cfg.Replicas,
+		Interval: s.cfg.Timings.SweepInterval, Keys: s.groupNames, Replicas: s.cfg.Replicas, Clock: s.cfg.Clock,
 		Work: s.sweepHeld, Log: s.log.With("loop", "fleetiq sweep")})
 }
 

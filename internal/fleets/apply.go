@@ -36,6 +36,8 @@ type launch struct {
 	fleet hosting.Fleet
 	own   fleetOwn
 	comp  hosting.Compute
+	// hostDNS is the DNS name of its pool host ("" if none).
+	hostDNS string
 }
 
 // applyPlan writes a plan's decisions in tx and collects its side effects.
@@ -267,7 +269,7 @@ func (s *Service) recordLaunch(ctx context.Context, tx store.Tx, f *fleetRec, lo
 		return err
 	}
 	fx.starts = append(fx.starts, launch{ref: InstanceRef{FleetID: f.id(), InstanceID: id, Location: loc},
-		token: token, fleet: f.Fleet, own: f.Own, comp: c})
+		token: token, fleet: f.Fleet, own: f.Own, comp: c, hostDNS: pl.DNSName})
 	return nil
 }
 
@@ -348,7 +350,7 @@ func (s *Service) runEffects(ctx context.Context, fx *effects) {
 // startInstance asks the provider to start a recorded instance. If it
 // cannot even begin, the failure is recorded like a failed setup step.
 func (s *Service) startInstance(ctx context.Context, l launch) {
-	h := s.hooks(l.ref)
+	h := s.HooksFor(l.ref)
 	spec, step, err := s.instanceSpec(ctx, l)
 	if err == nil {
 		step = StepDownload
@@ -362,21 +364,34 @@ func (s *Service) startInstance(ctx context.Context, l launch) {
 
 // instanceSpec builds what the provider needs to run an instance; on error
 // it says which setup step failed.
+//
+// An instance on a pool host gets no BuildDir: its host downloads the build
+// from the replica it is connected to, which need not be this one (with
+// several replicas a build's files are on the replica it was uploaded to).
 func (s *Service) instanceSpec(ctx context.Context, l launch) (InstanceSpec, Step, error) {
-	dir, err := s.cfg.Builds.BuildDir(ctx, api.ToString(l.fleet.Attributes.BuildId))
-	if err != nil {
-		return InstanceSpec{}, StepDownload, err
-	}
-	spec := InstanceSpec{InstanceRef: l.ref, BuildID: api.ToString(l.fleet.Attributes.BuildId), BuildDir: dir,
+	spec := InstanceSpec{InstanceRef: l.ref, BuildID: api.ToString(l.fleet.Attributes.BuildId),
 		RuntimeConfiguration: l.fleet.RuntimeConfiguration, Env: s.processEnv(l.ref, l.token)}
+	if !s.onPoolHost(l) {
+		dir, err := s.cfg.Builds.BuildDir(ctx, spec.BuildID)
+		if err != nil {
+			return InstanceSpec{}, StepDownload, err
+		}
+		spec.BuildDir = dir
+	}
 	if generated(&l.fleet) {
-		files, err := s.issueInstanceCertificate(l)
+		files, req, err := s.issueInstanceCertificate(l)
 		if err != nil {
 			return InstanceSpec{}, StepBuild, err
 		}
-		spec.Certificate = files
+		spec.Certificate, spec.CertificateRequest = files, req
 	}
 	return spec, "", nil
+}
+
+// onPoolHost reports whether a launch runs on a pool host rather than
+// this replica's in-process provider.
+func (s *Service) onPoolHost(l launch) bool {
+	return l.comp.Host != "" && l.comp.Host != s.cfg.ReplicaID
 }
 
 // processEnv is the environment of every server process of an instance:

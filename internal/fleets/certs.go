@@ -16,14 +16,21 @@ import (
 )
 
 // Certificates of fleets with CertificateConfiguration GENERATED: as in
-// GameLift, each fleet has one certificate, shared by all its instances.
-// Hoist's one CA (Config.CA) signs it for the wildcard names of the
-// fleet's locations, *.<location>.<DNSDomain> (the instances' DNS names are
-// <instance ID>.<location>.<DNSDomain>), and the instance IP address. It is
-// issued at CreateFleet and kept in <DataDir>/fleets/<fleet ID>/; it is
-// issued again, for every location of the fleet, when an instance starts
-// in a location it does not name or when it has less than a month left.
-// Each instance gets a copy, written where GetComputeCertificate points.
+// GameLift, each fleet has one certificate, shared by all its instances on
+// this machine. Hoist's one CA (Config.CA) signs it for the wildcard names
+// of the fleet's locations, *.<location>.<DNSDomain> (the instances' DNS
+// names are <instance ID>.<location>.<DNSDomain>), and the instance IP
+// address. It is issued at CreateFleet and kept in
+// <DataDir>/fleets/<fleet ID>/; it is issued again, for every location of
+// the fleet, when an instance starts in a location it does not name or
+// when it has less than a month left. Each instance gets a copy, written
+// where GetComputeCertificate points.
+//
+// An instance on a pool host gets a certificate of its own instead, issued
+// when it starts and kept by its host only: the same wildcard names, its
+// host's address and DNS name where the CA's name constraints permit them
+// (--host-networks), and never Hoist's own address, so that a host's key
+// cannot pass for Hoist's machine.
 
 // CertificateAuthority signs fleet certificates (*pki.CA).
 type CertificateAuthority interface {
@@ -159,11 +166,48 @@ func writeAtomic(path string, data []byte) error {
 }
 
 // issueInstanceCertificate returns the certificate files of a starting
-// instance: its fleet's certificate.
-func (s *Service) issueInstanceCertificate(l launch) (*CertificateFiles, error) {
+// instance: its fleet's certificate, or one of its own on a pool host,
+// with what it names (req).
+func (s *Service) issueInstanceCertificate(l launch) (files *CertificateFiles, req *CertificateRequest, err error) {
 	locs := locationNames(&l.fleet)
 	if !slices.Contains(locs, l.comp.Location) {
 		locs = append(locs, l.comp.Location)
 	}
-	return s.fleetCertificate(l.ref.FleetID, locs, s.cfg.Now())
+	if s.onPoolHost(l) {
+		req = &CertificateRequest{Locations: locs, IPAddress: l.comp.IPAddress, DNSName: l.hostDNS}
+		files, err = s.hostCertificate(req.Locations, req.IPAddress, req.DNSName)
+		return files, req, err
+	}
+	files, err = s.fleetCertificate(l.ref.FleetID, locs, s.cfg.Now())
+	return files, nil, err
+}
+
+// hostCertificate issues the certificate of an instance on a pool host at
+// ip (with DNS name dns, "" if none): the fleet's wildcard names for
+// locations, and those of ip and dns the CA's name constraints permit.
+func (s *Service) hostCertificate(locations []string, ip, dns string) (*CertificateFiles, error) {
+	if s.cfg.CA == nil {
+		return nil, errors.New("this Hoist has no certificate authority")
+	}
+	names := s.certNames(locations)
+	names = names[:len(names)-1] // not Hoist's own address
+	p, checks := s.cfg.CA.(interface{ Permits(string) bool })
+	for _, n := range []string{ip, strings.ToLower(dns)} {
+		switch {
+		case n == "" || slices.Contains(names, n):
+		case checks && !p.Permits(n):
+			s.log.Warn("fleets: an instance's certificate leaves out its host's name: Hoist's CA may not sign it (see --host-networks)", "name", n)
+		default:
+			names = append(names, n)
+		}
+	}
+	chain, key, err := s.cfg.CA.IssueLeaf(names[0], names)
+	if err != nil {
+		return nil, err
+	}
+	leafBlock, rest := pem.Decode(chain)
+	if leafBlock == nil {
+		return nil, errors.New("the CA issued no certificate")
+	}
+	return &CertificateFiles{Certificate: pem.EncodeToMemory(leafBlock), Chain: chain, PrivateKey: key, Root: rest}, nil
 }

@@ -204,7 +204,7 @@ func (s *Service) ListCompute(ctx context.Context, in *api.ListComputeInput) (*a
 // processes, valid for Timings.TokenTTL. Only its SHA-256 is stored.
 func (s *Service) GetComputeAuthToken(ctx context.Context, in *api.GetComputeAuthTokenInput) (*api.GetComputeAuthTokenOutput, error) {
 	token := newToken()
-	expires := s.now().Add(s.t.TokenTTL)
+	expires := s.tokenNow().Add(s.t.TokenTTL)
 	var out *api.GetComputeAuthTokenOutput
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		f, c, err := findCompute(ctx, tx, api.ToString(in.FleetId), api.ToString(in.ComputeName))

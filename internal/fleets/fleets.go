@@ -25,6 +25,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/arn"
+	"github.com/hoistgg/hoist/internal/clock"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/ids"
 	"github.com/hoistgg/hoist/internal/store"
@@ -71,6 +72,13 @@ type Config struct {
 	Placer Placer
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// TokenNow is the clock of compute auth tokens (their expiry). Default
+	// Now. With a manual clock it stays on real time: the tokens' holders
+	// (the Server SDK, the GameLift Agent) renew them on real time.
+	TokenNow func() time.Time
+	// Clock gives the background loops their tickers (nil: real time):
+	// with a manual clock, an advance runs the passes due at once.
+	Clock clock.Clock
 	// NewID returns a fresh random UUID (fleet, event, process and instance
 	// IDs derive from it). Default: crypto/rand.
 	NewID  func() string
@@ -121,6 +129,9 @@ type Config struct {
 	Locations []string
 	// Timings overrides the default timers (zero fields keep the default).
 	Timings Timings
+	// WrapHooks, when set, wraps every instance's Hooks before a provider
+	// gets them (metrics count the processes they report).
+	WrapHooks func(InstanceRef, Hooks) Hooks
 }
 
 // Timings are the reconciler's timers.
@@ -223,6 +234,9 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.TokenNow == nil {
+		cfg.TokenNow = cfg.Now
+	}
 	if cfg.NewID == nil {
 		cfg.NewID = ids.UUID
 	}
@@ -269,6 +283,15 @@ var AWSLocations = []string{
 // GameLift reports.
 func (s *Service) now() time.Time {
 	return s.cfg.Now().UTC().Truncate(time.Millisecond)
+}
+
+// Wake asks the reconciler to run soon (a host came, with capacity a
+// fleet may be waiting for).
+func (s *Service) Wake() { s.wake() }
+
+// tokenNow is the time of compute auth tokens (Config.TokenNow).
+func (s *Service) tokenNow() time.Time {
+	return s.cfg.TokenNow().UTC().Truncate(time.Millisecond)
 }
 
 // wake asks the reconciler to run soon.

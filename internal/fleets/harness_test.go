@@ -24,6 +24,8 @@ type fakeBuilds struct {
 	mu     sync.Mutex
 	builds map[string]api.Build
 	dir    string
+	// elsewhere: the builds' files are on another replica (BuildDir fails).
+	elsewhere bool
 }
 
 func (b *fakeBuilds) Build(_ context.Context, _ store.Tx, id string) (api.Build, error) {
@@ -46,6 +48,9 @@ func (b *fakeBuilds) BuildDir(_ context.Context, id string) (string, error) {
 	defer b.mu.Unlock()
 	if bd, ok := b.builds[id]; !ok || bd.Status != api.BuildStatusReady {
 		return "", errors.New("build " + id + " is not READY")
+	}
+	if b.elsewhere {
+		return "", errors.New("build " + id + " is held by another replica")
 	}
 	return b.dir, nil
 }

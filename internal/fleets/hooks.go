@@ -394,7 +394,7 @@ func (s *Service) IssueComputeToken(ctx context.Context, fleetID, computeName st
 			return err
 		}
 		if f.anywhere() {
-			expires = s.now().Add(s.t.TokenTTL)
+			expires = s.tokenNow().Add(s.t.TokenTTL)
 		}
 		return putToken(ctx, tx, token, f.id(), c.ComputeName, expires)
 	})
@@ -435,7 +435,7 @@ func (s *Service) VerifyComputeToken(ctx context.Context, token string) (string,
 	if subtle.ConstantTimeCompare([]byte(rec.ID), []byte(h)) != 1 {
 		return "", "", bad
 	}
-	if !t.Expires.IsZero() && !s.now().Before(t.Expires) {
+	if !t.Expires.IsZero() && !s.tokenNow().Before(t.Expires) {
 		return "", "", bad
 	}
 	return t.FleetID, t.ComputeName, nil

@@ -32,8 +32,10 @@ type Placement struct {
 	// in-process provider).
 	Host string
 	// IPAddress is the address of the instance, its game sessions and
-	// player sessions (the host's).
+	// player sessions (the host's); DNSName the host's own DNS name ("" if
+	// it has none), which the instance's GENERATED certificate names.
 	IPAddress string
+	DNSName   string
 	// Layout is where the instance keeps its files on its host.
 	Layout InstanceLayout
 }
@@ -72,7 +74,12 @@ type InstanceHosts interface {
 // alone: a provider reporting about an instance it did not get from
 // StartInstance of this process (a host's agent, after Hoist restarted)
 // reports through them.
-func (s *Service) HooksFor(ref InstanceRef) Hooks { return s.hooks(ref) }
+func (s *Service) HooksFor(ref InstanceRef) Hooks {
+	if s.cfg.WrapHooks != nil {
+		return s.cfg.WrapHooks(ref, s.hooks(ref))
+	}
+	return s.hooks(ref)
+}
 
 // placeInstance returns where a new instance runs: the Placer's choice, or
 // this replica's provider without one.

@@ -1,12 +1,19 @@
 package fleets
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"net/netip"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
+	"github.com/hoistgg/hoist/internal/pki"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -23,7 +30,8 @@ func (p *fakePlacer) PlaceInstance(_ context.Context, _ store.Tx, req PlaceReque
 	}
 	h := p.hosts[p.n%len(p.hosts)]
 	p.n++
-	return Placement{Host: h, IPAddress: "198.18.0." + string(rune('1'+p.n)), Layout: InstanceLayout{Dir: "/var/hoist/" + req.InstanceID}}, nil
+	return Placement{Host: h, IPAddress: "198.18.0." + string(rune('1'+p.n)), DNSName: h + ".games.test",
+		Layout: InstanceLayout{Dir: "/var/hoist/" + req.InstanceID}}, nil
 }
 
 // hostsProvider is the fake provider with host states.
@@ -169,5 +177,56 @@ func TestProcessGoneOnItsHost(t *testing.T) {
 	})
 	if err != nil || p.State != hosting.ProcessTerminated {
 		t.Fatalf("process %s %v, want TERMINATED", p.State, err)
+	}
+}
+
+// TestHostInstanceCertificates: an instance of a GENERATED fleet on a pool
+// host gets a certificate of its own naming its DNS name, its host's
+// address and DNS name (the CA permits the hosts' network), and not
+// Hoist's own address (a host's key must not pass for Hoist's machine).
+func TestHostInstanceCertificates(t *testing.T) {
+	ca, err := pki.LoadOrCreateCAFor(filepath.Join(t.TempDir(), "pki"), pki.Constraints{DNSDomains: []string{"games.test"},
+		Networks: []netip.Prefix{netip.MustParsePrefix("198.18.0.0/15")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := &fakePlacer{hosts: []string{"host-a", "host-b"}}
+	h := newHarness(t, func(c *Config) { c.CA, c.DNSDomain, c.Placer = ca, "games.test", pl })
+	in := ec2Input(1)
+	in.CertificateConfiguration = &api.CertificateConfiguration{CertificateType: api.CertificateTypeGenerated}
+	in.Locations = []api.LocationConfiguration{{Location: api.String("us-west-2")}, {Location: api.String("us-east-1")}}
+	id := h.createFleet(in)
+	h.reconcile()
+	started := h.prov.started()
+	if len(started) != 2 {
+		t.Fatalf("%d instances started, want 2", len(started))
+	}
+	var certs [][]byte
+	for _, inst := range started {
+		c := h.compute(id, inst)
+		files := h.prov.get(inst).spec.Certificate
+		if files == nil {
+			t.Fatal("no certificate")
+		}
+		certs = append(certs, files.Certificate)
+		b, _ := pem.Decode(files.Certificate)
+		leaf, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{c.DNSName, c.IPAddress, c.Host + ".games.test"} {
+			if _, err := leaf.Verify(x509.VerifyOptions{Roots: ca.Pool(), DNSName: name}); err != nil {
+				t.Errorf("instance %s on %s: the certificate does not verify for %s: %v", inst, c.Host, name, err)
+			}
+		}
+		if err := leaf.VerifyHostname("127.0.0.1"); err == nil {
+			t.Errorf("instance %s on %s: the certificate names Hoist's own address", inst, c.Host)
+		}
+		if _, err := tls.X509KeyPair(files.Chain, files.PrivateKey); err != nil {
+			t.Fatalf("chain and key do not match: %v", err)
+		}
+	}
+	if bytes.Equal(certs[0], certs[1]) {
+		t.Error("instances on two hosts share a certificate")
 	}
 }

@@ -29,12 +29,12 @@ func (s *Service) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		_ = store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
-			Interval: s.t.ReconcileInterval, TTL: s.t.LeaseTTL, Now: s.cfg.Now,
+			Interval: s.t.ReconcileInterval, TTL: s.t.LeaseTTL, Now: s.cfg.Now, Clock: s.cfg.Clock,
 			Work: s.housekeep, Log: s.log.With("loop", "fleets housekeeping")})
 	})
 	err := store.RunSharded(ctx, s.cfg.Store, store.ShardedLoop{Name: loopName, Holder: s.cfg.ReplicaID,
 		Interval: s.t.ReconcileInterval, TTL: s.t.LeaseTTL, Kick: s.kick, Keys: s.fleetIDs,
-		Replicas: s.cfg.Replicas, Work: s.reconcileHeld, Log: s.log.With("loop", "fleets reconciler")})
+		Replicas: s.cfg.Replicas, Clock: s.cfg.Clock, Work: s.reconcileHeld, Log: s.log.With("loop", "fleets reconciler")})
 	wg.Wait()
 	return err
 }
@@ -205,7 +205,7 @@ func (s *Service) fillComputeInfo(ctx context.Context, tx store.Tx, f *fleetRec,
 		scaleIn = scaleIn || live[l.Location] > int(l.Desired)
 	}
 	for i := range cs {
-		scaleIn = scaleIn || cs[i].HostDraining
+		scaleIn = scaleIn || cs[i].draining()
 	}
 	if !scaleIn {
 		return nil
@@ -301,7 +301,7 @@ func (s *Service) stopOrphans(ctx context.Context, running map[string]InstanceRe
 
 // purgeTokens deletes expired compute auth tokens.
 func (s *Service) purgeTokens(ctx context.Context) error {
-	now := ms(s.now())
+	now := ms(s.tokenNow())
 	return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		q := store.Query{Kind: hosting.KindComputeAuthToken, HasKey: true, Order: store.OrderRankAsc,
 			RankMax: now, HasRankMax: true, Limit: 256}

@@ -87,9 +87,9 @@ func fleetMetrics(ctx context.Context, tx store.Tx, f *hosting.Fleet) (map[strin
 		return nil, err
 	}
 	sessions, activating := map[string]int{}, map[string]int{}
-	err = eachLiveGameSession(ctx, tx, fid, func(gs *hosting.GameSession) {
-		m, cn := get(api.ToString(gs.Session.Location)), api.ToString(gs.Session.ComputeName)
-		switch gs.Session.Status {
+	err = eachCountedSession(ctx, tx, fid, func(gs countedSession) {
+		m, cn := get(gs.location), gs.compute
+		switch gs.status {
 		case api.GameSessionStatusActivating:
 			m.ActivatingGameSessions++
 			activating[cn]++
@@ -97,10 +97,9 @@ func fleetMetrics(ctx context.Context, tx store.Tx, f *hosting.Fleet) (map[strin
 		case api.GameSessionStatusActive:
 			m.ActiveGameSessions++
 			sessions[cn]++
-			cur, most := int(api.ToInt32(gs.Session.CurrentPlayerSessionCount)), int(api.ToInt32(gs.Session.MaximumPlayerSessionCount))
-			m.CurrentPlayerSessions += cur
-			m.MaximumPlayerSessions += most
-			m.AvailablePlayerSessions += max(most-cur, 0)
+			m.CurrentPlayerSessions += gs.current
+			m.MaximumPlayerSessions += gs.maximum
+			m.AvailablePlayerSessions += max(gs.maximum-gs.current, 0)
 		}
 	})
 	if err != nil {
@@ -161,4 +160,10 @@ func countProcesses(ctx context.Context, tx store.Tx, fleetID, loc string, m *Me
 		}
 	}
 	return nil
+}
+
+// LocationMetrics returns the metrics of every location of fleet f, read
+// in tx (internal/metrics exports them).
+func LocationMetrics(ctx context.Context, tx store.Tx, f *hosting.Fleet) (map[string]*Metrics, error) {
+	return fleetMetrics(ctx, tx, f)
 }

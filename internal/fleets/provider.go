@@ -99,6 +99,10 @@ type InstanceSpec struct {
 	Env []string
 	// Certificate, when set, is written to the layout's CertificateDir.
 	Certificate *CertificateFiles
+	// CertificateRequest, set with Certificate for an instance on a pool
+	// host, is what its certificate names (the replica holding the host's
+	// connection makes one from it: hoststart.go).
+	CertificateRequest *CertificateRequest
 }
 
 // CertificateFiles are the PEM files of an instance's TLS certificate, named

@@ -56,6 +56,11 @@ type computeView struct {
 	HostDraining bool
 }
 
+// draining reports whether the instance drains: its host does, or did
+// when the instance was marked (an instance that drained keeps draining
+// after its host is undrained: it was replaced, and runs no new process).
+func (c computeView) draining() bool { return c.HostDraining || c.Draining }
+
 // plan is what the reconciler decided for one fleet.
 type plan struct {
 	// Moves are location status changes, in order.
@@ -114,7 +119,7 @@ const (
 	reasonDeleting = "fleet deleting"
 	reasonLocation = "location deleting"
 	reasonError    = "location in ERROR"
-	reasonDrained  = "its host drains and it hosts no game session"
+	reasonDrained  = "its host was drained and it hosts no game session"
 )
 
 // decide returns the next actions for a fleet: pure, so that every rule is
@@ -282,9 +287,9 @@ func scale(v fleetView, l hosting.FleetLocation, cs []computeView, p *plan) {
 	for _, c := range cs {
 		switch {
 		case c.Status == api.ComputeStatusTerminating:
-		case c.HostDraining && c.Sessions == 0:
+		case c.draining() && c.Sessions == 0:
 			p.Stop = append(p.Stop, stopReq{c.ComputeName, reasonDrained})
-		case !c.HostDraining:
+		case !c.draining():
 			live = append(live, c)
 		}
 	}

@@ -143,6 +143,21 @@ func TestDecide(t *testing.T) {
 				comp("i-2", api.ComputeStatusActive, ready)),
 			want: plan{Stop: []stopReq{{"i-1", reasonDrained}}},
 		},
+		"undrained host: an instance that drained keeps draining, the fleet keeps its replacement": {
+			v: view(api.FleetStatusActive, 1,
+				comp("i-1", api.ComputeStatusActive, ready, busy(1), func(c *computeView) {
+					c.Host, c.Draining = "host-a", true
+				}),
+				comp("i-2", api.ComputeStatusActive, ready)),
+		},
+		"undrained host: an idle instance that drained stops": {
+			v: view(api.FleetStatusActive, 1,
+				comp("i-1", api.ComputeStatusActive, ready, func(c *computeView) {
+					c.Host, c.Draining = "host-a", true
+				}),
+				comp("i-2", api.ComputeStatusActive, ready)),
+			want: plan{Stop: []stopReq{{"i-1", reasonDrained}}},
+		},
 		"deleting fleet stops its instances": {
 			v:    view(api.FleetStatusDeleting, 1, comp("i-1", api.ComputeStatusActive), comp("i-2", api.ComputeStatusTerminating)),
 			want: plan{Stop: []stopReq{{"i-1", reasonDeleting}}},

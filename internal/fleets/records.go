@@ -181,17 +181,7 @@ func deleteCompute(ctx context.Context, tx store.Tx, fleetID, name string) error
 	if err := tx.Delete(ctx, hosting.KindCompute, computeID(fleetID, name)); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	q := store.Query{Kind: hosting.KindComputeAuthToken, Parent: computeID(fleetID, name), HasParent: true}
-	var ids []string
-	if err := store.Each(ctx, tx, q, func(r store.Record) error { ids = append(ids, r.ID); return nil }); err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if err := tx.Delete(ctx, hosting.KindComputeAuthToken, id); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-	}
-	return nil
+	return deleteTokens(ctx, tx, fleetID, name)
 }
 
 // --- auth tokens ---

@@ -204,6 +204,8 @@ type GameSession struct {
 	LogPaths           []string  `json:"logPaths,omitempty"`
 	// LogDir is where Hoist collected the process's logs when the session ended.
 	LogDir string `json:"logDir,omitempty"`
+	// LogReplica is the replica whose data directory holds LogDir.
+	LogReplica string `json:"logReplica,omitempty"`
 	// RequestHash fingerprints the CreateGameSession request, so a repeat
 	// with the same idempotency token and different parameters is refused.
 	RequestHash string `json:"requestHash,omitempty"`
@@ -269,6 +271,10 @@ type ComputeAgents interface {
 	// HasAgent reports, reading tx, whether an agent serves the compute:
 	// it sends heartbeats and has not been declared lost.
 	HasAgent(ctx context.Context, tx store.Tx, fleetID, computeName string) (bool, error)
+	// AgentHolder returns, reading tx, the replica holding the compute's
+	// agent connection ("" for none), so that a message for it is routed
+	// there.
+	AgentHolder(ctx context.Context, tx store.Tx, fleetID, computeName string) (string, error)
 }
 
 // Conn identifies an authenticated SDK connection.

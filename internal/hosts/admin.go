@@ -72,7 +72,7 @@ func (s *Service) DrainHost(ctx context.Context, hostID string) (HostInfo, error
 		if h.Status == StatusLost {
 			return api.NewInvalidRequestException("host %s is LOST: its instances were already replaced", hostID)
 		}
-		h.Status = StatusDraining
+		h.Status, h.Drained = StatusDraining, true
 		out = info(h, 0)
 		return putHost(ctx, tx, h)
 	})
@@ -80,6 +80,82 @@ func (s *Service) DrainHost(ctx context.Context, hostID string) (HostInfo, error
 		s.log.Info("hosts: host draining", "host", hostID)
 	}
 	return out, err
+}
+
+// UndrainHost ends a host's draining: it takes new instances again (a
+// LOST host that was drained comes back ACTIVE). The instances that drained
+// keep draining: they were replaced, and each stops once it hosts no game
+// session. Undraining an ACTIVE host changes nothing.
+func (s *Service) UndrainHost(ctx context.Context, hostID string) (HostInfo, error) {
+	var out HostInfo
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		h, err := getHost(ctx, tx, hostID)
+		if errors.Is(err, store.ErrNotFound) {
+			return api.NewNotFoundException("host %s does not exist (hoist admin list-hosts lists them)", clip(hostID))
+		}
+		if err != nil {
+			return err
+		}
+		if h.Status == StatusDraining {
+			h.Status = StatusActive
+		}
+		h.Drained = false
+		out = info(h, 0)
+		return putHost(ctx, tx, h)
+	})
+	if err == nil {
+		s.log.Info("hosts: host undrained", "host", hostID, "status", out.Status)
+	}
+	return out, err
+}
+
+// RemoveHost removes a host: its record and its instances' placements are
+// deleted, its connection to this replica is closed, and its credential
+// no longer opens one (its agent then ends what it runs and exits). A
+// host that runs instances is refused unless force: its instances are
+// then lost (fleets ends their game sessions INTERRUPTED and replaces
+// them). Once no host is enrolled in its location, Hoist's own machine
+// serves the location again (choose).
+func (s *Service) RemoveHost(ctx context.Context, hostID string, force bool) (HostInfo, error) {
+	var out HostInfo
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		h, err := getHost(ctx, tx, hostID)
+		if errors.Is(err, store.ErrNotFound) {
+			return api.NewNotFoundException("host %s does not exist (hoist admin list-hosts lists them)", clip(hostID))
+		}
+		if err != nil {
+			return err
+		}
+		l := hostLoad{Host: h, Used: map[string]int{}}
+		if err := s.countLoad(ctx, tx, &l, ""); err != nil {
+			return err
+		}
+		if n := total(l.Used); n > 0 && !force {
+			return api.NewInvalidRequestException("host %s runs %d instances: drain it (hoist admin drain-host) and remove it once they ended, or remove it with --force (Force), which loses them", hostID, n)
+		}
+		out = info(h, total(l.Used))
+		his, err := hostInstances(ctx, tx, hostID)
+		if err != nil {
+			return err
+		}
+		for _, hi := range his {
+			if err := tx.Delete(ctx, KindHostInstance, hi.InstanceID); ignoreNotFound(err) != nil {
+				return err
+			}
+		}
+		return tx.Delete(ctx, KindHost, hostID)
+	})
+	if err != nil {
+		return out, err
+	}
+	s.log.Warn("hosts: host removed", "host", hostID, "instancesLost", out.Instances)
+	s.mu.Lock()
+	hc := s.conns[hostID]
+	s.mu.Unlock()
+	if hc != nil {
+		hc.peer.Abort() // its next connection is refused: the host is gone
+	}
+	return out, nil
 }
 
 // purgeTokens deletes enrolment tokens that expired TokenRetention ago.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/hosts/hostproto"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/wsrpc"
@@ -15,8 +16,8 @@ import (
 const maxReported = 1000
 
 // hello serves a connection's Hello: the host is recorded as connected to
-// this replica (ACTIVE again if it was LOST: what it ran then is no
-// longer its), and is told its heartbeat interval and what to run; the
+// this replica (ACTIVE again if it was LOST, or DRAINING if it was
+// drained: what it ran then is no longer its), and is told its heartbeat interval and what to run; the
 // processes of the instances it keeps are compared with sessions'
 // records (reconcileProcesses).
 func (s *Service) hello(ctx context.Context, hc *hostConn, r *wsrpc.Request) (any, error) {
@@ -42,7 +43,10 @@ func (s *Service) hello(ctx context.Context, hc *hostConn, r *wsrpc.Request) (an
 		}
 		if h.Status == StatusLost {
 			h.Status = StatusActive
-			s.log.Warn("hosts: a lost host is back: it is told to end what it still runs", "host", h.HostID)
+			if h.Drained {
+				h.Status = StatusDraining
+			}
+			s.log.Warn("hosts: a lost host is back: it is told to end what it still runs", "host", h.HostID, "status", h.Status)
 		}
 		h.ConnectedTo, h.ConnID = s.cfg.ReplicaID, hc.connID
 		h.InstancesDir, h.AgentVersion = in.InstancesDir, in.AgentVersion
@@ -60,6 +64,9 @@ func (s *Service) hello(ctx context.Context, hc *hostConn, r *wsrpc.Request) (an
 	hc.heard(interval + s.t.HeartbeatGrace)
 	s.log.Info("hosts: host connected", "host", hc.hostID, "instances", len(in.Instances), "desired", len(out.Desired))
 	s.reconcileProcesses(ctx, hc.hostID, in.Instances, out.Desired)
+	if s.cfg.HostReady != nil {
+		s.cfg.HostReady()
+	}
 	return out, nil
 }
 
@@ -106,10 +113,12 @@ func (s *Service) seen(ctx context.Context, tx store.Tx, h *Host, running []host
 	now := s.now()
 	h.LastSeen, h.Interval, h.ReportedAt = now, interval, now
 	h.Reported = h.Reported[:0]
+	versions := make(map[string]string, len(running))
 	for _, in := range running {
 		h.Reported = append(h.Reported, in.InstanceId)
+		versions[in.InstanceId] = in.RuntimeVersion
 	}
-	desired, err := s.desiredTx(ctx, tx, h)
+	desired, err := s.desiredTx(ctx, tx, h, versions)
 	if err != nil {
 		return nil, err
 	}
@@ -119,12 +128,16 @@ func (s *Service) seen(ctx context.Context, tx store.Tx, h *Host, running []host
 // desiredTx lists the instances h should run: those placed on it in its
 // current generation whose compute records still name it (none while it
 // is LOST), with their stop reasons; records of the others are deleted.
-func (s *Service) desiredTx(ctx context.Context, tx store.Tx, h *Host) ([]hostproto.Desired, error) {
+// An instance the host reported running another runtime configuration
+// than its fleet's (versions: the host's RuntimeVersion of each) is sent
+// the fleet's (runtimeFor).
+func (s *Service) desiredTx(ctx context.Context, tx store.Tx, h *Host, versions map[string]string) ([]hostproto.Desired, error) {
 	his, err := hostInstances(ctx, tx, h.HostID)
 	if err != nil {
 		return nil, err
 	}
 	out := []hostproto.Desired{}
+	runtimes := map[string]*api.RuntimeConfiguration{}
 	for _, hi := range his {
 		c, err := liveInstance(ctx, tx, h, hi)
 		if err != nil {
@@ -145,10 +158,36 @@ func (s *Service) desiredTx(ctx context.Context, tx store.Tx, h *Host) ([]hostpr
 			if d.Stop == "" {
 				d.Stop = "Hoist stops it"
 			}
+		} else if v, ok := versions[hi.InstanceID]; ok {
+			if d.RuntimeConfiguration, err = runtimeFor(ctx, tx, hi.FleetID, v, runtimes); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// runtimeFor returns fleet fleetID's runtime configuration when its
+// RuntimeVersion is not have (nil when it is, or the fleet is gone);
+// cache holds the fleets already read.
+func runtimeFor(ctx context.Context, tx store.Tx, fleetID, have string, cache map[string]*api.RuntimeConfiguration) (*api.RuntimeConfiguration, error) {
+	rc, ok := cache[fleetID]
+	if !ok {
+		var f hosting.Fleet
+		_, err := store.GetJSON(ctx, tx, hosting.KindFleet, fleetID, &f)
+		if err != nil && ignoreNotFound(err) != nil {
+			return nil, err
+		}
+		if err == nil {
+			rc = &f.RuntimeConfiguration
+		}
+		cache[fleetID] = rc
+	}
+	if rc == nil || hostproto.RuntimeVersion(*rc) == have {
+		return nil, nil
+	}
+	return rc, nil
 }
 
 // countTTL is how long the count of hosts behind the heartbeat interval

@@ -35,12 +35,16 @@ import (
 	"github.com/hoistgg/hoist/internal/fleets"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/ids"
+	"github.com/hoistgg/hoist/internal/replicas"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
 // Config configures a Service. Store and Local are required.
 type Config struct {
 	Store store.Store
+	// Inbox, when set (several replicas on one store), carries messages
+	// to the hosts connected to other replicas (relay.go).
+	Inbox *replicas.Inbox
 	// Local is this replica's in-process provider (internal/fleets/local):
 	// it runs the instances of locations no host is enrolled in.
 	Local fleets.ComputeProvider
@@ -80,6 +84,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Timings overrides the default timers.
 	Timings Timings
+	// HostReady, when set, is called after a host's Hello is accepted:
+	// capacity may have come, so the fleets' reconciler should run now
+	// rather than at its next interval (a fleet waiting for a host stays
+	// NEW until then).
+	HostReady func()
 }
 
 // GameSessionLogs is what hosts needs of sessions to keep a game
@@ -148,6 +157,9 @@ type Service struct {
 	started time.Time
 	// hooks makes an instance's Hooks (fleets.Service.HooksFor).
 	hooks func(fleets.InstanceRef) fleets.Hooks
+	// secrets makes the secrets of a start relayed from another replica
+	// (fleets.Service.StartSecrets).
+	secrets func(context.Context, fleets.InstanceRef, *fleets.CertificateRequest) ([]string, *fleets.CertificateFiles, error)
 	// msgr delivers messages to hosts (the connections of this replica).
 	msgr HostMessenger
 
@@ -189,12 +201,21 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, t: cfg.Timings.withDefaults(), log: cfg.Logger, started: cfg.Now(),
 		conns: map[string]*hostConn{}, instHooks: map[string]fleets.Hooks{}, procStarted: make(chan struct{})}
 	s.msgr = localMessenger{s}
+	if cfg.Inbox != nil {
+		s.msgr = relayMessenger{s}
+	}
 	return s, nil
 }
 
 // SetHooks gives the Service the maker of instances' Hooks (fleets'
 // HooksFor; fleets is made after the Service, which is its provider).
 func (s *Service) SetHooks(f func(fleets.InstanceRef) fleets.Hooks) { s.hooks = f }
+
+// SetStartSecrets gives the Service the maker of the secrets of starts
+// other replicas relay here (fleets' StartSecrets), as SetHooks.
+func (s *Service) SetStartSecrets(f func(context.Context, fleets.InstanceRef, *fleets.CertificateRequest) ([]string, *fleets.CertificateFiles, error)) {
+	s.secrets = f
+}
 
 func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Millisecond) }
 

@@ -28,11 +28,16 @@ func (s *Service) Run(ctx context.Context) error {
 func (s *Service) CheckHosts(ctx context.Context) error {
 	now := s.now()
 	var lost []string
+	// Only hosts silent for the least interval plus the grace can be lost:
+	// the range read leaves out every host heartbeating on time (a host
+	// told a shorter interval by an earlier configuration is judged when it
+	// falls in the range).
+	silent := now.Add(-(s.t.HeartbeatMin + s.t.HeartbeatGrace)).UnixMilli()
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		lost = lost[:0]
 		for _, st := range []Status{StatusActive, StatusDraining} {
 			q := store.Query{Kind: KindHost, Key: string(st), HasKey: true, Order: store.OrderRankAsc,
-				RankMax: now.Add(-s.t.HeartbeatMin).UnixMilli(), HasRankMax: true}
+				RankMax: silent, HasRankMax: true}
 			err := store.Each(ctx, tx, q, func(r store.Record) error {
 				h := new(Host)
 				if err := store.Decode(r, h); err != nil {

@@ -37,7 +37,7 @@ func (s *Service) PlaceInstance(ctx context.Context, tx store.Tx, req fleets.Pla
 	if err := putHostInstance(ctx, tx, hi); err != nil {
 		return fleets.Placement{}, err
 	}
-	return fleets.Placement{Host: h.HostID, IPAddress: h.Address,
+	return fleets.Placement{Host: h.HostID, IPAddress: h.Address, DNSName: h.DNSName,
 		Layout: local.LayoutIn(h.InstancesDir, req.FleetID, req.InstanceID)}, nil
 }
 

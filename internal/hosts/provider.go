@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,16 +40,26 @@ func (s *Service) StartInstance(ctx context.Context, spec fleets.InstanceSpec, h
 	s.instHooks[spec.InstanceID] = hooks
 	s.mu.Unlock()
 	msg := hostproto.StartInstance{FleetId: spec.FleetID, InstanceId: spec.InstanceID, Location: spec.Location,
-		BuildId: spec.BuildID, RuntimeConfiguration: spec.RuntimeConfiguration, Env: s.hostEnv(spec.Env)}
-	if c := spec.Certificate; c != nil {
-		msg.Certificate = &hostproto.Certificate{Certificate: string(c.Certificate), Chain: string(c.Chain),
-			PrivateKey: string(c.PrivateKey), Root: string(c.Root)}
+		BuildId: spec.BuildID, RuntimeConfiguration: spec.RuntimeConfiguration, Env: s.hostEnv(spec.Env),
+		Certificate: hostCertificate(spec.Certificate)}
+	relayed, err := s.sendStart(ctx, hostID, msg, spec.CertificateRequest)
+	if err != nil || relayed {
+		s.forgetHooks(spec.InstanceID) // relayed: the host reports to the replica holding it
 	}
-	if err := s.msgr.SendToHost(ctx, hostID, hostproto.ActionStartInstance, msg); err != nil {
-		s.forgetHooks(spec.InstanceID)
+	if err != nil {
 		return fmt.Errorf("host %s: %w", hostID, err)
 	}
 	return nil
+}
+
+// hostCertificate is certificate files as StartInstance carries them (nil
+// for none).
+func hostCertificate(c *fleets.CertificateFiles) *hostproto.Certificate {
+	if c == nil {
+		return nil
+	}
+	return &hostproto.Certificate{Certificate: string(c.Certificate), Chain: string(c.Chain),
+		PrivateKey: string(c.PrivateKey), Root: string(c.Root)}
 }
 
 // hostEnv is an instance's environment as a pool host gets it: without
@@ -178,29 +189,35 @@ func (s *Service) endProcess(processID, reason, action string, local func(string
 }
 
 // Instances lists the instances the in-process provider runs and those
-// pool hosts reported in their last heartbeats (from the store).
+// pool hosts reported in their last heartbeats (from the store). It reads
+// the instances placed on hosts and only their hosts: the fleets
+// reconciler calls it every pass, and a host without instances must cost
+// nothing there.
 func (s *Service) Instances() []fleets.InstanceRef {
 	out := s.cfg.Local.Instances()
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
-		hosts, err := allHosts(ctx, tx)
+		var placed []*HostInstance
+		err := store.Each(ctx, tx, store.Query{Kind: KindHostInstance}, func(r store.Record) error {
+			hi := new(HostInstance)
+			placed = append(placed, hi)
+			return store.Decode(r, hi)
+		})
 		if err != nil {
 			return err
 		}
-		for _, h := range hosts {
-			if h.Status == StatusLost {
-				continue
-			}
-			for _, id := range h.Reported {
-				hi, err := getHostInstance(ctx, tx, id)
-				if err != nil {
-					if ignoreNotFound(err) != nil {
-						return err
-					}
-					continue
+		hosts := map[string]*Host{}
+		for _, hi := range placed {
+			h, seen := hosts[hi.HostID]
+			if !seen {
+				if h, err = getHost(ctx, tx, hi.HostID); ignoreNotFound(err) != nil {
+					return err
 				}
-				out = append(out, fleets.InstanceRef{FleetID: hi.FleetID, InstanceID: id, Location: hi.Location})
+				hosts[hi.HostID] = h
+			}
+			if h != nil && h.Status != StatusLost && slices.Contains(h.Reported, hi.InstanceID) {
+				out = append(out, fleets.InstanceRef{FleetID: hi.FleetID, InstanceID: hi.InstanceID, Location: hi.Location})
 			}
 		}
 		return nil

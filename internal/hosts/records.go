@@ -34,8 +34,8 @@ const (
 	// runs end as their game sessions end and are replaced elsewhere.
 	StatusDraining Status = "DRAINING"
 	// StatusLost: it missed its heartbeats; its instances were lost. It
-	// is ACTIVE again when its agent reconnects (and is then told to end
-	// what it still runs).
+	// is ACTIVE again (DRAINING if it was drained) when its agent
+	// reconnects, and is then told to end what it still runs.
 	StatusLost Status = "LOST"
 )
 
@@ -72,6 +72,9 @@ type Host struct {
 	// an earlier generation are lost for good.
 	Generation int       `json:"generation"`
 	LostAt     time.Time `json:"lostAt,omitzero"`
+	// Drained: the operator drained it (DrainHost); it is DRAINING again,
+	// not ACTIVE, when it comes back after being LOST.
+	Drained bool `json:"drained,omitempty"`
 	// Reported are the instances it said it runs in its last heartbeat, at
 	// ReportedAt.
 	Reported   []string  `json:"reported,omitempty"`

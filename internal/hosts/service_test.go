@@ -2,6 +2,8 @@ package hosts
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -294,5 +296,122 @@ func TestProcessDiff(t *testing.T) {
 	}
 	if strings.Join(gone, ",") != "p-gone" || strings.Join(ended, ",") != "p-ended" {
 		t.Fatalf("gone %v, ended %v; want [p-gone], [p-ended] (p-new may be on its way)", gone, ended)
+	}
+}
+
+// TestRemoveHost: a host running an instance is removed only with force,
+// which loses the instance; a LOST host is removed; once no host is
+// enrolled in the location, this replica serves it again.
+func TestRemoveHost(t *testing.T) {
+	s, clock := newService(t)
+	ctx := context.Background()
+	a := enrolHost(t, s, "us-west-2", "198.18.0.10", 2)
+	b := enrolHost(t, s, "us-west-2", "198.18.0.11", 2)
+	busy, idle := a, b
+	if place(t, s, clock, "fleet-1", "i-1", "us-west-2").Host == b {
+		busy, idle = b, a
+	}
+	if _, err := s.RemoveHost(ctx, busy, false); !isInvalidRequest(err) {
+		t.Fatalf("removing a host that runs an instance: %v, want InvalidRequestException", err)
+	}
+	if _, err := s.RemoveHost(ctx, "host-nope", false); err == nil {
+		t.Fatal("removing an unknown host was accepted")
+	}
+	lose(t, s, clock, idle)
+	if _, err := s.RemoveHost(ctx, idle, false); err != nil {
+		t.Fatalf("removing a LOST host: %v", err)
+	}
+	if _, err := s.RemoveHost(ctx, busy, true); err != nil {
+		t.Fatalf("removing with force: %v", err)
+	}
+	if st := hostState(t, s, "fleet-1", "i-1"); !strings.Contains(st.Lost, "removed") {
+		t.Fatalf("the removed host's instance: %+v, want lost", st)
+	}
+	if pl := place(t, s, clock, "fleet-1", "i-2", "us-west-2"); pl.Host != "r1" {
+		t.Fatalf("a location whose hosts were removed: %+v, want this replica", pl)
+	}
+}
+
+func isInvalidRequest(err error) bool {
+	var e *api.InvalidRequestException
+	return errors.As(err, &e)
+}
+
+// countingStore counts the Host records its transactions read.
+type countingStore struct {
+	store.Store
+	hostReads int
+}
+
+func (c *countingStore) View(ctx context.Context, fn func(store.Tx) error) error {
+	return c.Store.View(ctx, func(tx store.Tx) error { return fn(countingTx{tx, c}) })
+}
+
+func (c *countingStore) Update(ctx context.Context, fn func(store.Tx) error) error {
+	return c.Store.Update(ctx, func(tx store.Tx) error { return fn(countingTx{tx, c}) })
+}
+
+type countingTx struct {
+	store.Tx
+	c *countingStore
+}
+
+func (t countingTx) Get(ctx context.Context, kind store.Kind, id string) (store.Record, error) {
+	r, err := t.Tx.Get(ctx, kind, id)
+	if err == nil && kind == KindHost {
+		t.c.hostReads++
+	}
+	return r, err
+}
+
+func (t countingTx) List(ctx context.Context, q store.Query) ([]store.Record, string, error) {
+	recs, next, err := t.Tx.List(ctx, q)
+	if q.Kind == KindHost {
+		t.c.hostReads += len(recs)
+	}
+	return recs, next, err
+}
+
+// TestIdleHostsCostNoReads: the fleets reconciler's pass (Instances, every
+// second) reads only the hosts that run instances, and the liveness check
+// reads no host heartbeating on time: a thousand idle hosts cost them
+// nothing.
+func TestIdleHostsCostNoReads(t *testing.T) {
+	s, clock := newService(t)
+	ctx := context.Background()
+	busy := enrolHost(t, s, "us-west-2", "198.18.0.10", 2)
+	place(t, s, clock, "fleet-1", "i-1", "us-west-2")
+	for i := range 20 {
+		enrolHost(t, s, "eu-west-1", fmt.Sprintf("198.18.1.%d", i+1), 1)
+	}
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		hosts, err := allHosts(ctx, tx)
+		for _, h := range hosts {
+			h.LastSeen, h.Interval = clock.Now(), 10*time.Second
+			if h.HostID == busy {
+				h.Reported = []string{"i-1"}
+			}
+			err = errors.Join(err, putHost(ctx, tx, h))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &countingStore{Store: s.cfg.Store}
+	s.cfg.Store = c
+	if got := s.Instances(); len(got) != 1 || got[0].InstanceID != "i-1" {
+		t.Fatalf("Instances %+v, want i-1", got)
+	}
+	if c.hostReads != 1 {
+		t.Errorf("Instances read %d hosts, want 1 (the one with an instance)", c.hostReads)
+	}
+	c.hostReads = 0
+	clock.Advance(15 * time.Second) // past the least interval, within the grace
+	if err := s.CheckHosts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c.hostReads != 0 {
+		t.Errorf("the liveness check read %d hosts heartbeating on time, want 0", c.hostReads)
 	}
 }

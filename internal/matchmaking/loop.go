@@ -182,8 +182,12 @@ func (s *Service) processHeld(ctx context.Context, held *store.Held) error {
 		if held != nil {
 			g, _ = held.Grant(api.ToString(c.Name))
 		}
+		spent, start := budget, time.Now()
 		if err := s.processConfig(ctx, g, c, &budget); err != nil {
 			errs = append(errs, fmt.Errorf("matchmaking configuration %s: %w", api.ToString(c.Name), err))
+		}
+		if s.cfg.OnPass != nil {
+			s.cfg.OnPass(api.ToString(c.Name), time.Since(start).Seconds(), spent-budget)
 		}
 	}
 	return errors.Join(errs...)

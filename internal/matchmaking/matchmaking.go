@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/arn"
+	"github.com/hoistgg/hoist/internal/clock"
 	"github.com/hoistgg/hoist/internal/events"
 	"github.com/hoistgg/hoist/internal/ids"
 	"github.com/hoistgg/hoist/internal/store"
@@ -85,9 +86,14 @@ type Config struct {
 	Replicas  store.Replicas
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Clock gives the background loops their tickers (nil: real time):
+	// with a manual clock, an advance runs the passes due at once.
+	Clock clock.Clock
 	// NewID makes ticket and match IDs. Default ids.UUID.
 	NewID  func() string
 	Logger *slog.Logger
+	// OnPass, when set, is told of each pass over a configuration.
+	OnPass PassObserver
 }
 
 // Service serves the FlexMatch operations. Its methods have the signatures
@@ -160,13 +166,13 @@ func (s *Service) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		_ = store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: retentionLease, Holder: s.cfg.ReplicaID,
-			Interval: retentionCheck, TTL: 5 * retentionCheck, Now: s.cfg.Now,
+			Interval: retentionCheck, TTL: 5 * retentionCheck, Now: s.cfg.Now, Clock: s.cfg.Clock,
 			Work: func(ctx context.Context) error { return s.sweepIfDue(ctx, s.now()) },
 			Log:  s.log.With("loop", "matchmaking retention")})
 	})
 	err := store.RunSharded(ctx, s.cfg.Store, store.ShardedLoop{Name: loopName, Holder: s.cfg.ReplicaID,
 		Interval: s.cfg.Interval, TTL: max(5*s.cfg.Interval, 5*time.Second), Kick: s.kick,
-		Keys: s.configurationNames, Replicas: s.cfg.Replicas, Work: s.processHeld,
+		Keys: s.configurationNames, Replicas: s.cfg.Replicas, Clock: s.cfg.Clock, Work: s.processHeld,
 		Log: s.log.With("loop", "matchmaking")})
 	wg.Wait()
 	return err

@@ -31,6 +31,7 @@ import (
 	"io/fs"
 	"math/big"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,11 +70,13 @@ type CA struct {
 // Constraints are the names a CA may issue certificates for, written into
 // the CA certificate as X.509 name constraints: a certificate for any other
 // name fails verification even if the CA key leaks. DNS entries permit the
-// name and every name under it; loopback addresses (127.0.0.0/8, ::1) are
-// always permitted, as is the name localhost.
+// name and every name under it; Networks permit every address in them (the
+// pool hosts' networks); loopback addresses (127.0.0.0/8, ::1) are always
+// permitted, as is the name localhost.
 type Constraints struct {
 	DNSDomains []string
 	IPs        []net.IP
+	Networks   []netip.Prefix
 }
 
 func (c Constraints) domains() []string {
@@ -101,6 +104,10 @@ func (c Constraints) ipNets() []*net.IPNet {
 			out = append(out, n)
 		}
 	}
+	for _, p := range c.Networks {
+		p = p.Masked()
+		out = append(out, &net.IPNet{IP: net.IP(p.Addr().AsSlice()), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())})
+	}
 	return out
 }
 
@@ -122,15 +129,62 @@ func permits(cert *x509.Certificate, c Constraints) error {
 		}
 	}
 	for _, ip := range c.IPs {
-		ok := false
-		for _, n := range cert.PermittedIPRanges {
-			ok = ok || n.Contains(ip)
-		}
-		if !ok {
+		if !permitsIP(cert, ip) {
 			return fmt.Errorf("its name constraints do not permit IP address %s", ip)
 		}
 	}
+	for _, p := range c.Networks {
+		p = p.Masked()
+		last := lastAddr(p)
+		if !permitsIP(cert, p.Addr().AsSlice()) || !permitsIP(cert, last.AsSlice()) || !sameRange(cert, p.Addr(), last) {
+			return fmt.Errorf("its name constraints do not permit the network %s", p)
+		}
+	}
 	return nil
+}
+
+// permitsIP reports whether a CA certificate's permitted ranges hold ip.
+func permitsIP(cert *x509.Certificate, ip net.IP) bool {
+	for _, n := range cert.PermittedIPRanges {
+		if n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameRange reports whether one permitted range of cert holds both a and b
+// (so every address between them).
+func sameRange(cert *x509.Certificate, a, b netip.Addr) bool {
+	for _, n := range cert.PermittedIPRanges {
+		if n.Contains(a.AsSlice()) && n.Contains(b.AsSlice()) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastAddr is the last address of a masked prefix.
+func lastAddr(p netip.Prefix) netip.Addr {
+	b := p.Addr().AsSlice()
+	for i := p.Bits(); i < len(b)*8; i++ {
+		b[i/8] |= 0x80 >> (i % 8)
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a
+}
+
+// Permits reports whether the CA may sign a certificate naming name (a DNS
+// name or an IP address): names its constraints do not permit would fail
+// verification, so they are left out of the certificates it issues.
+func (ca *CA) Permits(name string) bool {
+	c := Constraints{}
+	if ip := net.ParseIP(name); ip != nil {
+		c.IPs = []net.IP{ip}
+	} else {
+		c.DNSDomains = []string{name}
+	}
+	return permits(ca.Cert, c) == nil
 }
 
 // LoadOrCreateCA is LoadOrCreateCAFor with no names beyond localhost and
@@ -198,9 +252,21 @@ func tighten(dir, keyPath string) ([]string, error) {
 }
 
 func createCA(dir string, now time.Time, c Constraints) (*CA, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	certPEM, keyPEM, err := GenerateCA(now, c)
 	if err != nil {
 		return nil, err
+	}
+	return writeCA(dir, certPEM, keyPEM)
+}
+
+// GenerateCA makes a new CA constrained to the names of c, valid from now
+// (backdated) for CAValidity, and returns its certificate and PKCS#8 key
+// as PEM without writing them anywhere (a cluster's first replica stores
+// them in the database before any replica writes its files).
+func GenerateCA(now time.Time, c Constraints) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
 	}
 	host, _ := os.Hostname()
 	tmpl := &x509.Certificate{
@@ -220,14 +286,23 @@ func createCA(dir string, now time.Time, c Constraints) (*CA, error) {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
+		return nil, nil, err
+	}
+	certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+	return certPEM, keyPEM, nil
+}
+
+// writeCA writes a CA's files into dir (made 0700) and returns it loaded.
+func writeCA(dir string, certPEM, keyPEM []byte) (*CA, error) {
+	ca, err := parseCA(certPEM, keyPEM)
+	if err != nil {
 		return nil, err
 	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("pki: %w", err)
 	}
@@ -240,12 +315,53 @@ func createCA(dir string, now time.Time, c Constraints) (*CA, error) {
 	if err := writeFileAtomic(certPath, certPEM, 0o644); err != nil {
 		return nil, err
 	}
-	ca, err := parseCA(certPEM, keyPEM)
+	ca.CertFile = certPath
+	return ca, nil
+}
+
+// ReadCAFiles returns the PEM files of the CA kept in dir; ok is false
+// when dir holds neither file (one without the other is an error).
+func ReadCAFiles(dir string) (certPEM, keyPEM []byte, ok bool, err error) {
+	certPEM, certErr := os.ReadFile(filepath.Join(dir, CertFileName))
+	keyPEM, keyErr := os.ReadFile(filepath.Join(dir, KeyFileName))
+	switch {
+	case errors.Is(certErr, fs.ErrNotExist) && errors.Is(keyErr, fs.ErrNotExist):
+		return nil, nil, false, nil
+	case certErr != nil:
+		return nil, nil, false, fmt.Errorf("pki: reading the CA certificate: %w", certErr)
+	case keyErr != nil:
+		return nil, nil, false, fmt.Errorf("pki: reading the CA key: %w", keyErr)
+	}
+	return certPEM, keyPEM, true, nil
+}
+
+// ErrOtherCA is AdoptCA's error when the directory already holds a CA
+// other than the one to adopt.
+var ErrOtherCA = errors.New("pki: the directory holds another CA")
+
+// AdoptCA makes dir hold the CA certPEM and keyPEM (a cluster's, read from
+// its database) and loads it as LoadOrCreateCAFor does, with the same
+// checks (expiry, the names of c). A dir holding neither file gets them;
+// one already holding this CA is loaded; one holding another CA is left
+// untouched and is ErrOtherCA: its CA may be trusted by clients.
+func AdoptCA(dir string, certPEM, keyPEM []byte, c Constraints) (*CA, error) {
+	want, err := parseCA(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("pki: the CA to adopt: %w", err)
+	}
+	haveCert, _, ok, err := ReadCAFiles(dir)
 	if err != nil {
 		return nil, err
 	}
-	ca.CertFile = certPath
-	return ca, nil
+	if ok {
+		cb, _ := pem.Decode(haveCert)
+		if cb == nil || !bytes.Equal(cb.Bytes, want.Cert.Raw) {
+			return nil, fmt.Errorf("%w (%s)", ErrOtherCA, dir)
+		}
+	} else if _, err := writeCA(dir, certPEM, keyPEM); err != nil {
+		return nil, err
+	}
+	return LoadOrCreateCAFor(dir, c)
 }
 
 // parseCA decodes a CA certificate and its key and checks they belong
@@ -478,4 +594,17 @@ func (ca *CA) WriteBundle(path string, roots []byte) error {
 	}
 	data = append(data, ca.CertPEM...)
 	return writeFileAtomic(path, data, 0o644)
+}
+
+// ParseCA decodes a CA certificate and its PKCS#8 key (PEM) and checks that
+// they belong together and that the CA has not expired by now.
+func ParseCA(certPEM, keyPEM []byte, now time.Time) (*CA, error) {
+	ca, err := parseCA(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	if !now.Before(ca.Cert.NotAfter) {
+		return nil, fmt.Errorf("the CA expired on %s", ca.Cert.NotAfter.Format(time.DateOnly))
+	}
+	return ca, nil
 }

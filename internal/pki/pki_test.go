@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -320,6 +321,45 @@ func TestNameConstraints(t *testing.T) {
 	}
 }
 
+// TestNetworkConstraints: a CA created with the pool hosts' networks signs
+// their addresses (and says so: Permits) and no address outside them; a
+// later start asking for a wider network is refused.
+func TestNetworkConstraints(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pki")
+	c := Constraints{DNSDomains: []string{"games.example"}, Networks: []netip.Prefix{netip.MustParsePrefix("198.18.0.0/15")}}
+	ca, err := LoadOrCreateCAFor(dir, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"198.18.0.10": true, "198.19.255.254": true, "198.20.0.1": false, "10.0.0.1": false,
+		"127.0.0.1": true, "i-1.us-west-2.games.example": true, "host1.example.net": false} {
+		if got := ca.Permits(name); got != want {
+			t.Errorf("Permits(%s) = %v, want %v", name, got, want)
+		}
+	}
+	chain, _, err := ca.IssueLeaf("198.18.0.10", []string{"198.18.0.10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := pem.Decode(chain)
+	leaf, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: ca.Pool()}); err != nil {
+		t.Errorf("a host address in the network: %v", err)
+	}
+	if _, _, err := ca.IssueLeaf("10.0.0.1", []string{"10.0.0.1"}); err == nil {
+		t.Error("IssueLeaf signed an address outside the networks")
+	}
+	if _, err := LoadOrCreateCAFor(dir, Constraints{Networks: []netip.Prefix{netip.MustParsePrefix("198.18.0.0/24")}}); err != nil {
+		t.Errorf("load with a network inside a permitted one: %v", err)
+	}
+	if _, err := LoadOrCreateCAFor(dir, Constraints{Networks: []netip.Prefix{netip.MustParsePrefix("198.16.0.0/13")}}); err == nil {
+		t.Error("load with a wider network was accepted")
+	}
+}
+
 func TestLoadTightensPermissions(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "pki")
 	if _, err := LoadOrCreateCA(dir); err != nil {
@@ -397,5 +437,36 @@ func TestWriteBundle(t *testing.T) {
 	again, _ := os.ReadFile(bundle)
 	if !bytes.Equal(again, data) {
 		t.Errorf("the bundle grew from %d to %d bytes", len(data), len(again))
+	}
+}
+
+// TestAdoptCA: a CA made with GenerateCA is written into an empty
+// directory and loaded again from it; a directory holding another CA is
+// ErrOtherCA and keeps its files.
+func TestAdoptCA(t *testing.T) {
+	certPEM, keyPEM, err := GenerateCA(time.Now(), Constraints{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "pki")
+	for range 2 {
+		ca, err := AdoptCA(dir, certPEM, keyPEM, Constraints{})
+		if err != nil || !bytes.Equal(ca.CertPEM, certPEM) {
+			t.Fatalf("adopting: %v", err)
+		}
+	}
+	other := t.TempDir()
+	own, err := LoadOrCreateCA(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AdoptCA(other, certPEM, keyPEM, Constraints{}); !errors.Is(err, ErrOtherCA) {
+		t.Fatalf("a directory with another CA: %v, want ErrOtherCA", err)
+	}
+	if kept, _ := os.ReadFile(filepath.Join(other, CertFileName)); !bytes.Equal(kept, own.CertPEM) {
+		t.Error("the other CA's certificate was changed")
+	}
+	if _, err := AdoptCA(t.TempDir(), certPEM, own.CertPEM, Constraints{}); err == nil {
+		t.Error("a certificate with another CA's certificate for key: accepted")
 	}
 }

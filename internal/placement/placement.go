@@ -37,6 +37,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/arn"
+	"github.com/hoistgg/hoist/internal/clock"
 	"github.com/hoistgg/hoist/internal/events"
 	"github.com/hoistgg/hoist/internal/ids"
 	"github.com/hoistgg/hoist/internal/sessions"
@@ -98,8 +99,11 @@ type Config struct {
 	ReplicaID string
 	Replicas  store.Replicas
 	Now       func() time.Time
-	NewID     func() string
-	Logger    *slog.Logger
+	// Clock gives the background loops their tickers (nil: real time):
+	// with a manual clock, an advance runs the passes due at once.
+	Clock  clock.Clock
+	NewID  func() string
+	Logger *slog.Logger
 }
 
 // Service serves the queue and placement operations; its methods have the
@@ -194,7 +198,7 @@ func (s *Service) kickLoop() {
 // holds.
 func (s *Service) Run(ctx context.Context) error {
 	return store.RunSharded(ctx, s.cfg.Store, store.ShardedLoop{Name: loopName, Holder: s.cfg.ReplicaID,
-		Interval: s.cfg.Interval, Kick: s.kick, Keys: s.queueNames, Replicas: s.cfg.Replicas,
+		Interval: s.cfg.Interval, Kick: s.kick, Keys: s.queueNames, Replicas: s.cfg.Replicas, Clock: s.cfg.Clock,
 		Work: s.processHeld, Log: s.log.With("loop", "placement")})
 }
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/ids"
@@ -50,6 +51,10 @@ type Options struct {
 	MaxBodyBytes int64
 	// RequestID returns the ID of a new request, sent as x-amzn-RequestId.
 	RequestID func() string
+	// Observe, when set, is told of every request once it is answered:
+	// its operation ("" when it named none the model has), its error
+	// code ("" for success) and how long it took (for metrics).
+	Observe func(operation, errorCode string, d time.Duration)
 }
 
 // handler serves both protocols.
@@ -59,13 +64,15 @@ type handler struct {
 	log     *slog.Logger
 	maxBody int64
 	newID   func() string
+	observe func(operation, errorCode string, d time.Duration)
 }
 
 // NewHandler returns an http.Handler serving svc over AWS JSON 1.1 (POST /)
 // and Smithy RPC v2 CBOR (POST /service/GameLift/operation/<Operation>).
 // Every other path is answered 404 in the protocol's error form.
 func NewHandler(svc api.Service, opts Options) http.Handler {
-	h := &handler{svc: svc, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, newID: opts.RequestID}
+	h := &handler{svc: svc, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, newID: opts.RequestID,
+		observe: opts.Observe}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -108,6 +115,7 @@ type exchange struct {
 	id    string
 	op    string
 	wrote bool
+	code  string // the error code sent ("" for success)
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -116,6 +124,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr["X-Amzn-Requestid"] = []string{x.id} // x-amzn-RequestId, canonical form
 	if _, ok := x.codec.(cborCodec); ok {
 		hdr["Smithy-Protocol"] = smithyProtocolValue
+	}
+	if h.observe != nil {
+		start := time.Now()
+		defer func() { h.observe(x.op, x.code, time.Since(start)) }()
 	}
 	defer x.recoverPanic()
 	out, err := x.serve()
@@ -341,7 +353,7 @@ func (x *exchange) send(status int, body []byte, errorCode string) {
 	h := x.w.Header()
 	x.codec.setHeaders(h, len(body) > 0, errorCode)
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	x.wrote = true
+	x.wrote, x.code = true, errorCode
 	x.w.WriteHeader(status)
 	_, _ = x.w.Write(body)
 }

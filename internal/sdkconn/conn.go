@@ -55,10 +55,14 @@ type procConn struct {
 	// never hears of something its request caused (a game session placed
 	// on it right after its ProcessReady committed) before the reply (the
 	// SDKs ignore a CreateGameSession that arrives before ProcessReady's
-	// reply).
-	orderMu sync.Mutex
-	serving bool
-	held    []outFrame
+	// reply). After a successful ActivateServerProcess reply awaitReady
+	// holds them until the process's next request or ReadyGrace (see
+	// Config.ReadyGrace).
+	orderMu    sync.Mutex
+	serving    bool
+	awaitReady bool
+	readyTimer *time.Timer
+	held       []outFrame
 }
 
 // outFrame is a frame for the writer; done, when set, gets the result of
@@ -160,19 +164,34 @@ func (pc *procConn) readLoop() error {
 	}
 }
 
+// setServing notes that a request is being served. A request after the
+// ActivateServerProcess reply shows the process has handled that reply:
+// the messages held since follow this request's reply.
 func (pc *procConn) setServing() {
 	pc.orderMu.Lock()
-	pc.serving = true
+	pc.serving, pc.awaitReady = true, false
 	pc.orderMu.Unlock()
 }
 
 // answer queues a reply (if any), then the messages held back while the
-// request was served.
+// request was served, unless the reply is the one to a successful
+// ActivateServerProcess: they then wait for the process's next request
+// (or ReadyGrace).
 func (pc *procConn) answer(reply *Reply) error {
 	pc.orderMu.Lock()
 	defer pc.orderMu.Unlock()
-	held := pc.held
-	pc.serving, pc.held = false, nil
+	pc.serving = false
+	if reply != nil && reply.Action == "ActivateServerProcess" && reply.Status == 200 {
+		pc.awaitReady = true
+		if pc.readyTimer != nil {
+			pc.readyTimer.Stop()
+		}
+		pc.readyTimer = time.AfterFunc(pc.s.cfg.ReadyGrace, pc.readyGraceOver)
+	}
+	var held []outFrame
+	if !pc.awaitReady {
+		held, pc.held = pc.held, nil
+	}
 	if reply != nil {
 		frame, err := reply.Encode()
 		if err != nil {
@@ -190,6 +209,24 @@ func (pc *procConn) answer(reply *Reply) error {
 		}
 	}
 	return nil
+}
+
+// readyGraceOver sends the messages held since the ActivateServerProcess
+// reply when the process has sent no request within ReadyGrace.
+func (pc *procConn) readyGraceOver() {
+	pc.orderMu.Lock()
+	defer pc.orderMu.Unlock()
+	if !pc.awaitReady || pc.serving {
+		return // a request came: its reply releases them
+	}
+	pc.awaitReady = false
+	held := pc.held
+	pc.held = nil
+	for _, f := range held {
+		if err := pc.enqueue(pc.ctx, f); err != nil {
+			return
+		}
+	}
 }
 
 // handle answers one text frame (nil when it cannot be answered).
@@ -258,8 +295,9 @@ func (pc *procConn) enqueue(ctx context.Context, f outFrame) error {
 }
 
 // sendAndWait queues a frame and waits until the writer has written it.
-// While a request of the process is being served the frame is held back
-// to follow the request's reply, and sendAndWait returns at once: the
+// While a request of the process is being served, or after the reply to
+// its ActivateServerProcess until its next request (or ReadyGrace), the
+// frame is held back to follow, and sendAndWait returns at once: the
 // sender may be that very request's handler (sessions sends TerminateProcess
 // from inside the Heartbeat that ends a process), which must not wait for
 // its own reply.
@@ -267,7 +305,7 @@ func (pc *procConn) sendAndWait(ctx context.Context, data []byte) error {
 	done := make(chan error, 1)
 	f := outFrame{data: data, done: done}
 	pc.orderMu.Lock()
-	if pc.serving {
+	if pc.serving || pc.awaitReady {
 		pc.held = append(pc.held, f)
 		pc.orderMu.Unlock()
 		return nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -282,10 +283,15 @@ func TestConcurrentSends(t *testing.T) {
 
 // TestReplyBeforeCausedMessage: a message sent while a request of the
 // process is being served (here from inside the handler, as sessions sends
-// TerminateProcess from the Heartbeat that ends a process, or a
-// CreateGameSession placed right after ProcessReady committed) reaches the
+// TerminateProcess from the Heartbeat that ends a process) reaches the
 // process after that request's reply, and sending it does not wait for the
-// reply (no deadlock).
+// reply (no deadlock). After ActivateServerProcess's reply a message (a
+// CreateGameSession placed right after ProcessReady committed) waits for
+// the process's next request: the Go Server SDK marks itself ready only
+// once its ProcessReady call has returned, and ignores a CreateGameSession
+// handled before then; its first heartbeat follows that mark. (Before,
+// the CreateGameSession followed the reply at once, and under load the
+// e2e/hosting TestPlacementContention saw a game server ignore it.)
 func TestReplyBeforeCausedMessage(t *testing.T) {
 	var e *sdkconntest.Endpoint
 	fake := &sdkconntest.API{Hook: func(ctx context.Context, c sdkconntest.Call) (map[string]any, error) {
@@ -296,7 +302,7 @@ func TestReplyBeforeCausedMessage(t *testing.T) {
 		}
 		return nil, nil
 	}}
-	e, _ = start(t, sdkconn.Config{API: fake})
+	e, _ = start(t, sdkconn.Config{API: fake, ReadyGrace: time.Hour})
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	ws, _, err := websocket.Dial(ctx, e.URL+"?"+sdkclient.Query("proc-1", computeID, fleetID, token).Encode(), nil)
@@ -304,25 +310,66 @@ func TestReplyBeforeCausedMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.CloseNow()
-	for _, req := range []string{
-		`{"Action":"ActivateServerProcess","RequestId":"r1","Port":7777}`,
-		`{"Action":"HeartbeatServerProcess","RequestId":"r2","HealthStatus":true}`,
+	for _, step := range []struct {
+		req  string
+		want []string
+	}{
+		{`{"Action":"ActivateServerProcess","RequestId":"r1","Port":7777}`, []string{"ActivateServerProcess"}},
+		// The ProcessReady's CreateGameSession follows the next reply, and
+		// so does the Heartbeat's own.
+		{`{"Action":"HeartbeatServerProcess","RequestId":"r2","HealthStatus":true}`,
+			[]string{"HeartbeatServerProcess", "CreateGameSession", "CreateGameSession"}},
 	} {
-		if err := ws.Write(ctx, websocket.MessageText, []byte(req)); err != nil {
+		if err := ws.Write(ctx, websocket.MessageText, []byte(step.req)); err != nil {
 			t.Fatal(err)
 		}
 		var order []string
-		for range 2 {
-			_, data, err := ws.Read(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var m struct{ Action string }
-			json.Unmarshal(data, &m)
-			order = append(order, m.Action)
+		for range step.want {
+			order = append(order, readAction(ctx, t, ws))
 		}
-		if order[1] != "CreateGameSession" {
-			t.Errorf("frames in order %v, want the reply first", order)
+		if fmt.Sprint(order) != fmt.Sprint(step.want) {
+			t.Errorf("after %s: frames in order %v, want %v", step.req, order, step.want)
 		}
 	}
+}
+
+// TestReadyGraceReleasesMessages: a process that sends nothing after its
+// ActivateServerProcess reply (no heartbeats) gets the messages held for
+// it once ReadyGrace has passed.
+func TestReadyGraceReleasesMessages(t *testing.T) {
+	var e *sdkconntest.Endpoint
+	fake := &sdkconntest.API{Hook: func(ctx context.Context, c sdkconntest.Call) (map[string]any, error) {
+		if c.Method == "ProcessReady" {
+			return nil, e.Server.SendToProcess(ctx, c.Conn.ProcessID, hosting.Message{"Action": "CreateGameSession"})
+		}
+		return nil, nil
+	}}
+	e, _ = start(t, sdkconn.Config{API: fake, ReadyGrace: time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, e.URL+"?"+sdkclient.Query("proc-1", computeID, fleetID, token).Encode(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"Action":"ActivateServerProcess","RequestId":"r1","Port":7777}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ActivateServerProcess", "CreateGameSession"} {
+		if got := readAction(ctx, t, ws); got != want {
+			t.Fatalf("frame %s, want %s", got, want)
+		}
+	}
+}
+
+// readAction reads a frame and returns its Action.
+func readAction(ctx context.Context, t *testing.T, ws *websocket.Conn) string {
+	t.Helper()
+	_, data, err := ws.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct{ Action string }
+	json.Unmarshal(data, &m)
+	return m.Action
 }

@@ -84,6 +84,14 @@ type Config struct {
 	// 5 s of a RefreshConnection). Then, or when a third socket of the
 	// process comes up meanwhile, Hoist drops it without a close frame.
 	ReplaceGrace time.Duration
+	// ReadyGrace is how long, at most, messages to a process wait after the
+	// reply to its ActivateServerProcess for its next request (default
+	// 2 s). The Go Server SDK marks itself ready only once its ProcessReady
+	// call has returned, ignores a CreateGameSession it handles before then,
+	// and sends its first heartbeat right after: a message sent at once
+	// could be lost to that race. A process that sends nothing gets them
+	// after ReadyGrace.
+	ReadyGrace time.Duration
 	// MessageBurst and MessageRate bound the requests one socket is
 	// served: MessageBurst at once, then MessageRate a second (defaults 30
 	// and 10, above GameLift's documented per-process limits; a negative
@@ -112,6 +120,7 @@ const (
 	DefaultRefreshBefore   = 15 * time.Minute
 	DefaultComputeSockets  = 100
 	DefaultReplaceGrace    = 10 * time.Second
+	DefaultReadyGrace      = 2 * time.Second
 	DefaultMessageBurst    = 30
 	DefaultMessageRate     = 10
 	// signedURLLifetime is how long a SigV4-signed connection URL is
@@ -454,4 +463,21 @@ func headerHasToken(h http.Header, key, token string) bool {
 		}
 	}
 	return false
+}
+
+// CloseAll closes every socket with 1012 (service restart), so that the
+// SDKs reconnect, and goes on accepting connections: this replica lost
+// its registration (it paused past it), and the records of its
+// connections may have been cleared meanwhile; a reconnect records them
+// again.
+func (s *Server) CloseAll(reason string) {
+	s.mu.Lock()
+	var all []*procConn
+	for _, l := range s.procs {
+		all = append(all, l...)
+	}
+	s.mu.Unlock()
+	for _, pc := range all {
+		pc.closeWith(websocket.StatusServiceRestart, reason)
+	}
 }

@@ -78,6 +78,9 @@ func setLimitDefaults(cfg *Config) {
 	if cfg.ReplaceGrace <= 0 {
 		cfg.ReplaceGrace = DefaultReplaceGrace
 	}
+	if cfg.ReadyGrace <= 0 {
+		cfg.ReadyGrace = DefaultReadyGrace
+	}
 	if cfg.MessageBurst <= 0 {
 		cfg.MessageBurst = DefaultMessageBurst
 	}

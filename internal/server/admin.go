@@ -77,7 +77,10 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	default:
 		var known bool
 		if out, known, err = s.hostsAdmin(ctx, action, body); !known {
-			writeAdminError(w, "UnknownOperationException", "no admin action "+quoteClip(action)+" (known: SetGameServerInstanceStatus, SendTestEvent, "+hostsActions+")", http.StatusNotFound)
+			out, known, err = s.clockAdmin(ctx, action, body)
+		}
+		if !known {
+			writeAdminError(w, "UnknownOperationException", "no admin action "+quoteClip(action)+" (known: SetGameServerInstanceStatus, SendTestEvent, "+hostsActions+", "+clockActions+")", http.StatusNotFound)
 			return
 		}
 	}

@@ -14,6 +14,7 @@
 //	POST /hoist/admin/<Action>             operator actions (SigV4-signed)
 //	GET  /hoist/events[?resource=...]      live event stream, Server-Sent Events (SigV4-signed with credentials)
 //	GET  /hoist/logs?...                   game session and instance setup logs (signed, expiring URLs)
+//	     /console/...                      the web console (internal/console; --console)
 //	GET  /hoist/health                     liveness: 200 "ok", 503 and the reason once the store failed
 //	GET  /hoist/ready                      readiness: 200 "ready"; 503 while the store opens (Starting) or once it failed
 //

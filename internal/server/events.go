@@ -51,7 +51,7 @@ func webhooks(in map[string][]config.Webhook) map[string][]events.Webhook {
 // (hex; kept in the store, so every replica signs alike), and writes it
 // where the operator finds it.
 func (s *Server) webhookSecret(ctx context.Context) ([]byte, error) {
-	key, err := sharedKey(ctx, s.store, "webhooks", s.now)
+	key, err := sharedKey(ctx, s.store, "webhooks", s.wallNow)
 	if err != nil {
 		return nil, err
 	}
@@ -98,12 +98,20 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	s.streamEvents(w, r.WithContext(ctx), sigv4.AccessKeyID(ctx))
+}
+
+// streamEvents serves the live event stream to a caller already let in
+// (the signed request of serveEvents, or the console's operator),
+// counted against the streams of access key key ("": none).
+func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, key string) {
+	ctx := r.Context()
 	reader, err := s.streamStart(ctx, r)
 	if err != nil {
 		s.writeAdminErr(w, err)
 		return
 	}
-	end, lerr := s.openStream(sigv4.AccessKeyID(ctx))
+	end, lerr := s.openStream(key)
 	if lerr != nil {
 		w.Header().Set("Connection", "close") // its file, too, goes back
 		s.writeAdminErr(w, lerr)

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"github.com/hoistgg/hoist/internal/console"
 )
 
 // Browser guard of the unauthenticated mode (docs/security.md).
@@ -21,12 +23,16 @@ import (
 //     rebound name looks like;
 //   - a request a browser marks as coming from a web page of another
 //     origin: any Origin header, or Sec-Fetch-Site other than same-origin
-//     or none (no page of Hoist's own exists).
+//     or none (the console's pages are Hoist's only ones: see below).
 //
 // The one route meant for browsers, the signed log URLs of
 // GetGameSessionLogUrl (GET /hoist/logs), may be opened from another site
 // (a link in a dashboard): its signature protects it. Its Host must still
 // be a loopback one.
+//
+// The console's pages (/console) are Hoist's own: a form of theirs
+// carries an Origin naming Hoist itself (scheme and Host), which the
+// console's routes accept; any other Origin is refused there too.
 //
 // With credentials the guard is off: every route but /hoist/health and the
 // log URLs needs a signature or token made with a secret a web page does
@@ -43,7 +49,7 @@ func guardBrowsers(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if _, ok := r.Header["Origin"]; ok {
+		if o, ok := r.Header["Origin"]; ok && !(consoleRoute(r) && console.OwnOrigin(r, o)) {
 			refuse(w, "Hoist runs without credentials and refuses requests from web pages (this one carries an Origin header).")
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/hoistgg/hoist/internal/fleets"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/hosts"
+	"github.com/hoistgg/hoist/internal/store"
 )
 
 // newHosts makes the pool hosts' service around the in-process provider
@@ -17,12 +18,34 @@ import (
 func (s *Server) newHosts(t hosts.Timings) (*hosts.Service, error) {
 	locs := append([]string{s.cfg.Region}, fleets.AWSLocations...)
 	return hosts.New(hosts.Config{
-		Store: s.store, Local: s.provider, NoInProcess: s.cfg.LocalHosting == config.LocalAgent || s.cfg.LocalHosting == config.LocalOff,
+		Store: s.store, Inbox: s.inbox, Local: s.provider, NoInProcess: s.cfg.LocalHosting == config.LocalAgent || s.cfg.LocalHosting == config.LocalOff,
 		ReplicaID: s.replica, InstanceIP: s.cfg.InstanceIP, Locations: locs,
 		CACertificate: s.ca.CertPEM, CADER: s.ca.Cert.Raw, CABundle: s.caBundle,
 		BuildDir: s.builds.BuildDir, UploadDir: filepath.Join(s.cfg.DataDir, "hosts"), GameSessionLogs: s.sessions,
-		Slots: s.conns, Now: s.now, Logger: s.log.With("component", "hosts"), Timings: t,
+		Slots: s.conns, Now: s.wallNow, Logger: s.log.With("component", "hosts"), Timings: t,
+		HostReady: s.wakeFleets,
 	})
+}
+
+// wakeFleets runs the fleets' reconciler soon (a host came: fleets waiting
+// for capacity need not wait for its next interval). Hosts accept no
+// connection before compose has made the fleets' service.
+func (s *Server) wakeFleets() {
+	if s.fleets != nil {
+		s.fleets.Wake()
+	}
+}
+
+// instanceLost reports whether the instance of compute c is lost with its
+// pool host (sessions.Config.InstanceLost), as the fleets' reconciler
+// sees it (fleets.InstanceHosts): never for an Anywhere compute or an
+// instance this replica runs itself, nor before the hosts' service exists.
+func (s *Server) instanceLost(ctx context.Context, tx store.Tx, c *hosting.Compute) (bool, error) {
+	if s.hosts == nil || c.Host == "" || c.Host == s.replica {
+		return false, nil
+	}
+	st, err := s.hosts.InstanceHost(ctx, tx, c)
+	return st.Lost != "", err
 }
 
 // remoteLogsRef forwards to the hosts' service once it exists.
@@ -33,7 +56,7 @@ func (r *remoteLogsRef) CollectRemoteLogs(ctx context.Context, req hosting.LogRe
 }
 
 // hostsActions names the admin actions of pool hosts.
-const hostsActions = "CreateEnrolmentToken, ListHosts, DrainHost"
+const hostsActions = "CreateEnrolmentToken, ListHosts, DrainHost, UndrainHost, RemoveHost"
 
 // CreateEnrolmentTokenInput creates an enrolment token for a pool.
 type CreateEnrolmentTokenInput struct {
@@ -44,8 +67,15 @@ type CreateEnrolmentTokenInput struct {
 	MaxHosts int
 }
 
-// DrainHostInput drains a host.
+// DrainHostInput drains a host (UndrainHost: ends its draining).
 type DrainHostInput struct{ HostId string }
+
+// RemoveHostInput removes a host; Force removes one that runs instances
+// (they are lost).
+type RemoveHostInput struct {
+	HostId string
+	Force  bool
+}
 
 // hostsAdmin serves the admin actions of pool hosts; known is false for
 // any other action.
@@ -79,6 +109,26 @@ func (s *Server) hostsAdmin(ctx context.Context, action string, body []byte) (ou
 			return nil, true, api.NewInvalidRequestException("HostId is required")
 		}
 		h, err := s.hosts.DrainHost(ctx, in.HostId)
+		return map[string]any{"Host": h}, true, err
+	case "UndrainHost":
+		var in DrainHostInput
+		if err = decodeAdmin(body, &in); err != nil {
+			return nil, true, err
+		}
+		if in.HostId == "" {
+			return nil, true, api.NewInvalidRequestException("HostId is required")
+		}
+		h, err := s.hosts.UndrainHost(ctx, in.HostId)
+		return map[string]any{"Host": h}, true, err
+	case "RemoveHost":
+		var in RemoveHostInput
+		if err = decodeAdmin(body, &in); err != nil {
+			return nil, true, err
+		}
+		if in.HostId == "" {
+			return nil, true, api.NewInvalidRequestException("HostId is required")
+		}
+		h, err := s.hosts.RemoveHost(ctx, in.HostId, in.Force)
 		return map[string]any{"Host": h}, true, err
 	}
 	return nil, false, nil

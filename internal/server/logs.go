@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/hosting"
 )
 
 // LogURLTTL is how long a URL from GetGameSessionLogUrl works (GameLift's
@@ -22,7 +23,7 @@ const LogURLTTL = 15 * time.Minute
 // logURL returns a signed, expiring URL that downloads a game session's
 // collected logs as a zip archive.
 func (s *Server) logURL(gameSessionID string) string {
-	exp := strconv.FormatInt(s.now().Add(LogURLTTL).Unix(), 10)
+	exp := strconv.FormatInt(s.wallNow().Add(LogURLTTL).Unix(), 10)
 	q := url.Values{"gameSessionId": {gameSessionID}, "expires": {exp}, "signature": {s.logSignature(gameSessionID, exp)}}
 	return s.baseURL + "/hoist/logs?" + q.Encode()
 }
@@ -38,7 +39,7 @@ func (s *Server) logSignature(gameSessionID, expires string) string {
 // setupLogURL returns a signed URL, valid LogURLTTL, that downloads an
 // instance's setup log (the PreSignedLogUrl of its fleet creation events).
 func (s *Server) setupLogURL(fleetID, instanceID string) string {
-	exp := strconv.FormatInt(s.now().Add(LogURLTTL).Unix(), 10)
+	exp := strconv.FormatInt(s.wallNow().Add(LogURLTTL).Unix(), 10)
 	q := url.Values{"fleetId": {fleetID}, "instanceId": {instanceID}, "expires": {exp},
 		"signature": {s.logSignature(setupLogSubject(fleetID, instanceID), exp)}}
 	return s.baseURL + "/hoist/logs?" + q.Encode()
@@ -54,7 +55,7 @@ func setupLogSubject(fleetID, instanceID string) string {
 // kept output of one server process of a fleet (the PreSignedLogUrl of the
 // events about its end).
 func (s *Server) processLogURL(fleetID, processID string) string {
-	exp := strconv.FormatInt(s.now().Add(LogURLTTL).Unix(), 10)
+	exp := strconv.FormatInt(s.wallNow().Add(LogURLTTL).Unix(), 10)
 	q := url.Values{"fleetId": {fleetID}, "processId": {processID}, "expires": {exp},
 		"signature": {s.logSignature(processLogSubject(fleetID, processID), exp)}}
 	return s.baseURL + "/hoist/logs?" + q.Encode()
@@ -96,7 +97,7 @@ func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the signature does not match this URL", http.StatusForbidden)
 		return
 	}
-	if s.now().Unix() > expires {
+	if s.wallNow().Unix() > expires {
 		http.Error(w, "this log URL has expired: ask GetGameSessionLogUrl for a new one", http.StatusForbidden)
 		return
 	}
@@ -109,6 +110,11 @@ func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
 	if err := s.sessions.WriteLogArchive(r.Context(), bw, id); err != nil {
 		if bw.started {
 			s.log.Warn("serving game session logs", "gameSession", id, "err", err)
+			return
+		}
+		var le *hosting.LogsElsewhere
+		if errors.As(err, &le) {
+			s.relayLog(w, r, le.Replica, peerLog{gameSessionID: id})
 			return
 		}
 		var nf *api.NotFoundException
@@ -138,6 +144,7 @@ func (s *Server) serveProcessLog(w http.ResponseWriter, r *http.Request, q url.V
 	fleetID, processID := q.Get("fleetId"), q.Get("processId")
 	s.serveTextLog(w, r, q, textLog{what: "a process's output", idName: "processId", id: processID,
 		subject: processLogSubject(fleetID, processID),
+		peer:    &peerLog{fleetID: fleetID, processID: processID},
 		write: func(ctx context.Context, w io.Writer) error {
 			return s.fleets.WriteProcessOutput(ctx, w, fleetID, processID)
 		}})
@@ -148,6 +155,8 @@ func (s *Server) serveProcessLog(w http.ResponseWriter, r *http.Request, q url.V
 type textLog struct {
 	what, idName, id, subject string
 	write                     func(ctx context.Context, w io.Writer) error
+	// peer asks the replica holding the log for it (nil: in the store).
+	peer *peerLog
 }
 
 // serveTextLog checks a fleet event's log URL (its parameters, signature
@@ -163,7 +172,7 @@ func (s *Server) serveTextLog(w http.ResponseWriter, r *http.Request, q url.Valu
 		http.Error(w, "the signature does not match this URL", http.StatusForbidden)
 		return
 	}
-	if s.now().Unix() > expires {
+	if s.wallNow().Unix() > expires {
 		http.Error(w, "this log URL has expired: call DescribeFleetEvents for a new one", http.StatusForbidden)
 		return
 	}
@@ -176,6 +185,11 @@ func (s *Server) serveTextLog(w http.ResponseWriter, r *http.Request, q url.Valu
 	if err := l.write(r.Context(), bw); err != nil {
 		if bw.started {
 			s.log.Warn("serving "+l.what, "fleet", fleetID, l.idName, l.id, "err", err)
+			return
+		}
+		var le *hosting.LogsElsewhere
+		if errors.As(err, &le) && l.peer != nil {
+			s.relayLog(w, r, le.Replica, *l.peer)
 			return
 		}
 		var nf *api.NotFoundException

@@ -19,6 +19,7 @@ import (
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/arn"
 	"github.com/hoistgg/hoist/internal/builds"
+	"github.com/hoistgg/hoist/internal/clock"
 	"github.com/hoistgg/hoist/internal/config"
 	"github.com/hoistgg/hoist/internal/events"
 	"github.com/hoistgg/hoist/internal/fleetiq"
@@ -27,8 +28,10 @@ import (
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/hosts"
 	"github.com/hoistgg/hoist/internal/matchmaking"
+	"github.com/hoistgg/hoist/internal/metrics"
 	"github.com/hoistgg/hoist/internal/pki"
 	"github.com/hoistgg/hoist/internal/placement"
+	"github.com/hoistgg/hoist/internal/replicas"
 	"github.com/hoistgg/hoist/internal/sdkconn"
 	"github.com/hoistgg/hoist/internal/sessions"
 	"github.com/hoistgg/hoist/internal/sigv4"
@@ -57,12 +60,15 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 	replica string
-	// replicas counts the live replicas for the sharded loops: presence
-	// leases (presence) until the replica registry replaces them.
+	// replicas counts the live replicas for the sharded loops: the
+	// replica registry (registry).
 	replicas store.Replicas
-	presence *store.Presence
-	baseURL  string
-	addr     string // the plain listener's address
+	registry *replicas.Registry
+	// inbox carries messages to the connections other replicas hold (nil
+	// on an embedded store: one replica).
+	inbox   *replicas.Inbox
+	baseURL string
+	addr    string // the plain listener's address
 
 	dataLock    *os.File // the data directory's lock
 	store       store.Store
@@ -85,10 +91,22 @@ type Server struct {
 	svc         api.Service
 	auth        *sigv4.Authenticator
 	logKey      []byte
+	buildsKey   []byte // signs build requests between replicas (PostgreSQL only)
 	handler     http.Handler
 	bodies      *bodyLimits
 	conns       *connSlots    // long-lived connections: SDK sockets and event streams
 	streams     *streamLimits // event streams, in all and per key
+	console     http.Handler  // the web console (nil: --console off)
+
+	// now is the game clock; wallNow real time (or Options.Now), for what
+	// a manual clock must not move: signatures, connections, process
+	// health; clock gives the loops their tickers; manual is the manual
+	// clock (nil: the clock is real). See clock.go.
+	wallNow func() time.Time
+	clock   clock.Clock
+	manual  *sharedClock
+	metrics *metrics.Metrics
+	cluster *metrics.Cluster // the cluster gauges' computation
 
 	closeOnce sync.Once
 	closeErr  error
@@ -144,13 +162,11 @@ func New(opts Options) (_ *Server, err error) {
 		// run elsewhere: config.Parse makes it absolute.
 		return nil, fmt.Errorf("server: Config.DataDir %q is not an absolute path", cfg.DataDir)
 	}
-	s := &Server{cfg: cfg, log: opts.Logger, now: opts.Now, streamsDone: make(chan struct{})}
+	s := &Server{cfg: cfg, log: opts.Logger, streamsDone: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	if s.now == nil {
-		s.now = time.Now
-	}
+	s.wallNow = time.Now // until setupClock, once the store is open
 	s.limitLongConnections()
 	// The data directory's lock first: nothing in it is touched before.
 	if s.dataLock, err = lockDataDir(cfg.DataDir); err != nil {
@@ -174,9 +190,16 @@ func New(opts Options) (_ *Server, err error) {
 	if err != nil {
 		return nil, dataDirError(cfg.DataDir, err)
 	}
-	s.store = st
-	s.presence = &store.Presence{Store: st, Holder: s.replica, Log: s.log.With("component", "presence")}
-	s.replicas = s.presence
+	s.store = s.instrument(st)
+	addrs := []string{s.baseURL}
+	if opts.TLSAddr != "" {
+		addrs = append(addrs, "https://"+publicAddr(opts.TLSAddr, cfg.InstanceIP))
+	}
+	if err = s.register(addrs); err != nil {
+		_ = st.Close()
+		s.store = nil
+		return nil, err
+	}
 	// Opening the store made garbage (the journal store replays every
 	// version of every record): hand that memory back to the system now,
 	// not whenever the collector next runs (at GOGC 400, once the heap has
@@ -187,7 +210,7 @@ func New(opts Options) (_ *Server, err error) {
 			s.closeParts(context.Background())
 		}
 	}()
-	if s.ca, err = pki.LoadOrCreateCAFor(filepath.Join(cfg.DataDir, "pki"), caConstraints(cfg)); err != nil {
+	if s.ca, err = s.loadCA(context.Background()); err != nil {
 		return nil, dataDirError(cfg.DataDir, err)
 	}
 	for _, f := range s.ca.Fixed {
@@ -197,11 +220,24 @@ func New(opts Options) (_ *Server, err error) {
 	if err = s.ca.WriteBundle(s.caBundle, pki.SystemRootsPEM(os.Getenv)); err != nil {
 		return nil, dataDirError(cfg.DataDir, err)
 	}
-	if s.logKey, err = sharedKey(context.Background(), st, "log-urls", s.now); err != nil {
+	if err = s.setupClock(opts); err != nil {
 		return nil, err
+	}
+	if s.logKey, err = sharedKey(context.Background(), st, "log-urls", s.wallNow); err != nil {
+		return nil, err
+	}
+	if cfg.Store == config.StorePostgres {
+		if s.buildsKey, err = sharedKey(context.Background(), st, "replica-builds", s.wallNow); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.compose(opts); err != nil {
 		return nil, err
+	}
+	if c, err := s.newConsole(context.Background()); err != nil {
+		return nil, err
+	} else if c != nil {
+		s.console = c
 	}
 	s.bodies = newBodyLimits(cfg.HTTPBodyTimeout, cfg.HTTPMaxBodies, cfg.HTTPBodyMemory, isS3(s.builds.Bucket()))
 	s.handler = s.bodies.wrap(s.routes())
@@ -241,13 +277,13 @@ func (s *Server) compose(opts Options) error {
 	s.events = events.New(events.Config{
 		Store: s.store, Region: cfg.Region, Account: cfg.Account, Webhooks: webhooks(cfg.Webhooks),
 		MaxEvents: cfg.EventOutbox,
-		Secret:    secret, Now: s.now, Logger: s.log.With("component", "events"), ReplicaID: s.replica,
+		Secret:    secret, Now: s.wallNow, Logger: s.log.With("component", "events"), ReplicaID: s.replica,
 		Timings: events.Timings{Interval: t.EventsDeliver, Backoff: t.EventsBackoff, GiveUp: t.EventsGiveUp,
 			Retention: t.EventsRetention},
 	})
 	s.tags = tags.New(s.store)
 	s.fleetiq = fleetiq.New(fleetiq.Config{
-		Store: s.store, Region: cfg.Region, Account: cfg.Account, Tags: s.tags, Now: s.now,
+		Store: s.store, Region: cfg.Region, Account: cfg.Account, Tags: s.tags, Now: s.now, Clock: s.clock,
 		Logger: s.log.With("component", "fleetiq"), HealthExpiry: cfg.HealthExpiry,
 		Timings: fleetiq.Timings{
 			StatusStep:       t.FleetIQStatusStep,
@@ -256,12 +292,13 @@ func (s *Server) compose(opts Options) error {
 		},
 		ReplicaID: s.replica, Replicas: s.replicas,
 	})
-	s.auth = newAuthenticator(cfg.Credentials, s.now)
+	s.auth = newAuthenticator(cfg.Credentials, s.wallNow)
 	s.builds, err = builds.New(builds.Config{
 		Store: s.store, DataDir: cfg.DataDir, Region: cfg.Region, Account: cfg.Account,
 		SetTags: tags.Set, RemoveTags: tags.DeleteAll, PublicURL: s.baseURL,
-		Operators: s.auth, ReplicaID: s.replica, Now: s.now,
-		Limits:        builds.Limits{MaxUnpackedSize: cfg.MaxUnpackedSize},
+		Operators: s.auth, ReplicaID: s.replica, Now: s.wallNow,
+		Limits:  builds.Limits{MaxUnpackedSize: cfg.MaxUnpackedSize},
+		PeerURL: s.peerURL, ClusterKey: s.buildsKey,
 		RetainedCheck: t.BuildsRetainedCheck,
 		Logger:        s.log.With("component", "builds"),
 	})
@@ -272,10 +309,10 @@ func (s *Server) compose(opts Options) error {
 
 	// sessions, fleets and the SDK endpoint need one another: the refs are
 	// filled in once all three exist, before anything is served.
-	msgr, host, agents, remoteLogs := &messengerRef{}, &hostRef{}, &agentsRef{}, &remoteLogsRef{}
+	msgr, host, agents, remoteLogs := &messengerRef{srv: s}, &hostRef{}, &agentsRef{srv: s}, &remoteLogsRef{}
 	s.sessions, err = sessions.New(sessions.Config{
-		Store: s.store, Region: cfg.Region, Messenger: msgr, Host: host, Agents: agents,
-		OnProcessReady: host.onProcessReady, ResolveAlias: aliases.ResolveFleet, Now: s.now,
+		Store: s.store, Region: cfg.Region, Messenger: msgr, Host: host, Agents: agents, Inbox: s.inbox,
+		OnProcessReady: host.onProcessReady, InstanceLost: s.instanceLost, ResolveAlias: aliases.ResolveFleet, Now: s.now, Clock: s.clock, ProcessNow: s.wallNow,
 		Logger: s.log.With("component", "sessions"), ReplicaID: s.replica,
 		LogURL: s.logURL, DataDir: cfg.DataDir, RemoteLogs: remoteLogs,
 		Shared: cfg.Store == config.StorePostgres, // other replicas write it too
@@ -319,13 +356,13 @@ func (s *Server) compose(opts Options) error {
 	s.fleets, err = fleets.New(fleets.Config{
 		Store: s.store, Region: cfg.Region, Account: cfg.Account,
 		SetTags: tags.Set, RemoveTags: tags.DeleteAll, Builds: s.builds,
-		Events: s.sessions, Messenger: msgr, Provider: s.hosts, Placer: s.hosts, Now: s.now,
+		Events: s.sessions, Messenger: msgr, Provider: s.hosts, Placer: s.hosts, Now: s.now, Clock: s.clock, TokenNow: s.wallNow,
 		Logger: s.log.With("component", "fleets"), ReplicaID: s.replica, Replicas: s.replicas,
 		SDKEndpoint:   sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP),
 		AgentEndpoint: agentEndpoint(sdkEndpoint(cfg.SDKScheme, opts.Addr, opts.TLSAddr, cfg.InstanceIP)),
 		InstanceIP:    cfg.InstanceIP, DataDir: cfg.DataDir, ProcessEnv: cfg.ProcessEnv,
 		CABundle: s.caBundle, CA: s.ca, DNSDomain: cfg.DNSSuffix,
-		SetupLogURL: s.setupLogURL, ProcessLogURL: s.processLogURL,
+		SetupLogURL: s.setupLogURL, ProcessLogURL: s.processLogURL, WrapHooks: s.metrics.WrapHooks,
 		Timings: fleets.Timings{
 			ReconcileInterval: t.FleetsReconcile,
 			PolicyInterval:    t.FleetsPolicyInterval,
@@ -340,10 +377,11 @@ func (s *Server) compose(opts Options) error {
 	}
 	host.f = s.fleets
 	s.hosts.SetHooks(s.fleets.HooksFor)
+	s.hosts.SetStartSecrets(s.fleets.StartSecrets)
 	remoteLogs.h = s.hosts
 	s.agents, err = agentconn.New(agentconn.Config{Store: s.store, Fleets: s.fleets, Sessions: s.sessions, Slots: s.conns,
 		MessageRate: float64(noneIfZero(s.cfg.SDKMessageRate)), MessageBurst: 3 * s.cfg.SDKMessageRate,
-		ReplicaID: s.replica, Now: s.now, Logger: s.log.With("component", "agent"),
+		ReplicaID: s.replica, Shared: s.inbox != nil, Now: s.wallNow, Logger: s.log.With("component", "agent"),
 		Timings: agentconn.Timings{HeartbeatTimeout: t.AgentsHeartbeatTimeout, CheckInterval: t.AgentsCheckInterval}})
 	if err != nil {
 		return err
@@ -357,7 +395,7 @@ func (s *Server) compose(opts Options) error {
 		Store: s.store, Sessions: s.sessions, Region: cfg.Region, Account: cfg.Account, Tags: s.tags,
 		ResolveAlias: aliases.ResolveFleet, AliasExists: s.aliases.Exists, FleetExists: s.fleets.FleetExists,
 		Costs: cfg.PlacementCosts, Publisher: s.events, Interval: t.PlacementInterval,
-		ReplicaID: s.replica, Replicas: s.replicas, Now: s.now, Logger: s.log.With("component", "placement"),
+		ReplicaID: s.replica, Replicas: s.replicas, Now: s.now, Clock: s.clock, Logger: s.log.With("component", "placement"),
 	})
 	// A placement is fulfilled in the transaction that activates its game
 	// session.
@@ -366,22 +404,23 @@ func (s *Server) compose(opts Options) error {
 	// FlexMatch places WITH_QUEUE matches through placement, which tells
 	// it how they ended; backfill matches go to sessions.
 	s.matchmaking = matchmaking.New(matchmaking.Config{Store: s.store, Region: cfg.Region, Account: cfg.Account,
-		Tags: s.tags, QueueExists: s.placement.Exists, Publisher: s.events, Now: s.now, ReplicaID: s.replica,
-		Replicas: s.replicas, Placer: s.placement,
+		Tags: s.tags, QueueExists: s.placement.Exists, Publisher: s.metrics.WrapPublisher(s.events), Now: s.now, Clock: s.clock,
+		ReplicaID: s.replica, Replicas: s.replicas, Placer: s.placement, OnPass: s.metrics.ObservePass,
 		Backfiller: sessionBackfiller{s: s.sessions, log: s.log.With("component", "matchmaking")},
 		Logger:     s.log.With("component", "matchmaking")})
 	s.placement.SetOnMatchPlacement(s.matchmaking.OnMatchPlacement)
 	s.sessions.SetMatchHook(s.matchmaking)
 
 	s.sdk = sdkconn.New(sdkconn.Config{
-		API:    agentconn.NotifyAgents(s.sessions.ProcessAPI(), s.agents, s.log.With("component", "agent")),
+		API:    agentconn.NotifyAgents(s.sessions.ProcessAPI(), agents, s.log.With("component", "agent")),
 		Tokens: s.fleets, Issuer: s.fleets, SignedURLs: s.auth, Processes: s.fleets,
 		Backfiller: sdkBackfiller{m: s.matchmaking},
-		Logger:     s.log.With("component", "sdk"), Now: s.now, ReplicaID: s.replica,
+		Logger:     s.log.With("component", "sdk"), Now: s.wallNow, ReplicaID: s.replica,
 		Slots: s.conns, MaxComputeSockets: noneIfZero(s.cfg.SDKComputeSockets),
 		MessageRate: float64(noneIfZero(s.cfg.SDKMessageRate)), MessageBurst: 3 * s.cfg.SDKMessageRate,
 	})
 	msgr.s = s.sdk
+	s.routeInbox()
 	s.svc = &service{FleetIQ: s.fleetiq, Tags: s.tags, Builds: s.builds, Fleets: s.fleets, Sessions: s.sessions, Aliases: s.aliases,
 		Placement: s.placement, Matchmaking: s.matchmaking}
 	return nil
@@ -402,14 +441,18 @@ func (s *Server) TLSCertificate() (tls.Certificate, error) {
 // Run runs the background loops until ctx ends. Each loop holds its own
 // store lease, or a lease per shard (placement, matchmaking, FleetIQ, the
 // fleets reconciler), so with several replicas each runs on one of them
-// or they share its shards; the presence lease counts this replica among
-// the live ones meanwhile.
+// or they share its shards; the registry's lease counts this replica among
+// the live ones meanwhile, and on PostgreSQL the inbox and the replicas
+// janitor run (internal/replicas).
 func (s *Server) Run(ctx context.Context) error {
 	loops := map[string]func(context.Context) error{
-		"presence": s.presence.Run,
-		"fleetiq":  s.fleetiq.Run, "builds": s.builds.Run,
+		"registry": s.registry.Run, "clock": s.runClock,
+		"fleetiq": s.fleetiq.Run, "builds": s.builds.Run,
 		"fleets": s.fleets.Run, "sessions": s.sessions.Run, "events": s.events.Run,
 		"placement": s.placement.Run, "matchmaking": s.matchmaking.Run, "agents": s.agents.Run, "hosts": s.hosts.Run,
+	}
+	if s.inbox != nil {
+		loops["inbox"], loops["janitor"] = s.inbox.Run, s.janitor().Run
 	}
 	errc := make(chan error, len(loops))
 	for name, run := range loops {
@@ -469,11 +512,19 @@ func (s *Server) closeParts(ctx context.Context) error {
 // Store returns the store (for tests).
 func (s *Server) Store() store.Store { return s.store }
 
-// messengerRef forwards to the SDK endpoint once it exists.
-type messengerRef struct{ s *sdkconn.Server }
+// messengerRef forwards to the SDK endpoint once it exists; a process
+// connected to another replica is reached through that replica's inbox.
+type messengerRef struct {
+	s   *sdkconn.Server
+	srv *Server
+}
 
 func (m *messengerRef) SendToProcess(ctx context.Context, processID string, msg hosting.Message) error {
-	return m.s.SendToProcess(ctx, processID, msg)
+	err := m.s.SendToProcess(ctx, processID, msg)
+	if !errors.Is(err, sdkconn.ErrNotConnected) {
+		return err
+	}
+	return m.srv.relaySend(ctx, replicas.TargetProcess, processID, sessions.ProcessHolder, msg, err)
 }
 
 // hostRef forwards to the fleets service once it exists.
@@ -498,7 +549,8 @@ func (h *hostRef) onProcessReady(ctx context.Context, tx store.Tx, fleetID, loca
 const CABundleFile = "ca-bundle.pem"
 
 // caConstraints are the names Hoist's CA may sign: the DNS suffix, the
-// instance IP address (besides localhost and loopback).
+// instance IP address and the pool hosts' networks (besides localhost and
+// loopback).
 func caConstraints(cfg *config.Config) pki.Constraints {
 	var c pki.Constraints
 	if cfg.DNSSuffix != "" {
@@ -509,6 +561,7 @@ func caConstraints(cfg *config.Config) pki.Constraints {
 	} else if cfg.InstanceIP != "" {
 		c.DNSDomains = append(c.DNSDomains, cfg.InstanceIP)
 	}
+	c.Networks = cfg.HostNetworks
 	return c
 }
 

@@ -30,7 +30,7 @@ func (s *Service) sendForceExits(ctx context.Context, reqs []forceExitReq) {
 		if s.cfg.Agents == nil {
 			return
 		}
-		msg := hosting.Message{"Action": "ForceExitServerProcess", "ProcessId": r.processID, "TerminationReason": r.reason}
+		msg := forceExitMessage(r)
 		if err := s.cfg.Agents.SendToCompute(ctx, r.fleetID, r.computeName, msg); err != nil {
 			s.log.Warn("sessions: ForceExitServerProcess not delivered to the compute's agent", "process", r.processID,
 				"compute", r.computeName, "err", err)

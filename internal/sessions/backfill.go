@@ -42,6 +42,9 @@ type Backfilled struct {
 	PlayerSessions []api.PlayerSession
 	processID      string
 	ticketID       string
+	// remote is the replica whose inbox BackfillTx wrote the message to
+	// ("": SendBackfilled sends it from this replica).
+	remote string
 }
 
 // BackfillTx records a successful match backfill in tx: the game session
@@ -92,13 +95,31 @@ func (s *Service) BackfillTx(ctx context.Context, tx store.Tx, b Backfill) (*Bac
 		return nil, err
 	}
 	out.GameSession = gs.Session
-	return out, nil
+	return out, s.postBackfilledTx(ctx, tx, out)
+}
+
+// postBackfilledTx writes a backfill's UpdateGameSession into the inbox of
+// the replica holding its process's connection, when that is another one.
+func (s *Service) postBackfilledTx(ctx context.Context, tx store.Tx, b *Backfilled) error {
+	if s.cfg.Inbox == nil {
+		return nil
+	}
+	p, err := getProcess(ctx, tx, b.processID)
+	if err != nil || s.remoteHolder(p) == "" {
+		return ignoreNotFound(err)
+	}
+	b.remote, err = s.postTx(ctx, tx, p, updateMessage(&b.GameSession, MatchmakingDataUpdated, b.ticketID))
+	return err
 }
 
 // SendBackfilled sends the process of a committed backfill UpdateGameSession
 // with UpdateReason MATCHMAKING_DATA_UPDATED and the backfill ticket's ID.
 func (s *Service) SendBackfilled(ctx context.Context, b *Backfilled) error {
 	s.search.markDirty([]string{api.ToString(b.GameSession.GameSessionId)})
+	if b.remote != "" {
+		s.cfg.Inbox.Wake(b.remote)
+		return nil
+	}
 	return s.send(ctx, b.processID, updateMessage(&b.GameSession, MatchmakingDataUpdated, b.ticketID))
 }
 

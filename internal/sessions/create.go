@@ -33,9 +33,16 @@ func (s *Service) CreateGameSession(ctx context.Context, in *api.CreateGameSessi
 	}
 	var gs *hosting.GameSession
 	var proc *hosting.Process
-	err = s.update(ctx, func(tx store.Tx, _ *effects) error {
+	err = s.update(ctx, func(tx store.Tx, fx *effects) error {
 		var err error
 		gs, proc, err = s.createTx(ctx, tx, req)
+		if err != nil || proc == nil || s.remoteHolder(proc) == "" {
+			return err
+		}
+		// Its connection is on another replica: CreateGameSession goes
+		// through that replica's inbox, written with the game session.
+		to, err := s.postTx(ctx, tx, proc, createMessage(&gs.Session))
+		fx.wake, proc = append(fx.wake, to), nil
 		return err
 	})
 	if err != nil {
@@ -350,27 +357,17 @@ func (s *Service) startOnProcess(ctx context.Context, gs *hosting.GameSession, p
 	s.log.Warn("sessions: CreateGameSession not delivered", "gameSession", id, "process", p.ID, "err", err)
 	// The caller's context may be ending; the failure must still be recorded.
 	ctx = context.WithoutCancel(ctx)
-	uerr := s.update(ctx, func(tx store.Tx, _ *effects) error {
-		cur, err := getGameSession(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		gs = cur
-		if cur.Session.Status != api.GameSessionStatusActivating {
-			return nil
-		}
-		if err := s.finishSessionTx(ctx, tx, cur, api.GameSessionStatusError, ""); err != nil {
-			return err
-		}
-		proc, err := getProcess(ctx, tx, p.ID)
-		if err != nil || proc.GameSessionID != id || proc.State != hosting.ProcessActive {
-			return ignoreNotFound(err)
-		}
-		proc.GameSessionID = ""
-		return s.putProcess(ctx, tx, proc)
-	})
-	if uerr != nil {
+	if uerr := s.createUndelivered(ctx, id, p.ID); uerr != nil {
 		s.log.Error("sessions: recording undelivered CreateGameSession failed", "gameSession", id, "err", uerr)
+	}
+	if err := s.view(ctx, func(tx store.Tx) error {
+		cur, err := getGameSession(ctx, tx, id)
+		if err == nil {
+			gs = cur
+		}
+		return err
+	}); err != nil {
+		s.log.Warn("sessions: reading the undelivered game session", "gameSession", id, "err", err)
 	}
 	return gs
 }

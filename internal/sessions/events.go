@@ -23,7 +23,7 @@ func (s *Service) ProcessLaunched(ctx context.Context, p hosting.Process) error 
 			np := p
 			np.State = hosting.ProcessLaunching
 			if np.LaunchedAt.IsZero() {
-				np.LaunchedAt = s.now()
+				np.LaunchedAt = s.processNow()
 			}
 			return s.putProcess(ctx, tx, &np)
 		}

@@ -256,13 +256,12 @@ func (s *Service) terminateTx(ctx context.Context, tx store.Tx, fx *effects, gs 
 		return s.processGoneTx(ctx, tx, fx, p, "TerminateGameSession: process not connected")
 	}
 	if p.State != hosting.ProcessTerminating {
-		p.State, p.TerminatingAt, p.EndReason = hosting.ProcessTerminating, now, "TerminateGameSession"
+		p.State, p.TerminatingAt, p.EndReason = hosting.ProcessTerminating, s.processNow(), "TerminateGameSession"
 		if err := s.putProcess(ctx, tx, p); err != nil {
 			return err
 		}
 	}
-	fx.sends = append(fx.sends, outgoing{p.ID, s.terminateMessage(now)})
-	return nil
+	return s.sendTx(ctx, tx, fx, p, s.terminateMessage(s.processNow()))
 }
 
 // GetGameSessionLogUrl returns the download URL of the logs Hoist collected

@@ -25,6 +25,8 @@ type effects struct {
 	remote []hosting.LogRequest
 	// removeDirs are collected log directories whose retention ended.
 	removeDirs []string
+	// wake are the replicas whose inboxes the transaction wrote.
+	wake []string
 }
 
 type outgoing struct {
@@ -55,6 +57,7 @@ func (s *Service) view(ctx context.Context, fn func(tx store.Tx) error) error {
 // apply runs committed side effects. Failures are logged: the sweep retries
 // whatever must still happen.
 func (s *Service) apply(ctx context.Context, fx *effects) {
+	s.wake(fx)
 	for _, m := range fx.sends {
 		if s.cfg.Messenger == nil {
 			continue
@@ -111,7 +114,7 @@ func (s *Service) endProcessTx(ctx context.Context, tx store.Tx, fx *effects, p 
 	if err != nil {
 		return err
 	}
-	now := s.now()
+	now := s.processNow()
 	if !managed && p.ConnectedTo == "" {
 		return s.processGoneTx(ctx, tx, fx, p, reason)
 	}
@@ -123,8 +126,8 @@ func (s *Service) endProcessTx(ctx context.Context, tx store.Tx, fx *effects, p 
 	}
 	if managed {
 		fx.terminate = append(fx.terminate, terminateReq{p.ID, reason})
-	} else {
-		fx.sends = append(fx.sends, outgoing{p.ID, s.terminateMessage(now)})
+	} else if err := s.sendTx(ctx, tx, fx, p, s.terminateMessage(now)); err != nil {
+		return err
 	}
 	if err := s.putProcess(ctx, tx, p); err != nil {
 		return err
@@ -141,15 +144,15 @@ func (s *Service) killProcessTx(ctx context.Context, tx store.Tx, fx *effects, p
 		return nil
 	}
 	if p.State != hosting.ProcessTerminating {
-		p.State, p.TerminatingAt = hosting.ProcessTerminating, s.now()
+		p.State, p.TerminatingAt = hosting.ProcessTerminating, s.processNow()
 	}
 	if p.EndReason == "" {
 		p.EndReason = reason
 	}
 	if managed {
 		fx.kill = append(fx.kill, terminateReq{p.ID, reason})
-	} else {
-		fx.forceExit = append(fx.forceExit, forceExitReq{p.FleetID, p.ComputeName, p.ID, agentReason})
+	} else if err := s.forceExitTx(ctx, tx, fx, forceExitReq{p.FleetID, p.ComputeName, p.ID, agentReason}); err != nil {
+		return err
 	}
 	return s.putProcess(ctx, tx, p)
 }
@@ -180,8 +183,7 @@ func (s *Service) processGoneTx(ctx context.Context, tx store.Tx, fx *effects, p
 	if p.State == hosting.ProcessTerminated {
 		return nil
 	}
-	now := s.now()
-	p.State, p.EndedAt, p.ConnectedTo, p.ConnID = hosting.ProcessTerminated, now, "", ""
+	p.State, p.EndedAt, p.ConnectedTo, p.ConnID = hosting.ProcessTerminated, s.processNow(), "", ""
 	if p.EndReason == "" {
 		p.EndReason = reason
 	}
@@ -199,15 +201,36 @@ func (s *Service) processGoneTx(ctx context.Context, tx store.Tx, fx *effects, p
 		return err
 	}
 	if !ended(gs.Session.Status) {
-		status := api.GameSessionStatusTerminated
-		if gs.Session.Status == api.GameSessionStatusActivating {
-			status = api.GameSessionStatusError
+		status, reason := api.GameSessionStatusError, api.GameSessionStatusReason("")
+		if gs.Session.Status != api.GameSessionStatusActivating {
+			status = api.GameSessionStatusTerminated
+			if reason, err = s.endReasonTx(ctx, tx, p); err != nil {
+				return err
+			}
 		}
-		if err := s.finishSessionTx(ctx, tx, gs, status, ""); err != nil {
+		if err := s.finishSessionTx(ctx, tx, gs, status, reason); err != nil {
 			return err
 		}
 	}
 	return s.planCollectTx(ctx, tx, fx, p, gs)
+}
+
+// endReasonTx is the StatusReason of a game session that ends TERMINATED
+// because its process p ends: INTERRUPTED when p's instance is lost with
+// its host (Config.InstanceLost), else none.
+func (s *Service) endReasonTx(ctx context.Context, tx store.Tx, p *hosting.Process) (api.GameSessionStatusReason, error) {
+	if s.cfg.InstanceLost == nil {
+		return "", nil
+	}
+	c, err := getCompute(ctx, tx, p.FleetID, p.ComputeName)
+	if err != nil {
+		return "", ignoreNotFound(err)
+	}
+	lost, err := s.cfg.InstanceLost(ctx, tx, c)
+	if err != nil || !lost {
+		return "", err
+	}
+	return api.GameSessionStatusReasonInterrupted, nil
 }
 
 // finishSessionTx ends a game session: status TERMINATED or ERROR, and every

@@ -81,7 +81,7 @@ func (s *Service) SetCollectedLogs(ctx context.Context, gameSessionID, dir strin
 		if err != nil {
 			return err
 		}
-		gs.LogDir = dir
+		gs.LogDir, gs.LogReplica = dir, s.cfg.ReplicaID
 		return s.putGameSession(ctx, tx, gs)
 	})
 }
@@ -108,7 +108,7 @@ func (s *Service) collectLogs(ctx context.Context, c collectReq) {
 		if err != nil {
 			return ignoreNotFound(err)
 		}
-		gs.LogDir = dir
+		gs.LogDir, gs.LogReplica = dir, s.cfg.ReplicaID
 		return s.putGameSession(ctx, tx, gs)
 	})
 	if err != nil {
@@ -194,13 +194,14 @@ func (lc *logCopier) copy(name string, r io.Reader) error {
 
 // WriteLogArchive writes the logs collected for a game session to w as a
 // zip archive (what the URL from GetGameSessionLogUrl serves).
-// NotFoundException when there are none.
+// NotFoundException when there are none; *hosting.LogsElsewhere when
+// they are in another replica's data directory.
 func (s *Service) WriteLogArchive(ctx context.Context, w io.Writer, gameSessionID string) error {
-	var dir string
+	var dir, holder string
 	err := s.view(ctx, func(tx store.Tx) error {
 		gs, err := findGameSession(ctx, tx, gameSessionID)
 		if err == nil {
-			dir = gs.LogDir
+			dir, holder = gs.LogDir, gs.LogReplica
 		}
 		return err
 	})
@@ -209,6 +210,9 @@ func (s *Service) WriteLogArchive(ctx context.Context, w io.Writer, gameSessionI
 	}
 	if dir == "" {
 		return api.NewNotFoundException("no logs were collected for game session %s", gameSessionID)
+	}
+	if holder != "" && holder != s.cfg.ReplicaID {
+		return &hosting.LogsElsewhere{Replica: holder}
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {

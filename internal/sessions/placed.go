@@ -35,6 +35,9 @@ type Placed struct {
 	PlayerSessions []api.PlayerSession
 	gs             *hosting.GameSession
 	proc           *hosting.Process
+	// remote is the replica holding proc's connection when it is not this
+	// one: PlaceTx wrote CreateGameSession into its inbox.
+	remote string
 }
 
 // PlacementHook is told, inside the transaction of ActivateGameSession,
@@ -109,12 +112,23 @@ func (s *Service) PlaceTx(ctx context.Context, tx store.Tx, req PlaceRequest) (*
 	if err := s.putProcess(ctx, tx, proc); err != nil {
 		return nil, err
 	}
-	return &Placed{GameSession: gs.Session, gs: gs, proc: proc}, nil
+	out := &Placed{GameSession: gs.Session, gs: gs, proc: proc}
+	if s.remoteHolder(proc) != "" {
+		if out.remote, err = s.postTx(ctx, tx, proc, createMessage(&gs.Session)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // StartPlaced sends a committed placed game session to its process (a
-// failed delivery ends the game session in ERROR, as for CreateGameSession).
+// failed delivery ends the game session in ERROR, as for CreateGameSession),
+// or wakes the replica whose inbox PlaceTx wrote it to.
 func (s *Service) StartPlaced(ctx context.Context, p *Placed) {
+	if p.remote != "" {
+		s.cfg.Inbox.Wake(p.remote)
+		return
+	}
 	s.startOnProcess(ctx, p.gs, p.proc)
 }
 

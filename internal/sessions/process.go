@@ -89,7 +89,7 @@ func (s *Service) newConnectedProcess(ctx context.Context, tx store.Tx, c hostin
 		return nil, err
 	}
 	return &hosting.Process{ID: c.ProcessID, FleetID: c.FleetID, ComputeName: c.ComputeName,
-		Location: comp.Location, State: hosting.ProcessLaunching, LaunchedAt: s.now()}, nil
+		Location: comp.Location, State: hosting.ProcessLaunching, LaunchedAt: s.processNow()}, nil
 }
 
 // reconnectEnded handles a connection from a process ID whose process has
@@ -120,19 +120,25 @@ func (s sdkAPI) Disconnected(ctx context.Context, c hosting.Conn, normal bool) {
 		if c.ConnID != "" && p.ConnID != "" && c.ConnID != p.ConnID {
 			return nil // an older socket of a process that moved on
 		}
-		p.ConnectedTo, p.ConnID, p.DisconnectedAt = "", "", s.now()
-		managed, err := managedFleet(ctx, tx, p.FleetID)
-		if err != nil {
-			return err
-		}
-		if !managed && (normal || p.State == hosting.ProcessTerminating) {
-			return s.processGoneTx(ctx, tx, fx, p, "disconnected")
-		}
-		return s.putProcess(ctx, tx, p)
+		return s.disconnectTx(ctx, tx, fx, p, normal)
 	})
 	if err != nil {
 		s.log.Warn("sessions: recording disconnect failed", "process", c.ProcessID, "err", err)
 	}
+}
+
+// disconnectTx records that process p's socket closed (normal: 1000/1001,
+// or a drop after ProcessEnding), or that the replica holding it died.
+func (s *Service) disconnectTx(ctx context.Context, tx store.Tx, fx *effects, p *hosting.Process, normal bool) error {
+	p.ConnectedTo, p.ConnID, p.DisconnectedAt = "", "", s.processNow()
+	managed, err := managedFleet(ctx, tx, p.FleetID)
+	if err != nil {
+		return err
+	}
+	if !managed && (normal || p.State == hosting.ProcessTerminating) {
+		return s.processGoneTx(ctx, tx, fx, p, "disconnected")
+	}
+	return s.putProcess(ctx, tx, p)
 }
 
 func ignoreSDK404(err error) error {
@@ -158,10 +164,10 @@ func (s sdkAPI) ProcessReady(ctx context.Context, c hosting.Conn, port int32, lo
 		case hosting.ProcessTerminating:
 			return sdkErr(400, "process %s is terminating", p.ID)
 		case hosting.ProcessLaunching:
-			p.State, p.ReadyAt = hosting.ProcessActive, s.now()
+			p.State, p.ReadyAt = hosting.ProcessActive, s.processNow()
 		}
 		p.Port, p.LogPaths = port, logPaths
-		p.LastHeartbeat, p.UnhealthyReports = s.now(), 0
+		p.LastHeartbeat, p.UnhealthyReports = s.processNow(), 0
 		if err := s.putProcess(ctx, tx, p); err != nil {
 			return err
 		}
@@ -182,7 +188,7 @@ func (s sdkAPI) Heartbeat(ctx context.Context, c hosting.Conn, healthy bool) err
 		if err != nil {
 			return err
 		}
-		p.LastHeartbeat = s.now()
+		p.LastHeartbeat = s.processNow()
 		if healthy {
 			p.UnhealthyReports = 0
 		} else {
@@ -434,7 +440,7 @@ func (s sdkAPI) ProcessEnding(ctx context.Context, c hosting.Conn) error {
 			return err
 		}
 		if p.State != hosting.ProcessTerminating {
-			p.State, p.TerminatingAt = hosting.ProcessTerminating, s.now()
+			p.State, p.TerminatingAt = hosting.ProcessTerminating, s.processNow()
 		}
 		if p.EndReason == "" {
 			p.EndReason = "ProcessEnding"
@@ -449,7 +455,13 @@ func (s sdkAPI) ProcessEnding(ctx context.Context, c hosting.Conn) error {
 		if err != nil || ended(gs.Session.Status) {
 			return ignoreNotFound(err)
 		}
-		return s.finishSessionTx(ctx, tx, gs, api.GameSessionStatusTerminated, "")
+		var reason api.GameSessionStatusReason
+		if gs.Session.Status != api.GameSessionStatusActivating {
+			if reason, err = s.endReasonTx(ctx, tx, p); err != nil {
+				return err
+			}
+		}
+		return s.finishSessionTx(ctx, tx, gs, api.GameSessionStatusTerminated, reason)
 	})
 }
 

@@ -20,8 +20,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hoistgg/hoist/internal/clock"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/ids"
+	"github.com/hoistgg/hoist/internal/replicas"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -35,6 +37,10 @@ type Config struct {
 	Region string
 	// Messenger delivers messages to server processes.
 	Messenger hosting.Messenger
+	// Inbox, when set (several replicas on one store), carries the
+	// messages for processes and agents connected to other replicas: they
+	// are written in the transaction that decides them (relay.go).
+	Inbox *replicas.Inbox
 	// Host ends server processes of managed (EC2) fleets.
 	Host hosting.ProcessHost
 	// Agents, when set, reaches the GameLift Agents of Anywhere computes:
@@ -45,11 +51,25 @@ type Config struct {
 	// OnProcessReady is called in the transaction that records a
 	// ProcessReady (fleets moves the location ACTIVATING -> ACTIVE).
 	OnProcessReady hosting.ProcessReadyFunc
+	// InstanceLost, when set, reports in tx whether the instance of
+	// compute c is lost with its pool host (removed, or LOST). A process of
+	// such an instance that ends (ProcessEnding, exit) ends its ACTIVE game
+	// session INTERRUPTED, as the fleets' report of the loss does: the
+	// host's agent may stop the processes before that report.
+	InstanceLost func(ctx context.Context, tx store.Tx, c *hosting.Compute) (bool, error)
 	// ResolveAlias, when set, resolves an AliasId (ID or ARN) to a fleet ID;
 	// without it AliasId is answered with InvalidRequestException.
 	ResolveAlias func(ctx context.Context, tx store.Tx, aliasID string) (string, error)
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// ProcessNow is the clock of server processes' health: readiness,
+	// heartbeats, termination grace and the retention of ended processes.
+	// Default Now. With a manual clock it stays on real time, since the
+	// Server SDK's timers do (docs/clock.md).
+	ProcessNow func() time.Time
+	// Clock gives the background loops their tickers (nil: real time):
+	// with a manual clock, an advance runs the passes due at once.
+	Clock clock.Clock
 	// NewID returns a fresh random ID (a UUID) for game and player sessions.
 	// Default: crypto/rand.
 	NewID  func() string
@@ -166,6 +186,9 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.ProcessNow == nil {
+		cfg.ProcessNow = cfg.Now
+	}
 	if cfg.NewID == nil {
 		cfg.NewID = ids.UUID
 	}
@@ -193,4 +216,9 @@ func New(cfg Config) (*Service, error) {
 // GameLift reports and the store ranks by.
 func (s *Service) now() time.Time {
 	return s.cfg.Now().UTC().Truncate(time.Millisecond)
+}
+
+// processNow is the time of server processes' health (Config.ProcessNow).
+func (s *Service) processNow() time.Time {
+	return s.cfg.ProcessNow().UTC().Truncate(time.Millisecond)
 }

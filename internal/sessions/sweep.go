@@ -26,7 +26,7 @@ const sweepBatch = 256
 func (s *Service) Run(ctx context.Context) error {
 	defer s.followSearch(ctx)()
 	return store.RunLeased(ctx, s.cfg.Store, store.Loop{Name: leaseName, Holder: s.cfg.ReplicaID,
-		Interval: s.t.SweepInterval, TTL: s.t.LeaseTTL, Now: s.cfg.Now,
+		Interval: s.t.SweepInterval, TTL: s.t.LeaseTTL, Now: s.cfg.Now, Clock: s.cfg.Clock,
 		Work: s.Sweep, Log: s.log.With("loop", "sessions sweep")})
 }
 
@@ -36,6 +36,9 @@ type sweepStep struct {
 	name   string
 	query  func(now int64) store.Query
 	handle func(ctx context.Context, tx store.Tx, fx *effects, rec store.Record, now time.Time) error
+	// process: the step's time is processNow (server processes' health),
+	// not the game clock.
+	process bool
 }
 
 // Sweep runs every timer once: activation timeouts, player session
@@ -68,19 +71,22 @@ func (s *Service) steps() []sweepStep {
 		}
 	}
 	return []sweepStep{
-		{"activation timeouts", byKey(hosting.KindGameSession, string(api.GameSessionStatusActivating)), s.activationDue},
-		{"reservation timeouts", byKey(hosting.KindPlayerSession, string(api.PlayerSessionStatusReserved)), s.reservationDue},
-		{"processes", byKey(kindProcessDue, dueKey), s.processDueStep},
-		{"terminating game sessions", byKey(hosting.KindGameSession, string(api.GameSessionStatusTerminating)), s.terminatingDue},
-		{"terminated game sessions", byKey(hosting.KindGameSession, string(api.GameSessionStatusTerminated)), s.retentionDue},
-		{"failed game sessions", byKey(hosting.KindGameSession, string(api.GameSessionStatusError)), s.retentionDue},
-		{"completed player sessions", endedBefore(api.PlayerSessionStatusCompleted), s.playerRetentionDue},
-		{"timed out player sessions", endedBefore(api.PlayerSessionStatusTimedout), s.playerRetentionDue},
+		{"activation timeouts", byKey(hosting.KindGameSession, string(api.GameSessionStatusActivating)), s.activationDue, false},
+		{"reservation timeouts", byKey(hosting.KindPlayerSession, string(api.PlayerSessionStatusReserved)), s.reservationDue, false},
+		{"processes", byKey(kindProcessDue, dueKey), s.processDueStep, true},
+		{"terminating game sessions", byKey(hosting.KindGameSession, string(api.GameSessionStatusTerminating)), s.terminatingDue, false},
+		{"terminated game sessions", byKey(hosting.KindGameSession, string(api.GameSessionStatusTerminated)), s.retentionDue, false},
+		{"failed game sessions", byKey(hosting.KindGameSession, string(api.GameSessionStatusError)), s.retentionDue, false},
+		{"completed player sessions", endedBefore(api.PlayerSessionStatusCompleted), s.playerRetentionDue, false},
+		{"timed out player sessions", endedBefore(api.PlayerSessionStatusTimedout), s.playerRetentionDue, false},
 	}
 }
 
 func (s *Service) runStep(ctx context.Context, st sweepStep) error {
 	now := s.now()
+	if st.process {
+		now = s.processNow()
+	}
 	var recs []store.Record
 	err := s.view(ctx, func(tx store.Tx) error {
 		var err error
@@ -185,7 +191,9 @@ func (s *Service) terminateGraceOver(ctx context.Context, tx store.Tx, fx *effec
 			return err
 		}
 		if agent {
-			fx.forceExit = append(fx.forceExit, forceExitReq{p.FleetID, p.ComputeName, p.ID, reason})
+			if err := s.forceExitTx(ctx, tx, fx, forceExitReq{p.FleetID, p.ComputeName, p.ID, reason}); err != nil {
+				return err
+			}
 		}
 		return s.processGoneTx(ctx, tx, fx, p, reason)
 	}

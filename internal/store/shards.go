@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/hoistgg/hoist/internal/clock"
 )
 
 // ShardedLoop is background work split by a natural key (a game session
@@ -34,6 +36,9 @@ type ShardedLoop struct {
 	TTL time.Duration
 	// Kick, when set, wakes the loop early.
 	Kick <-chan struct{}
+	// Clock gives the passes their ticker (nil: real time), as Loop.Clock;
+	// the leases stay on the store's clock.
+	Clock clock.Clock
 	// Keys lists the shard keys, from the store: every key that may have
 	// work (its shard is held even when it has none).
 	Keys func(ctx context.Context) ([]string, error)
@@ -138,7 +143,7 @@ func RunSharded(ctx context.Context, st Store, l ShardedLoop) error {
 		defer close(done)
 		k.renewWhileRunning(ctx)
 	}()
-	tick := time.NewTicker(l.Interval)
+	tick := clock.Or(l.Clock).NewTicker(l.Interval)
 	defer tick.Stop()
 	for {
 		select {
@@ -429,8 +434,9 @@ func (k *keeper) held() *Held {
 }
 
 // Presence counts the live replicas by their presence leases,
-// "presence/<Holder>", each held by its replica while Run runs. It is the
-// Replicas of the sharded loops until the replica registry replaces it.
+// "presence/<Holder>", each held by its replica while Run runs. Hoist's
+// sharded loops count the replica registry instead (internal/replicas);
+// tests of the loops use Presence.
 type Presence struct {
 	Store  Store
 	Holder string

@@ -302,7 +302,8 @@ func Retired(err error) bool { return errors.Is(err, errRetired) || errors.Is(er
 // Run connects to Hoist and serves it until ctx ends, reconnecting with
 // backoff whenever the connection is lost; the instances keep running
 // meanwhile. When ctx ends (or a local agent retires, or is orphaned),
-// every instance is stopped. A local agent's Run returns the cause.
+// or Hoist refuses the host's credential (ErrRemoved), every instance is
+// stopped. A local agent's Run returns the cause.
 func (a *Agent) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -317,6 +318,10 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		if ctx.Err() != nil {
 			break
+		}
+		if errors.Is(err, ErrRemoved) {
+			a.log.Error("agent: this host was removed: stopping every instance", "err", err)
+			return errors.Join(err, a.prov.Close())
 		}
 		if a.cfg.Local && a.cfg.OrphanTimeout > 0 && time.Since(lastConnected) > a.cfg.OrphanTimeout {
 			cancel(errOrphaned)

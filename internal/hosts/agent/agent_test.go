@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/fleets"
 	"github.com/hoistgg/hoist/internal/hosts/hostproto"
 	"github.com/hoistgg/hoist/internal/pki"
@@ -191,6 +192,23 @@ func TestConverge(t *testing.T) {
 	}
 	if got := a.running(); len(got) != 4 {
 		t.Fatalf("running %d instances, want 4 until they stopped", len(got))
+	}
+}
+
+// TestConvergeRuntime: a runtime configuration in Hoist's answer (one the
+// instance missed) is taken, and reported from then on.
+func TestConvergeRuntime(t *testing.T) {
+	a := testAgent(t, http.NotFoundHandler())
+	_, cancel := context.WithCancel(context.Background())
+	in := &instance{ref: fleets.InstanceRef{FleetID: "fleet-1", InstanceID: "i-1"}, received: time.Now(), cancel: cancel,
+		runtimeVersion: hostproto.RuntimeVersion(api.RuntimeConfiguration{})}
+	in.bridge = newBridge(a, in.ref)
+	a.instances["i-1"] = in
+	rc := api.RuntimeConfiguration{ServerProcesses: []api.ServerProcess{{LaunchPath: api.String("/local/game/gs"), ConcurrentExecutions: api.Int32(3)}}}
+	a.converge([]hostproto.Desired{{FleetId: "fleet-1", InstanceId: "i-1", RuntimeConfiguration: &rc}}, time.Now())
+	got := a.running()
+	if len(got) != 1 || got[0].RuntimeVersion != hostproto.RuntimeVersion(rc) || in.runtime.ServerProcesses == nil {
+		t.Fatalf("running %+v: want i-1 on the runtime configuration Hoist sent", got)
 	}
 }
 

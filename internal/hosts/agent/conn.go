@@ -20,6 +20,10 @@ type conn struct {
 	peer *wsrpc.Peer
 }
 
+// ErrRemoved: Hoist refuses the host's credential: the host was removed
+// (hoist admin remove-host). The agent ends its instances and stops.
+var ErrRemoved = errors.New("hoist refuses this host's credential: the host was removed (hoist admin remove-host); to serve again, enrol it anew (another --dir, or remove host.json)")
+
 // heartbeatTimeout bounds the wait for Hoist's answer to a heartbeat (two
 // intervals, at most this): a connection that does not answer in time is
 // dropped and made again.
@@ -47,7 +51,7 @@ func (a *Agent) connect(ctx context.Context) (hello bool, err error) {
 	cancel()
 	if err != nil {
 		if resp != nil && resp.StatusCode == http.StatusUnauthorized {
-			return false, fmt.Errorf("the host credential was refused (was the host removed?): %w", err)
+			return false, fmt.Errorf("%w: %w", ErrRemoved, err)
 		}
 		return false, err
 	}
@@ -57,6 +61,10 @@ func (a *Agent) connect(ctx context.Context) (hello bool, err error) {
 	done := make(chan error, 1)
 	go func() { done <- c.peer.Run(ctx) }()
 	interval, err := a.hello(ctx, c)
+	var we *wsrpc.Error
+	if errors.As(err, &we) && we.Status == http.StatusUnauthorized {
+		err = fmt.Errorf("%w: %w", ErrRemoved, err)
+	}
 	if err != nil {
 		c.peer.Close(websocket.StatusNormalClosure, "no Hello")
 		return false, errors.Join(err, <-done)

@@ -27,6 +27,10 @@ type instance struct {
 	// withProvider: the provider runs it; drain: its host drains (no
 	// replacement processes); stopping: it was asked to stop.
 	withProvider, drain, stopping bool
+	// runtime is its fleet's runtime configuration as Hoist last gave it,
+	// runtimeVersion its hostproto.RuntimeVersion (reported to Hoist).
+	runtime        api.RuntimeConfiguration
+	runtimeVersion string
 }
 
 // instancesDir is where the provider keeps the instances.
@@ -41,7 +45,8 @@ func (a *Agent) startInstance(m hostproto.StartInstance) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &instance{ref: fleets.InstanceRef{FleetID: m.FleetId, InstanceID: m.InstanceId, Location: m.Location},
-		buildID: m.BuildId, received: time.Now(), cancel: cancel}
+		buildID: m.BuildId, received: time.Now(), cancel: cancel, runtime: m.RuntimeConfiguration,
+		runtimeVersion: hostproto.RuntimeVersion(m.RuntimeConfiguration)}
 	in.bridge = newBridge(a, in.ref)
 	a.mu.Lock()
 	if a.instances[m.InstanceId] != nil {
@@ -63,8 +68,9 @@ func (a *Agent) setUp(ctx context.Context, in *instance, m hostproto.StartInstan
 	dir, err := a.builds.get(ctx, m.BuildId)
 	if err == nil {
 		spec := fleets.InstanceSpec{InstanceRef: in.ref, BuildID: m.BuildId, BuildDir: dir,
-			RuntimeConfiguration: m.RuntimeConfiguration, Env: a.env(m.Env), Certificate: certificate(m.Certificate)}
+			Env: a.env(m.Env), Certificate: certificate(m.Certificate)}
 		a.mu.Lock()
+		spec.RuntimeConfiguration = in.runtime // as updated while the build downloaded
 		if in.stopping {
 			err = errors.New("the instance was stopped")
 		} else {
@@ -77,6 +83,7 @@ func (a *Agent) setUp(ctx context.Context, in *instance, m hostproto.StartInstan
 		if err == nil {
 			if err = a.prov.StartInstance(ctx, spec, in.bridge); err == nil {
 				a.log.Info("agent: the instance's build is in place; the provider sets it up", "instance", in.ref.InstanceID)
+				a.catchUpRuntime(in, spec.RuntimeConfiguration)
 				return
 			}
 		}
@@ -86,6 +93,17 @@ func (a *Agent) setUp(ctx context.Context, in *instance, m hostproto.StartInstan
 		in.bridge.StepFailed(ctx, fleets.StepDownload, err)
 	}
 	in.bridge.InstanceStopped(ctx)
+}
+
+// catchUpRuntime applies a runtime configuration that arrived while the
+// provider was being handed the instance with started.
+func (a *Agent) catchUpRuntime(in *instance, started api.RuntimeConfiguration) {
+	a.mu.Lock()
+	rc, apply := in.runtime, !in.drain && !in.stopping && in.runtimeVersion != hostproto.RuntimeVersion(started)
+	a.mu.Unlock()
+	if apply {
+		a.prov.UpdateRuntimeConfiguration(in.ref.InstanceID, rc)
+	}
 }
 
 func (in *instance) isStopping(a *Agent) bool {
@@ -128,7 +146,7 @@ func (a *Agent) running() []hostproto.Instance {
 	out := make([]hostproto.Instance, 0, len(a.instances))
 	for _, in := range a.instances {
 		out = append(out, hostproto.Instance{FleetId: in.ref.FleetID, InstanceId: in.ref.InstanceID,
-			Location: in.ref.Location, Processes: in.bridge.processes(), Stopping: in.stopping})
+			Location: in.ref.Location, Processes: in.bridge.processes(), Stopping: in.stopping, RuntimeVersion: in.runtimeVersion})
 	}
 	return out
 }
@@ -141,11 +159,16 @@ const noLongerAssigned = "Hoist no longer assigns it to this host"
 // answered a message sent at asked): an instance it does not list is
 // stopped (unless it started after asked: the answer may predate it), one
 // it lists with a stop reason is stopped, one whose host drains launches
-// no more processes.
+// no more processes, one listed with a runtime configuration (one it
+// missed) takes it.
 func (a *Agent) converge(desired []hostproto.Desired, asked time.Time) {
 	want := make(map[string]hostproto.Desired, len(desired))
 	for _, d := range desired {
 		want[d.InstanceId] = d
+		if d.RuntimeConfiguration != nil && d.Stop == "" {
+			a.log.Info("agent: an instance takes the runtime configuration it missed", "instance", d.InstanceId)
+			a.updateRuntime(hostproto.UpdateRuntimeConfiguration{InstanceId: d.InstanceId, RuntimeConfiguration: *d.RuntimeConfiguration})
+		}
 	}
 	type stop struct{ id, reason string }
 	var stops []stop
@@ -226,14 +249,18 @@ func (a *Agent) endProcess(r *wsrpc.Request) error {
 	return nil
 }
 
-// updateRuntime gives an instance its fleet's runtime configuration
-// (ignored while its host drains).
+// updateRuntime gives an instance its fleet's runtime configuration: it
+// is recorded (and reported), and applied unless its host drains or the
+// provider does not run it yet (setUp then starts it with it).
 func (a *Agent) updateRuntime(m hostproto.UpdateRuntimeConfiguration) {
 	a.mu.Lock()
 	in := a.instances[m.InstanceId]
-	drain := in != nil && in.drain
+	apply := in != nil && in.withProvider && !in.drain && !in.stopping
+	if in != nil {
+		in.runtime, in.runtimeVersion = m.RuntimeConfiguration, hostproto.RuntimeVersion(m.RuntimeConfiguration)
+	}
 	a.mu.Unlock()
-	if in != nil && !drain {
+	if apply {
 		a.prov.UpdateRuntimeConfiguration(m.InstanceId, m.RuntimeConfiguration)
 	}
 }

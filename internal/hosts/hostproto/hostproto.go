@@ -19,6 +19,9 @@
 package hostproto
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
@@ -128,6 +131,10 @@ type Instance struct {
 	Processes []string `json:",omitempty"`
 	// Stopping: it is being stopped.
 	Stopping bool `json:",omitempty"`
+	// RuntimeVersion is the RuntimeVersion of the runtime configuration
+	// Hoist last gave it (StartInstance, UpdateRuntimeConfiguration or a
+	// Desired).
+	RuntimeVersion string `json:",omitempty"`
 }
 
 // Hello opens a connection.
@@ -148,6 +155,10 @@ type Desired struct {
 	Stop string `json:",omitempty"`
 	// Drain: its host drains; it launches no replacement process.
 	Drain bool `json:",omitempty"`
+	// RuntimeConfiguration is its fleet's runtime configuration, sent only
+	// when the host reported another RuntimeVersion for it (an update it
+	// missed while disconnected): the agent applies it.
+	RuntimeConfiguration *api.RuntimeConfiguration `json:",omitempty"`
 }
 
 // HelloReply answers Hello.
@@ -276,6 +287,18 @@ type AskToEnd struct {
 // it was removed.
 type InstanceStopped struct {
 	InstanceId string
+}
+
+// RuntimeVersion names a runtime configuration's content: the first 16
+// hex digits of the SHA-256 of its JSON. Both sides compute it, so a
+// host's report says which configuration its instance runs.
+func RuntimeVersion(rc api.RuntimeConfiguration) string {
+	b, err := json.Marshal(rc)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }
 
 // Retire tells the local agent to end everything and exit.

@@ -1,6 +1,11 @@
 //go:build linux
 
-package main
+// Package activations learns when game sessions became ACTIVE from the
+// output of the test game servers (e2e/gameserver), for the load tools
+// (e2e/hostingload, e2e/hostsload): a Watcher follows the server
+// processes' log files with inotify and timestamps each activation line
+// when it reads it, adding no request to Hoist.
+package activations
 
 import (
 	"bytes"
@@ -17,7 +22,7 @@ import (
 	"unsafe"
 )
 
-// activationWatcher learns the moment each game session became ACTIVE
+// Watcher learns the moment each game session became ACTIVE
 // from the output of the game servers: the test game server logs
 // `msg="game session activated" gameSession=<ID>` right after Hoist
 // answered its ActivateGameSession with 200, and Hoist answers only after
@@ -28,7 +33,7 @@ import (
 // reply's trip to the game server, one write to the log file and one
 // inotify wake-up (tens of microseconds on loopback), and never earlier.
 // Unlike polling DescribeGameSessions it adds no requests to Hoist.
-type activationWatcher struct {
+type Watcher struct {
 	f *os.File // the inotify descriptor
 
 	mu      sync.Mutex
@@ -47,19 +52,20 @@ type tailFile struct {
 	partial []byte
 }
 
-func newActivationWatcher() (*activationWatcher, error) {
+// New starts a Watcher; Close stops it.
+func New() (*Watcher, error) {
 	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("inotify: %w", err)
 	}
-	w := &activationWatcher{f: os.NewFile(uintptr(fd), "inotify"), dirs: map[int32]string{}, files: map[string]*tailFile{},
+	w := &Watcher{f: os.NewFile(uintptr(fd), "inotify"), dirs: map[int32]string{}, files: map[string]*tailFile{},
 		seen: map[string]activation{}, waiters: map[string]chan activation{}, done: make(chan struct{})}
 	go w.loop()
 	return w, nil
 }
 
-// watch follows every log file in dir, existing and new.
-func (w *activationWatcher) watch(dir string) error {
+// Watch follows every log file in dir, existing and new.
+func (w *Watcher) Watch(dir string) error {
 	wd, err := syscall.InotifyAddWatch(int(w.f.Fd()), dir, syscall.IN_MODIFY|syscall.IN_CREATE)
 	if err != nil {
 		return fmt.Errorf("inotify watch %s: %w", filepath.Base(dir), err)
@@ -77,8 +83,8 @@ func (w *activationWatcher) watch(dir string) error {
 	return nil
 }
 
-// close stops the watcher and closes every file.
-func (w *activationWatcher) close() {
+// Close stops the watcher and closes every file.
+func (w *Watcher) Close() {
 	w.f.Close()
 	<-w.done
 	w.mu.Lock()
@@ -89,7 +95,8 @@ func (w *activationWatcher) close() {
 	w.files = map[string]*tailFile{}
 }
 
-func (w *activationWatcher) loop() {
+// loop reads inotify events and the lines they announce until Close.
+func (w *Watcher) loop() {
 	defer close(w.done)
 	buf := make([]byte, 64<<10)
 	for {
@@ -125,7 +132,7 @@ func (w *activationWatcher) loop() {
 
 // readFile reads what was appended to a log file since the last read and
 // records the activations it names.
-func (w *activationWatcher) readFile(path string) {
+func (w *Watcher) readFile(path string) {
 	if !strings.HasSuffix(path, ".log") {
 		return
 	}
@@ -177,7 +184,7 @@ func (w *activationWatcher) readFile(path string) {
 }
 
 // rescan reads every file of every watched directory.
-func (w *activationWatcher) rescan() {
+func (w *Watcher) rescan() {
 	w.mu.Lock()
 	var dirs []string
 	for _, d := range w.dirs {
@@ -199,7 +206,7 @@ type activation struct {
 	ignored bool
 }
 
-func (w *activationWatcher) activated(id string, a activation) {
+func (w *Watcher) activated(id string, a activation) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if ch, ok := w.waiters[id]; ok {
@@ -210,16 +217,16 @@ func (w *activationWatcher) activated(id string, a activation) {
 	w.seen[id] = a
 }
 
-// errIgnored is a game session whose CreateGameSession message the game
+// ErrIgnored is a game session whose CreateGameSession message the game
 // server ignored because it arrived before the game server had handled the
 // reply to its ProcessReady (the Go SDK's race, which the test game server
 // reproduces; see docs/sdk-endpoint.md).
-var errIgnored = errors.New("the game server ignored the CreateGameSession: it had not yet handled its ProcessReady reply")
+var ErrIgnored = errors.New("the game server ignored the CreateGameSession: it had not yet handled its ProcessReady reply")
 
-// wait returns when game session id was seen ACTIVE; errIgnored when its
+// Wait returns when game session id was seen ACTIVE; ErrIgnored when its
 // game server ignored it; or an error after timeout. It may be called
 // after the activation was seen.
-func (w *activationWatcher) wait(id string, timeout time.Duration) (time.Time, error) {
+func (w *Watcher) Wait(id string, timeout time.Duration) (time.Time, error) {
 	w.mu.Lock()
 	if a, ok := w.seen[id]; ok {
 		delete(w.seen, id)
@@ -254,7 +261,7 @@ func (w *activationWatcher) wait(id string, timeout time.Duration) (time.Time, e
 
 func (a activation) result() (time.Time, error) {
 	if a.ignored {
-		return a.at, errIgnored
+		return a.at, ErrIgnored
 	}
 	return a.at, nil
 }

@@ -1,0 +1,54 @@
+package clock_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
+	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
+)
+
+// soloAfterTen is a rule set whose one team needs two players, one once
+// a candidate match is 10 s old (an expansion of minPlayers).
+const soloAfterTen = `{"name":"solo-after-ten","ruleLanguageVersion":"1.0",
+ "teams":[{"name":"duo","minPlayers":2,"maxPlayers":2}],
+ "expansions":[{"target":"teams[duo].minPlayers","steps":[{"waitTimeSeconds":10,"value":1}]}]}`
+
+// TestExpansionOnAdvance: a lone player's ticket cannot match before the
+// expansion at 10 s; it is still searching at 9 s of manual time, and
+// COMPLETED within a second of wall time of the advance to 10 s.
+func TestExpansionOnAdvance(t *testing.T) {
+	h, c := startManual(t)
+	ctx := t.Context()
+	if _, err := c.CreateMatchmakingRuleSet(ctx, &gl.CreateMatchmakingRuleSetInput{Name: aws.String("solo-rules"),
+		RuleSetBody: aws.String(soloAfterTen)}); err != nil {
+		t.Fatalf("CreateMatchmakingRuleSet: %v", err)
+	}
+	if _, err := c.CreateMatchmakingConfiguration(ctx, &gl.CreateMatchmakingConfigurationInput{Name: aws.String("solo"),
+		RuleSetName: aws.String("solo-rules"), RequestTimeoutSeconds: aws.Int32(60), AcceptanceRequired: aws.Bool(false),
+		FlexMatchMode: types.FlexMatchModeStandalone}); err != nil {
+		t.Fatalf("CreateMatchmakingConfiguration: %v", err)
+	}
+	if _, err := c.StartMatchmaking(ctx, &gl.StartMatchmakingInput{ConfigurationName: aws.String("solo"),
+		TicketId: aws.String("lone"), Players: []types.Player{{PlayerId: aws.String("p1")}}}); err != nil {
+		t.Fatalf("StartMatchmaking: %v", err)
+	}
+	status := func(ctx context.Context) (types.MatchmakingConfigurationStatus, error) {
+		out, err := c.DescribeMatchmaking(ctx, &gl.DescribeMatchmakingInput{TicketIds: []string{"lone"}})
+		if err != nil || len(out.TicketList) != 1 {
+			return "", err
+		}
+		return out.TicketList[0].Status, nil
+	}
+	// The matchmaker takes the ticket up (SEARCHING) with no time passing.
+	within(t, advance(t, h, "9s"), "the ticket SEARCHING at 9 s", func(ctx context.Context) (bool, error) {
+		st, err := status(ctx)
+		return err == nil && st == types.MatchmakingConfigurationStatusSearching, err
+	})
+	start := advance(t, h, "1s")
+	within(t, start, "the ticket COMPLETED", func(ctx context.Context) (bool, error) {
+		st, err := status(ctx)
+		return err == nil && st == types.MatchmakingConfigurationStatusCompleted, err
+	})
+}
