@@ -28,14 +28,9 @@ func TestOnCluster(t *testing.T) {
 	t.Run("TestFleetIQBoto3", TestFleetIQBoto3)
 	t.Run("TestAliasesBoto3", TestAliasesBoto3)
 	t.Run("TestMatchmakingBoto3", TestMatchmakingBoto3)
-	t.Run("TestPlacementBoto3", func(t *testing.T) {
-		// Its game servers' WebSockets go through the balancer to any
-		// replica, and the queue's placements are made by the replica
-		// holding its shard: the CreateGameSession messages must reach
-		// the replica holding each connection.
-		t.Skip("needs messages routed to the replica holding a process's connection (issue 20's per-replica inbox)")
-		TestPlacementBoto3(t)
-	})
+	// Its game servers connect through the balancer to any replica; the
+	// placements' CreateGameSession messages reach them wherever they are.
+	t.Run("TestPlacementBoto3", TestPlacementBoto3)
 }
 
 // onCluster reports whether t runs under TestOnCluster.

@@ -134,7 +134,7 @@ func spreadShards(ctx context.Context, t *testing.T, c *cluster.Cluster, loop st
 	waitFor(ctx, t, loop+" shards on every replica", func() (bool, error) {
 		seen := map[*cluster.Replica]string{}
 		for _, key := range keys {
-			h, err := c.Holder(ctx, "shard/"+loop+"/"+key)
+			h, err := c.Holder(ctx, store.ShardLeasePrefix(loop)+key)
 			if err != nil || h == nil {
 				return false, err
 			}
@@ -172,7 +172,7 @@ func (k *killSetup) failoverPlacement(ctx context.Context, t *testing.T, c *clus
 	t.Helper()
 	var holder *cluster.Replica
 	waitFor(ctx, t, "the victim's queue's shard on a survivor", func() (bool, error) {
-		h, err := c.Holder(ctx, "shard/placement/"+k.victimQueue)
+		h, err := c.Holder(ctx, store.ShardLeasePrefix("placement")+k.victimQueue)
 		if h != nil && h.Up() {
 			holder = h
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hoistgg/hoist/e2e/cluster"
 	"github.com/hoistgg/hoist/e2e/sdkclient"
+	"github.com/hoistgg/hoist/internal/store"
 )
 
 // processes are simulated game server processes (SDK 5 WebSockets) of
@@ -104,11 +105,11 @@ func activeFleet(ctx context.Context, t *testing.T, cl *gl.Client, name string) 
 	return fleetID, fleetARN
 }
 
-// shardHolder waits until a replica holds the shard of loop for key
+// loopShardHolder waits until a replica holds the shard of loop for key
 // (shard/<loop>/<key>) and returns it with the lease's term.
-func shardHolder(ctx context.Context, t *testing.T, c *cluster.Cluster, loop, key string) (*cluster.Replica, int64) {
+func loopShardHolder(ctx context.Context, t *testing.T, c *cluster.Cluster, loop, key string) (*cluster.Replica, int64) {
 	t.Helper()
-	name := "shard/" + loop + "/" + key
+	name := store.ShardLeasePrefix(loop) + key
 	var holder *cluster.Replica
 	var term int64
 	waitFor(ctx, t, name+" held", func() (bool, error) {

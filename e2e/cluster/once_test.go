@@ -155,7 +155,7 @@ func placementOnAnother(ctx context.Context, t *testing.T, c *cluster.Cluster) {
 		Destinations: []types.GameSessionQueueDestination{{DestinationArn: aws.String(fleetARN)}}}); err != nil {
 		t.Fatal(err)
 	}
-	holder, term := shardHolder(ctx, t, c, "placement", "place")
+	holder, term := loopShardHolder(ctx, t, c, "placement", "place")
 	procs := connectProcesses(ctx, t, holder.V2(), holder, fleetID, "custom-place", "place-host", n)
 	var starters []*cluster.Replica
 	for _, r := range c.Replicas {
@@ -195,7 +195,7 @@ func placementOnAnother(ctx context.Context, t *testing.T, c *cluster.Cluster) {
 	if sent != n || len(twice) > 0 {
 		t.Errorf("processes got %d CreateGameSession for %d placements; more than one: %v", sent, n, twice)
 	}
-	after, afterTerm := shardHolder(ctx, t, c, "placement", "place")
+	after, afterTerm := loopShardHolder(ctx, t, c, "placement", "place")
 	if after != holder || afterTerm != term {
 		t.Fatalf("the queue's shard moved during the test (%s term %d, then %s term %d)", holder.Name, term, after.Name, afterTerm)
 	}
@@ -246,7 +246,7 @@ func ticketsOnce(ctx context.Context, t *testing.T, c *cluster.Cluster) {
 	}
 	holders := map[string]bool{}
 	for _, cfg := range configs {
-		r, _ := shardHolder(ctx, t, c, "matchmaking", cfg)
+		r, _ := loopShardHolder(ctx, t, c, "matchmaking", cfg)
 		holders[r.Name] = true
 	}
 	t.Logf("%d tickets started on three replicas completed once each; the configurations' matchmakers ran on %d replicas", len(ids), len(holders))

@@ -20,6 +20,7 @@ import (
 
 	"github.com/hoistgg/hoist/e2e/loadreport"
 	"github.com/hoistgg/hoist/e2e/sdkclient"
+	"github.com/hoistgg/hoist/internal/store"
 )
 
 // PlacementPhase is one measured burst of the placement scenario:
@@ -102,7 +103,7 @@ func (e *env) placementRun(ctx context.Context, run int) ([]*PlacementPhase, err
 		Destinations: []types.GameSessionQueueDestination{{DestinationArn: attrs.FleetAttributes[0].FleetArn}}}); err != nil {
 		return fail(fmt.Errorf("CreateGameSessionQueue: %w", err))
 	}
-	holder, err := rs.holder(ctx, "shard/placement/load")
+	holder, err := rs.holder(ctx, store.ShardLeasePrefix("placement")+"load")
 	if err != nil {
 		return fail(err)
 	}
