@@ -30,8 +30,8 @@ type processes struct {
 
 // connectProcesses registers the compute (through cl) of fleetID in
 // location and connects n processes named <compute>-<i> to replica r's
-// SDK endpoint (so r holds their connections), each ProcessReady. They
-// are closed when the test ends.
+// SDK endpoint (so r holds their connections), each ProcessReady and its
+// first heartbeat. They are closed when the test ends.
 func connectProcesses(ctx context.Context, t *testing.T, cl *gl.Client, r *cluster.Replica, fleetID, location, compute string, n int) *processes {
 	t.Helper()
 	if _, err := cl.RegisterCompute(ctx, &gl.RegisterComputeInput{FleetId: aws.String(fleetID), ComputeName: aws.String(compute),
@@ -55,6 +55,11 @@ func connectProcesses(ctx context.Context, t *testing.T, cl *gl.Client, r *clust
 		if _, err := proc.Call(ctx, "ActivateServerProcess", map[string]any{"SdkVersion": sdkclient.SDKVersion,
 			"SdkLanguage": sdkclient.SDKLanguage, "Port": 7000 + i, "LogPaths": []string{}}); err != nil {
 			t.Fatalf("ProcessReady on replica %s: %v", r.Name, err)
+		}
+		// The SDK's first heartbeat, right after ProcessReady: until it
+		// comes (or 2 s passed) Hoist holds the process's messages.
+		if _, err := proc.Call(ctx, "HeartbeatServerProcess", map[string]any{"HealthStatus": true}); err != nil {
+			t.Fatalf("first heartbeat on replica %s: %v", r.Name, err)
 		}
 	}
 	return ps

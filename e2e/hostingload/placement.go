@@ -271,8 +271,8 @@ func (e *env) placementPhase(ctx context.Context, rs *replicas, endpoint, token,
 	return p, nil
 }
 
-// dialPlacementProcess connects a simulated process and calls ProcessReady;
-// it activates its game sessions, noted in rec.
+// dialPlacementProcess connects a simulated process and calls ProcessReady
+// and its first heartbeat; it activates its game sessions, noted in rec.
 func dialPlacementProcess(ctx context.Context, endpoint, processID, compute, fleetID, token string, port int, rec *received) (*sdkclient.Client, error) {
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -285,6 +285,13 @@ func dialPlacementProcess(ctx context.Context, endpoint, processID, compute, fle
 		"SdkLanguage": sdkclient.SDKLanguage, "Port": port, "LogPaths": []string{}}); err != nil {
 		c.Drop()
 		return nil, fmt.Errorf("ProcessReady of %s: %w", processID, err)
+	}
+	// The SDK's first heartbeat follows ProcessReady at once; until it
+	// comes (or sdkconn's ReadyGrace, 2 s, passed) Hoist holds messages to
+	// the process, which would hold every placement of the burst.
+	if _, err := c.Call(dctx, "HeartbeatServerProcess", map[string]any{"HealthStatus": true}); err != nil {
+		c.Drop()
+		return nil, fmt.Errorf("first heartbeat of %s: %w", processID, err)
 	}
 	return c, nil
 }
