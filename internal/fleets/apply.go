@@ -294,8 +294,8 @@ func (s *Service) markDraining(ctx context.Context, tx store.Tx, fleetID, name s
 	return putCompute(ctx, tx, c)
 }
 
-// purgeFleet forgets a fleet TERMINATED long ago: its record, events and
-// tags (and, after the commit, its directory).
+// purgeFleet forgets a fleet TERMINATED long ago: its record, events,
+// logs' records and tags (and, after the commit, its directory).
 func (s *Service) purgeFleet(ctx context.Context, tx store.Tx, f *fleetRec, fx *effects) error {
 	var ids []string
 	q := store.Query{Kind: hosting.KindFleetEvent, Parent: f.id(), HasParent: true}
@@ -308,6 +308,9 @@ func (s *Service) purgeFleet(ctx context.Context, tx store.Tx, f *fleetRec, fx *
 		}
 	}
 	if err := deleteSetupLogs(ctx, tx, f.id()); err != nil {
+		return err
+	}
+	if err := deleteOutputHolders(ctx, tx, f.id()); err != nil {
 		return err
 	}
 	if s.cfg.RemoveTags != nil {

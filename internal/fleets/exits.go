@@ -17,7 +17,8 @@ import (
 // instance's setup log is not given it: a process may end many times). While
 // the process's location is being created, an exit that shows the process
 // could not become ready counts against the location's activation
-// (decideActivation). The exit is logged too, at WARN.
+// (decideActivation). The kept copy is recorded as this replica's, so that
+// other replicas fetch it from here. The exit is logged too, at WARN.
 func (h *instanceHooks) recordExit(ctx context.Context, e ProcessExit, code api.EventCode, outputPath string) {
 	out := h.s.takeOutput(h.ref.FleetID, e.ProcessID, outputPath)
 	how := exitText(e) + outputText(out)
@@ -31,6 +32,9 @@ func (h *instanceHooks) recordExit(ctx context.Context, e ProcessExit, code api.
 		ev := h.s.newEvent(f.id(), code, now, msg)
 		ev.ProcessLog = logProcess
 		if err := putEvent(ctx, tx, ev); err != nil {
+			return false, err
+		}
+		if err := h.s.recordOutputHolder(ctx, tx, h.ref.FleetID, e.ProcessID, out); err != nil {
 			return false, err
 		}
 		return h.countFailure(f, code, last, logProcess), nil

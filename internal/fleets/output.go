@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -160,6 +161,9 @@ type processOutput struct {
 	Lines []string
 	// Kept: a copy of its end is kept for the event's PreSignedLogUrl.
 	Kept bool
+	// Pruned are the processes whose older copies were removed to make
+	// room for it (their holder records go with them).
+	Pruned []string
 }
 
 // takeOutput quotes the end of a process's output file and, when the
@@ -184,45 +188,47 @@ func (s *Service) takeOutput(fleetID, processID, path string) processOutput {
 		return out
 	}
 	out.Read, out.Lines = true, quoteOutput(data, partial)
-	if err := s.keepOutput(fleetID, processID, f); err != nil {
+	pruned, err := s.keepOutput(fleetID, processID, f)
+	if err != nil {
 		s.log.Warn("fleets: keeping a server process's output", "fleet", fleetID, "process", processID, "err", err)
 	} else {
 		out.Kept = s.fleetDir(fleetID) != ""
 	}
+	out.Pruned = pruned
 	return out
 }
 
 // keepOutput copies the last outputKeepMax bytes of f to the fleet's
 // directory as the output of processID, and removes the oldest copies
-// beyond outputKeepCount.
-func (s *Service) keepOutput(fleetID, processID string, f *os.File) error {
+// beyond outputKeepCount; it returns the processes whose copies it removed.
+func (s *Service) keepOutput(fleetID, processID string, f *os.File) ([]string, error) {
 	dir := s.fleetDir(fleetID)
 	if dir == "" {
-		return nil
+		return nil, nil
 	}
 	if !validName(processID) {
-		return fmt.Errorf("process ID %q cannot name a file", processID)
+		return nil, fmt.Errorf("process ID %q cannot name a file", processID)
 	}
 	dir = filepath.Join(dir, outputDirName)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+		return nil, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	off := max(fi.Size()-outputKeepMax, 0)
 	name := processID + ".log"
 	w, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	_, err = io.Copy(w, io.NewSectionReader(f, off, fi.Size()-off))
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	return pruneOutputs(dir, outputKeepCount, name)
 }
@@ -234,11 +240,12 @@ func validName(id string) bool {
 }
 
 // pruneOutputs removes the oldest files of dir beyond keep, never newest
-// (the copy just written: file times may be too coarse to tell).
-func pruneOutputs(dir string, keep int, newest string) error {
+// (the copy just written: file times may be too coarse to tell), and
+// returns the processes whose copies it removed.
+func pruneOutputs(dir string, keep int, newest string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil || len(entries) <= keep {
-		return err
+		return nil, err
 	}
 	type aged struct {
 		name string
@@ -254,20 +261,29 @@ func pruneOutputs(dir string, keep int, newest string) error {
 		return cmp.Or(cmp.Compare(a.mod, b.mod), strings.Compare(a.name, b.name))
 	})
 	var errs []error
+	var pruned []string
 	for _, f := range files[:max(len(files)+1-keep, 0)] {
 		if err := os.Remove(filepath.Join(dir, f.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
+			continue
 		}
+		pruned = append(pruned, strings.TrimSuffix(f.name, ".log"))
 	}
-	return errors.Join(errs...)
+	return pruned, errors.Join(errs...)
 }
 
 // WriteProcessOutput writes the kept output of a server process of a
 // fleet (what the PreSignedLogUrl of its SERVER_PROCESS_* events serves);
-// NotFoundException when the fleet or the copy is gone.
+// NotFoundException when the fleet or the copy is gone;
+// *hosting.LogsElsewhere when another replica's data directory holds it.
 func (s *Service) WriteProcessOutput(ctx context.Context, w io.Writer, fleetID, processID string) error {
+	var holder string
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
-		_, err := getFleet(ctx, tx, fleetID)
+		if _, err := getFleet(ctx, tx, fleetID); err != nil {
+			return err
+		}
+		var err error
+		holder, err = outputHolder(ctx, tx, fleetID, processID)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -275,6 +291,9 @@ func (s *Service) WriteProcessOutput(ctx context.Context, w io.Writer, fleetID, 
 	}
 	if err != nil {
 		return err
+	}
+	if holder != "" && holder != s.cfg.ReplicaID {
+		return &hosting.LogsElsewhere{Replica: holder}
 	}
 	gone := api.NewNotFoundException("the output of server process %s of fleet %s is no longer kept (Hoist keeps the newest %d per fleet)",
 		processID, fleetID, outputKeepCount)
