@@ -59,7 +59,11 @@ func TestDetachedProcessesEnd(t *testing.T) {
 	t.Parallel()
 	f := confinedFixture(t, nil)
 	f.script("server.sh", detacher+sleeper)
-	f.script("exits.sh", detacher+"report started $GAMELIFT_SDK_PROCESS_ID $$\nread x </dev/null\nsleep 0.2\nexit 0\n")
+	// exits.sh exits by itself once the test has seen its children (the
+	// file "$R.exit-<process ID>" appears), not after a fixed time that a
+	// loaded machine could let pass before the test looks.
+	f.script("exits.sh", detacher+"report started $GAMELIFT_SDK_PROCESS_ID $$\n"+
+		"while [ ! -e \"$R.exit-$GAMELIFT_SDK_PROCESS_ID\" ]; do sleep 0.05; done\nexit 0\n")
 	r := f.start("fleet-1", "i-1", sp("/local/game/server.sh", "", 1), sp("/local/game/exits.sh", "", 1))
 	starts := r.waitStarts(2)
 	children := func(id string) []int {
@@ -75,6 +79,9 @@ func TestDetachedProcessesEnd(t *testing.T) {
 		kids := children(s.ProcessID)
 		switch s.LaunchPath {
 		case "/local/game/exits.sh":
+			if err := os.WriteFile(f.fifo+".exit-"+s.ProcessID, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			r.waitExit(s.ProcessID)
 		default:
 			if err := f.p.StopProcess(s.ProcessID, "stopped"); err != nil {
