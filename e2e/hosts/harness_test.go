@@ -3,7 +3,6 @@
 package hosts
 
 import (
-	"archive/zip"
 	"bufio"
 	"bytes"
 	"context"
@@ -14,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -275,50 +273,6 @@ func eventually(t testing.TB, timeout time.Duration, what string, cond func() (b
 
 // --- the game server build ---
 
-var (
-	gsOnce sync.Once
-	gsZip  []byte
-	gsErr  error
-)
-
-// gameServerZip builds e2e/gameserver once and returns it as a build
-// archive.
-func gameServerZip(t testing.TB) []byte {
-	t.Helper()
-	gsOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "hoist-e2e-hosts-")
-		if err != nil {
-			gsErr = err
-			return
-		}
-		bin := filepath.Join(dir, "gameserver")
-		if gsErr = hoisttest.GoBuild("./e2e/gameserver", bin, "-ldflags=-s -w"); gsErr != nil {
-			return
-		}
-		data, err := os.ReadFile(bin)
-		if err != nil {
-			gsErr = err
-			return
-		}
-		var buf bytes.Buffer
-		zw := zip.NewWriter(&buf)
-		hdr := &zip.FileHeader{Name: "gameserver", Method: zip.Deflate}
-		hdr.SetMode(0o755)
-		w, err := zw.CreateHeader(hdr)
-		if err == nil {
-			_, err = w.Write(data)
-		}
-		if err == nil {
-			err = zw.Close()
-		}
-		gsZip, gsErr = buf.Bytes(), err
-	})
-	if gsErr != nil {
-		t.Fatal(gsErr)
-	}
-	return gsZip
-}
-
 // uploadGameServer uploads the game server as a build (CreateBuild, then
 // an S3 PutObject with the upload credentials) and waits until it is READY.
 func (e *env) uploadGameServer(t *testing.T, name string) string {
@@ -332,7 +286,7 @@ func (e *env) uploadGameServer(t *testing.T, name string) string {
 	s3c := s3.New(s3.Options{Region: hoisttest.Region, BaseEndpoint: aws.String(e.h.URL), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(aws.ToString(c.AccessKeyId), aws.ToString(c.SecretAccessKey), aws.ToString(c.SessionToken))})
 	if _, err := s3c.PutObject(e.ctx, &s3.PutObjectInput{Bucket: out.StorageLocation.Bucket, Key: out.StorageLocation.Key,
-		Body: bytes.NewReader(gameServerZip(t))}); err != nil {
+		Body: bytes.NewReader(hoisttest.GameServerZip(t))}); err != nil {
 		t.Fatal(err)
 	}
 	id := aws.ToString(out.Build.BuildId)
