@@ -51,17 +51,19 @@ func buildGameServer() {
 			gameServerErr = err
 			return
 		}
-		gameServerPath = filepath.Join(dir, "gameserver")
-		gameServerErr = BuildGameServer(gameServerPath)
-		if gameServerErr == nil {
-			gameServerZip, gameServerErr = GameServerArchive(gameServerPath)
-		}
+		gameServerPath, gameServerZip, gameServerErr = BuildGameServer(dir)
 	})
 }
 
-// BuildGameServer builds e2e/gameserver (stripped) into the file bin.
-func BuildGameServer(bin string) error {
-	return GoBuild("./e2e/gameserver", bin, "-ldflags=-s -w")
+// BuildGameServer builds e2e/gameserver (stripped) into dir and returns
+// its path and a build archive holding it (GameServerArchive).
+func BuildGameServer(dir string) (string, []byte, error) {
+	bin := filepath.Join(dir, "gameserver")
+	if err := GoBuild("./e2e/gameserver", bin, "-ldflags=-s -w"); err != nil {
+		return "", nil, err
+	}
+	archive, err := GameServerArchive(bin)
+	return bin, archive, err
 }
 
 // GameServerArchive returns a build archive (zip) holding the file bin as
