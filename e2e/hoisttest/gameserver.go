@@ -40,6 +40,14 @@ func GameServerZip(t testing.TB) []byte {
 	return gameServerZip
 }
 
+// RemoveGameServer removes what GameServerBinary built, if it did (call
+// it from TestMain once the tests ran).
+func RemoveGameServer() {
+	if gameServerPath != "" {
+		_ = os.RemoveAll(filepath.Dir(gameServerPath))
+	}
+}
+
 // buildGameServer builds the game server and its archive, once.
 func buildGameServer() {
 	gameServerOnce.Do(func() {
