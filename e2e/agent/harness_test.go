@@ -97,17 +97,7 @@ func (e *env) httpClient(t testing.TB) *http.Client {
 // returns what it saw, for the failure message.
 func eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s; last seen: %s", what, timeout, state)
-		}
-		time.Sleep(poll) // polling interval, not a wait for time to pass
-	}
+	hoisttest.Eventually(t, poll, timeout, what, cond)
 }
 
 // anywhereFleet creates a custom location and an ANYWHERE fleet in it with

@@ -58,7 +58,7 @@ func (e *env) startAnywhereAgent(t *testing.T, h *netns.Host, fleetID, loc, name
 			<-a.done
 		}
 		if t.Failed() {
-			t.Logf("hoist agent %s log:\n%s", name, tail(a.out.String(), 80))
+			t.Logf("hoist agent %s log:\n%s", name, hoisttest.Tail(a.out.String(), 80))
 		}
 	})
 	return a

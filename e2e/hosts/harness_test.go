@@ -86,7 +86,7 @@ func startHoistOn(t *testing.T, opts hoisttest.Options, addr, tlsAddr string) *e
 	e := &env{h: h, gl: h.V2(), ctx: hoisttest.Context(t, 15*time.Minute), bin: hoisttest.Binary(t)}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("hoist log:\n%s", tail(withoutRequests(h.Log()), 300))
+			t.Logf("hoist log:\n%s", hoisttest.Tail(withoutRequests(h.Log()), 300))
 		}
 	})
 	return e
@@ -189,7 +189,7 @@ func (e *env) startAgent(t *testing.T, s agentSpec) *agent {
 	t.Cleanup(func() {
 		a.stop()
 		if t.Failed() {
-			t.Logf("agent %s log:\n%s", a.hostID, tail(a.out.String(), 200))
+			t.Logf("agent %s log:\n%s", a.hostID, hoisttest.Tail(a.out.String(), 200))
 		}
 	})
 	eventually(t, waitShort, "agent ready", func() (bool, string) {
@@ -207,7 +207,7 @@ func (e *env) startAgent(t *testing.T, s agentSpec) *agent {
 			t.Fatalf("the agent exited:\n%s", a.out.String())
 		default:
 		}
-		return a.hostID != "" && strings.Contains(a.out.String(), "connected to Hoist"), tail(a.out.String(), 3)
+		return a.hostID != "" && strings.Contains(a.out.String(), "connected to Hoist"), hoisttest.Tail(a.out.String(), 3)
 	})
 	return a
 }
@@ -245,30 +245,10 @@ func withoutRequests(log string) string {
 	return strings.Join(keep, "\n")
 }
 
-func tail(s string, lines int) string {
-	ls := strings.Split(s, "\n")
-	if len(ls) > lines {
-		ls = ls[len(ls)-lines:]
-	}
-	return strings.Join(ls, "\n")
-}
-
 // eventually polls cond until it reports done or timeout passes.
 func eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s; last seen: %s", what, timeout, last)
-		}
-		time.Sleep(poll) // polling interval, not a wait for time to pass
-	}
+	hoisttest.Eventually(t, poll, timeout, what, cond)
 }
 
 // --- the game server build ---
