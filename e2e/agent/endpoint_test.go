@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
 	"github.com/coder/websocket"
 
+	"github.com/hoistgg/hoist/e2e/hoisttest"
 	"github.com/hoistgg/hoist/internal/agentproto"
 	"github.com/hoistgg/hoist/internal/ids"
 )
@@ -33,7 +34,7 @@ func (e *env) newFleet(t *testing.T) *fleet {
 	t.Helper()
 	loc := fmt.Sprintf("custom-agents-%d", fleetCount.Add(1))
 	rc := &types.RuntimeConfiguration{GameSessionActivationTimeoutSeconds: aws.Int32(60),
-		ServerProcesses: []types.ServerProcess{{LaunchPath: aws.String(gameServer(t)), Parameters: aws.String("-accept-players"),
+		ServerProcesses: []types.ServerProcess{{LaunchPath: aws.String(hoisttest.GameServerBinary(t)), Parameters: aws.String("-accept-players"),
 			ConcurrentExecutions: aws.Int32(2)}}}
 	return &fleet{e: e, id: e.anywhereFleet(t, loc, rc), loc: loc}
 }
@@ -101,7 +102,7 @@ func testHandshake(t *testing.T, e *env) {
 	if err := a.request(agentproto.ActionDescribeRuntimeConfiguration, agentproto.DescribeRuntimeConfigurationRequest{}, &rc); err != nil {
 		t.Fatal(err)
 	}
-	if len(rc.ServerProcesses) != 1 || rc.ServerProcesses[0].LaunchPath != gameServer(t) || rc.ServerProcesses[0].ConcurrentExecutions != 2 ||
+	if len(rc.ServerProcesses) != 1 || rc.ServerProcesses[0].LaunchPath != hoisttest.GameServerBinary(t) || rc.ServerProcesses[0].ConcurrentExecutions != 2 ||
 		rc.ServerProcesses[0].Parameters != "-accept-players" || aws.ToInt32(rc.GameSessionActivationTimeoutSeconds) != 60 {
 		t.Errorf("DescribeRuntimeConfiguration: %+v", rc)
 	}

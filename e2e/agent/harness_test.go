@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -98,45 +97,7 @@ func (e *env) httpClient(t testing.TB) *http.Client {
 // returns what it saw, for the failure message.
 func eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s; last seen: %s", what, timeout, state)
-		}
-		time.Sleep(poll) // polling interval, not a wait for time to pass
-	}
-}
-
-var (
-	gsOnce sync.Once
-	gsPath string
-	gsErr  error
-)
-
-// gameServer builds e2e/gameserver once per test binary and returns the
-// path of its binary, in a directory every user may read and run.
-func gameServer(t testing.TB) string {
-	t.Helper()
-	gsOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "hoist-e2e-agent-")
-		if err == nil {
-			err = os.Chmod(dir, 0o755)
-		}
-		if err != nil {
-			gsErr = err
-			return
-		}
-		gsPath = filepath.Join(dir, "gameserver")
-		gsErr = hoisttest.GoBuild("./e2e/gameserver", gsPath, "-ldflags=-s -w")
-	})
-	if gsErr != nil {
-		t.Fatal(gsErr)
-	}
-	return gsPath
+	hoisttest.Eventually(t, poll, timeout, what, cond)
 }
 
 // anywhereFleet creates a custom location and an ANYWHERE fleet in it with
@@ -237,7 +198,7 @@ type process struct {
 func startProcess(t *testing.T, e *env, sdkEndpoint, token, fleetID, compute string, args ...string) *process {
 	t.Helper()
 	p := &process{id: ids.UUID(), out: &hoisttest.SyncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(gameServer(t), args...)
+	p.cmd = exec.Command(hoisttest.GameServerBinary(t), args...)
 	p.cmd.Dir = t.TempDir()
 	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"),
 		"GAMELIFT_SDK_WEBSOCKET_URL=" + sdkEndpoint, "GAMELIFT_SDK_AUTH_TOKEN=" + token,

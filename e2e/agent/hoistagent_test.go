@@ -63,15 +63,10 @@ func startHoistAgent(t *testing.T, e *env, f *fleet, compute string, extra ...st
 			t.Error("a log holds a connection URL with its token")
 		}
 		if t.Failed() || os.Getenv("HOIST_TEST_AGENT_LOG") != "" {
-			t.Logf("hoist agent log:\n%s", tail(a.out.String(), 120))
+			t.Logf("hoist agent log:\n%s", hoisttest.Tail(a.out.String(), 120))
 		}
 	})
 	return a
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
 }
 
 // fleetProcesses returns the PIDs (in this namespace) of the game servers
@@ -245,7 +240,7 @@ func TestHoistAgentReconnect(t *testing.T) {
 	e.h.Stop()
 	e = startHoistIn(t, dataDir, listen)
 	eventually(t, waitLong, "the agent reconnected", func() (bool, string) {
-		return strings.Count(a.out.String(), "connected to the agent endpoint") >= 2, tail(a.out.String(), 10)
+		return strings.Count(a.out.String(), "connected to the agent endpoint") >= 2, hoisttest.Tail(a.out.String(), 10)
 	})
 	var gsID string
 	eventually(t, waitLong, "a game session created after the restart", func() (bool, string) {

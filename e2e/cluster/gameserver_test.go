@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,38 +15,11 @@ import (
 	"github.com/hoistgg/hoist/e2e/hoisttest"
 )
 
-var (
-	gsOnce sync.Once
-	gsPath string
-	gsErr  error
-)
-
 // TestMain removes the game server's build once the tests ran.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if gsPath != "" {
-		_ = os.RemoveAll(filepath.Dir(gsPath))
-	}
+	hoisttest.RemoveGameServer()
 	os.Exit(code)
-}
-
-// gameServerBinary builds e2e/gameserver (the SDK 5 test game server)
-// once per test binary.
-func gameServerBinary(t testing.TB) string {
-	t.Helper()
-	gsOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "hoist-e2e-cluster-")
-		if err != nil {
-			gsErr = err
-			return
-		}
-		gsPath = filepath.Join(dir, "gameserver")
-		gsErr = hoisttest.GoBuild("./e2e/gameserver", gsPath, "-ldflags=-s -w")
-	})
-	if gsErr != nil {
-		t.Fatal(gsErr)
-	}
-	return gsPath
 }
 
 // gameServer is a running test game server.
@@ -65,7 +37,7 @@ type gameServer struct {
 func startGameServer(t *testing.T, endpoint, token, fleetID, compute, processID string) *gameServer {
 	t.Helper()
 	gs := &gameServer{id: processID, out: &hoisttest.SyncBuffer{}, done: make(chan struct{})}
-	gs.cmd = exec.Command(gameServerBinary(t))
+	gs.cmd = exec.Command(hoisttest.GameServerBinary(t))
 	gs.cmd.Dir = t.TempDir()
 	gs.cmd.Env = []string{"PATH=" + os.Getenv("PATH"),
 		"GAMELIFT_SDK_WEBSOCKET_URL=" + endpoint, "GAMELIFT_SDK_AUTH_TOKEN=" + token,

@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -203,24 +202,6 @@ func startPoolAgentVia(ctx context.Context, t *testing.T, r *cluster.Replica, en
 // (its files stay on r) and waits until it is READY.
 func uploadBuild(ctx context.Context, t *testing.T, r *cluster.Replica) string {
 	t.Helper()
-	data, err := os.ReadFile(gameServerBinary(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	hdr := &zip.FileHeader{Name: "gameserver", Method: zip.Deflate}
-	hdr.SetMode(0o755)
-	w, err := zw.CreateHeader(hdr)
-	if err == nil {
-		_, err = w.Write(data)
-	}
-	if err == nil {
-		err = zw.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 	cl := r.V2()
 	out, err := cl.CreateBuild(ctx, &gl.CreateBuildInput{Name: aws.String("gameserver"), Version: aws.String("1"),
 		OperatingSystem: types.OperatingSystemAmazonLinux2023})
@@ -231,7 +212,7 @@ func uploadBuild(ctx context.Context, t *testing.T, r *cluster.Replica) string {
 	s3c := s3.New(s3.Options{Region: hoisttest.Region, BaseEndpoint: aws.String(r.URL()), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(aws.ToString(cr.AccessKeyId), aws.ToString(cr.SecretAccessKey), aws.ToString(cr.SessionToken))})
 	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: out.StorageLocation.Bucket, Key: out.StorageLocation.Key,
-		Body: bytes.NewReader(buf.Bytes())}); err != nil {
+		Body: bytes.NewReader(hoisttest.GameServerZip(t))}); err != nil {
 		t.Fatal(err)
 	}
 	id := aws.ToString(out.Build.BuildId)

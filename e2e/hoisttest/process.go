@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -93,13 +92,7 @@ func (p *Process) PID() int { return p.cmd.Process.Pid }
 func (p *Process) Log() string { return p.out.String() }
 
 // LogTail returns the last lines of the log (for errors).
-func (p *Process) LogTail(lines int) string {
-	ls := strings.Split(p.out.String(), "\n")
-	if len(ls) > lines {
-		ls = ls[len(ls)-lines:]
-	}
-	return strings.Join(ls, "\n")
-}
+func (p *Process) LogTail(lines int) string { return Tail(p.out.String(), lines) }
 
 // Stop sends SIGTERM and waits for the exit; after grace it kills the
 // whole process group and reports that the process would not stop.

@@ -21,6 +21,7 @@ import (
 	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
 
+	"github.com/hoistgg/hoist/e2e/hoisttest"
 	"github.com/hoistgg/hoist/e2e/sdkclient"
 )
 
@@ -78,7 +79,7 @@ func startGameServer(t *testing.T, endpoint, token, fleetID, compute, processID 
 	t.Cleanup(func() {
 		hs.stop()
 		if t.Failed() {
-			t.Logf("game server %s output:\n%s", processID, tail(hs.out.String(), 40))
+			t.Logf("game server %s output:\n%s", processID, hoisttest.Tail(hs.out.String(), 40))
 		}
 	})
 	return hs
@@ -98,7 +99,7 @@ func (hs *handServer) port() int32 {
 		}
 		m := readyPort.FindStringSubmatch(hs.out.String())
 		if m == nil {
-			return false, tail(hs.out.String(), 5)
+			return false, hoisttest.Tail(hs.out.String(), 5)
 		}
 		port, _ = strconv.Atoi(m[1])
 		return true, ""
@@ -113,7 +114,7 @@ func (hs *handServer) exited() int {
 	case <-hs.done:
 		return hs.code
 	case <-time.After(waitShort):
-		hs.t.Fatalf("the game server did not exit:\n%s", tail(hs.out.String(), 20))
+		hs.t.Fatalf("the game server did not exit:\n%s", hoisttest.Tail(hs.out.String(), 20))
 		return -1
 	}
 }

@@ -123,36 +123,16 @@ func dedupe(kvs []string) []string {
 func (e *env) dumpOnFailure(t *testing.T) {
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("hoist log:\n%s", tail(e.h.Log(), 200))
+			t.Logf("hoist log:\n%s", hoisttest.Tail(e.h.Log(), 200))
 		}
 	})
-}
-
-func tail(s string, lines int) string {
-	ls := strings.Split(s, "\n")
-	if len(ls) > lines {
-		ls = ls[len(ls)-lines:]
-	}
-	return strings.Join(ls, "\n")
 }
 
 // eventually polls cond until it reports done or timeout passes; cond
 // returns a description of the state it saw, for the failure message.
 func eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s; last seen: %s", what, timeout, last)
-		}
-		time.Sleep(poll) // polling interval, not a wait for time to pass
-	}
+	hoisttest.Eventually(t, poll, timeout, what, cond)
 }
 
 // --- the game server build ---

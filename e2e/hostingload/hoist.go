@@ -3,21 +3,14 @@
 package main
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/hoistgg/hoist/e2e/hoisttest"
 	"github.com/hoistgg/hoist/e2e/loadreport"
@@ -32,128 +25,30 @@ const poll = 100 * time.Millisecond
 // (every signature is verified), a new data directory and loopback ports,
 // the way the e2e tests start it (hoisttest.Launch).
 type hoist struct {
-	*hoisttest.Process
-	dataDir string
-	dir     string // temporary directory removed by stop
-	gl      *gl.Client
+	*loadreport.Hoist
+	gl *gl.Client
 }
 
 // startHoist runs bin serve with extra arguments and waits until it serves.
 func startHoist(bin, parentDir string, extra []string) (*hoist, error) {
-	dir, err := os.MkdirTemp(parentDir, "hoist-hostingload-")
+	h, err := loadreport.StartHoist(bin, parentDir, "hoist-hostingload-", false, extra...)
 	if err != nil {
 		return nil, err
 	}
-	// Run as root, Hoist runs server processes as an unprivileged user,
-	// which must pass through this directory (0700) to reach its instance
-	// directory (and through -data-parent's parents: see docs).
-	if err := os.Chmod(dir, 0o711); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	h := &hoist{dataDir: filepath.Join(dir, "data"), dir: dir}
-	p, err := hoisttest.Launch("hoist", bin, append(hoisttest.ServeArgs(h.dataDir, false), extra...), hoisttest.CredentialsEnv(), dir)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	h.Process = p
-	h.gl = hoisttest.NewV2(h.URL, hoisttest.AccessKeyID, hoisttest.SecretAccessKey)
-	return h, nil
+	return &hoist{Hoist: h, gl: hoisttest.NewV2(h.URL, hoisttest.AccessKeyID, hoisttest.SecretAccessKey)}, nil
 }
 
 func (h *hoist) pid() int { return h.PID() }
 
-// stop sends SIGTERM and waits for Hoist to end its server processes and
-// exit (SIGKILL to its group after 2 minutes), then removes its data.
-func (h *hoist) stop() error {
-	// SIGINT: the local agent's game servers end with Hoist.
-	err := errors.Join(h.StopWith(syscall.SIGINT, 2*time.Minute), hoisttest.StopLocalAgent(h.dataDir, time.Minute))
-	_ = os.RemoveAll(h.dir)
-	return err
-}
-
 // logTail returns the last lines of Hoist's log (for errors).
 func (h *hoist) logTail(lines int) string { return h.LogTail(lines) }
 
-// gameServerArchive builds e2e/gameserver (as the hosting tests do) and
-// returns a zip archive holding it as `gameserver`.
-func gameServerArchive(dir string) ([]byte, error) {
-	bin := filepath.Join(dir, "gameserver")
-	if err := hoisttest.GoBuild("./e2e/gameserver", bin, "-ldflags=-s -w"); err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	hdr := &zip.FileHeader{Name: "gameserver", Method: zip.Deflate}
-	hdr.SetMode(0o755)
-	w, err := zw.CreateHeader(hdr)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := w.Write(data); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
 // --- API helpers ---
-
-// waitFor polls cond every poll until it holds or timeout passes.
-func waitFor(ctx context.Context, timeout time.Duration, what string, cond func() (bool, string, error)) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, state, err := cond()
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		if ok {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: not reached within %s (last seen: %s)", what, timeout, state)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(poll):
-		}
-	}
-}
 
 // uploadBuild creates a build, uploads archive with the upload credentials
 // CreateBuild returns and waits for READY.
 func (h *hoist) uploadBuild(ctx context.Context, archive []byte) (string, error) {
-	out, err := h.gl.CreateBuild(ctx, &gl.CreateBuildInput{Name: aws.String("hostingload"), Version: aws.String("1"),
-		OperatingSystem: types.OperatingSystemAmazonLinux2023})
-	if err != nil {
-		return "", fmt.Errorf("CreateBuild: %w", err)
-	}
-	id, c := aws.ToString(out.Build.BuildId), out.UploadCredentials
-	s3c := s3.New(s3.Options{Region: hoisttest.Region, BaseEndpoint: aws.String(h.URL), UsePathStyle: true,
-		Credentials: credentials.NewStaticCredentialsProvider(aws.ToString(c.AccessKeyId), aws.ToString(c.SecretAccessKey),
-			aws.ToString(c.SessionToken)), RetryMaxAttempts: 1})
-	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: out.StorageLocation.Bucket, Key: out.StorageLocation.Key,
-		Body: bytes.NewReader(archive)}); err != nil {
-		return "", fmt.Errorf("uploading the build: %w", err)
-	}
-	return id, waitFor(ctx, 60*time.Second, "build "+id+" READY", func() (bool, string, error) {
-		b, err := h.gl.DescribeBuild(ctx, &gl.DescribeBuildInput{BuildId: aws.String(id)})
-		if err != nil {
-			return false, "", err
-		}
-		if b.Build.Status == types.BuildStatusFailed {
-			return false, "", errors.New("the build FAILED")
-		}
-		return b.Build.Status == types.BuildStatusReady, string(b.Build.Status), nil
-	})
+	return loadreport.UploadBuild(ctx, h.gl, h.URL, "hostingload", archive)
 }
 
 // createFleet creates an EC2 fleet of the game server with perInstance
@@ -194,7 +89,7 @@ func (h *hoist) scale(ctx context.Context, id string, instances int) error {
 }
 
 func (h *hoist) waitFleetActive(ctx context.Context, id string, timeout time.Duration) error {
-	return waitFor(ctx, timeout, "fleet "+id+" ACTIVE", func() (bool, string, error) {
+	return loadreport.WaitFor(ctx, timeout, "fleet "+id+" ACTIVE", func() (bool, string, error) {
 		out, err := h.gl.DescribeFleetAttributes(ctx, &gl.DescribeFleetAttributesInput{FleetIds: []string{id}})
 		if err != nil {
 			return false, "", err
@@ -222,30 +117,6 @@ func (h *hoist) utilization(ctx context.Context, id string) (ready, sessions int
 	}
 	u := out.FleetUtilization[0]
 	return int(aws.ToInt32(u.ActiveServerProcessCount)), int(aws.ToInt32(u.ActiveGameSessionCount)), nil
-}
-
-// instanceLogDirs returns the log directories of a fleet's instances on
-// this machine (where each server process's output goes): under the local
-// agent's directory (--local-hosting agent, the default) or hoist serve's.
-func (h *hoist) instanceLogDirs(fleetID string) ([]string, error) {
-	var out []string
-	var errs []error
-	for _, root := range []string{filepath.Join(h.dataDir, "local-host", "instances"), filepath.Join(h.dataDir, "instances")} {
-		entries, err := os.ReadDir(filepath.Join(root, fleetID))
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, e := range entries {
-			if e.IsDir() {
-				out = append(out, filepath.Join(root, fleetID, e.Name(), "logs"))
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
 }
 
 // anywhereCompute creates a custom location, an Anywhere fleet in it and a

@@ -4,14 +4,13 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hoistgg/hoist/e2e/hoisttest"
+	"github.com/hoistgg/hoist/e2e/loadreport"
 	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
 )
 
@@ -21,32 +20,11 @@ var full = flag.Bool("hostingload.full", false, "run the documented runs of ever
 // the Hoist binary the e2e tests build, and returns its JSON report.
 func tinyRun(t *testing.T, args ...string) *Report {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "report.json")
-	parent := t.TempDir()
-	// Hoist run as root runs its server processes as an unprivileged user,
-	// which must pass through the test's temporary directory (0700).
-	if err := os.Chmod(filepath.Dir(parent), 0o711); err != nil {
-		t.Fatal(err)
+	rep, printed := loadreport.RunForTest[Report](t, run, append(args, loadreport.TinyRunArgs(t)...)...)
+	if rep.Machine.CPUs == 0 || !strings.Contains(printed, "medians:") {
+		t.Errorf("report without machine or medians: %+v", rep)
 	}
-	args = append(args, "-repeats", "1", "-json", out, "-hoist", hoisttest.Binary(t), "-data-parent", parent)
-	var stdout, stderr bytes.Buffer
-	code := run(args, &stdout, &stderr)
-	t.Log(stdout.String())
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatalf("JSON report: %v\n%s", err, b)
-	}
-	if rep.Machine.CPUs == 0 || !strings.Contains(stdout.String(), "medians:") {
-		t.Errorf("report without machine or medians: %s", b)
-	}
-	return &rep
+	return rep
 }
 
 // TestTinySessions: the real Hoist, the uploaded game server on a fleet of

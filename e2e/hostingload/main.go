@@ -151,16 +151,16 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 		return nil, err
 	}
 	var err error
-	if c.Clients, err = intList(*clients); err != nil {
+	if c.Clients, err = loadreport.IntList(*clients); err != nil {
 		return nil, fmt.Errorf("-clients: %w", err)
 	}
-	if c.Counts, err = intList(*counts); err != nil {
+	if c.Counts, err = loadreport.IntList(*counts); err != nil {
 		return nil, fmt.Errorf("-counts: %w", err)
 	}
-	if c.Sockets, err = intList(*sockets); err != nil {
+	if c.Sockets, err = loadreport.IntList(*sockets); err != nil {
 		return nil, fmt.Errorf("-sockets: %w", err)
 	}
-	if c.Inflight, err = intList(*inflight); err != nil {
+	if c.Inflight, err = loadreport.IntList(*inflight); err != nil {
 		return nil, fmt.Errorf("-inflight: %w", err)
 	}
 	for _, s := range strings.Split(*rates, ",") {
@@ -220,28 +220,12 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 	return c, nil
 }
 
-func intList(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("%q is not a positive number", f)
-		}
-		out = append(out, n)
-	}
-	return out, nil
+func run(args []string, stdout, stderr io.Writer) int {
+	return loadreport.Main("hostingload", args, stdout, stderr, parseFlags, runScenario)
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
-	parse := func(args []string, stderr io.Writer) (*Config, string, error) {
-		cfg, err := parseFlags(args, stderr)
-		if err != nil {
-			return nil, "", err
-		}
-		return cfg, cfg.jsonPath, nil
-	}
-	return loadreport.Run("hostingload", args, stdout, stderr, parse, runScenario)
-}
+// JSONPath is the -json file.
+func (c *Config) JSONPath() string { return c.jsonPath }
 
 // Report is the result of an invocation.
 type Report struct {
@@ -289,7 +273,7 @@ func runScenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, erro
 	}
 	if cfg.Scenario != "sdk" && cfg.Scenario != "placement" {
 		fmt.Fprintln(log, "hostingload: building e2e/gameserver")
-		if e.archive, err = gameServerArchive(tmp); err != nil {
+		if _, e.archive, err = hoisttest.BuildGameServer(tmp); err != nil {
 			return nil, err
 		}
 	}
@@ -369,9 +353,7 @@ func (rep *Report) summarize() {
 }
 
 func (rep *Report) Print(w io.Writer) {
-	m := rep.Machine
-	fmt.Fprintf(w, "\n%s\nmachine: %d CPUs (%s), %s GiB, %s, kernel %s, data on %s, load average %s at start\n\n",
-		rep.Command, m.CPUs, m.CPUModel, m.MemoryGiB, m.Go, m.Kernel, m.DataFS, m.LoadAvg)
+	fmt.Fprintf(w, "\n%s\n%s\n\n", rep.Command, rep.Machine)
 	switch rep.Config.Scenario {
 	case "sessions":
 		printSessions(w, rep)

@@ -308,24 +308,11 @@ type PlacementSummary struct {
 }
 
 func summarizePlacement(phases []*PlacementPhase) []PlacementSummary {
-	var order []int
-	by := map[int][]*PlacementPhase{}
-	for _, p := range phases {
-		if by[p.Clients] == nil {
-			order = append(order, p.Clients)
-		}
-		by[p.Clients] = append(by[p.Clients], p)
-	}
+	order, by := loadreport.GroupBy(phases, func(p *PlacementPhase) int { return p.Clients })
 	var out []PlacementSummary
 	for _, c := range order {
 		ps := by[c]
-		med := func(f func(*PlacementPhase) float64) float64 {
-			var v []float64
-			for _, p := range ps {
-				v = append(v, f(p))
-			}
-			return loadreport.Median(v)
-		}
+		med := func(f func(*PlacementPhase) float64) float64 { return loadreport.MedianOf(ps, f) }
 		out = append(out, PlacementSummary{Clients: c, Placements: ps[0].Placements, Runs: len(ps),
 			PerSec:     med(func(p *PlacementPhase) float64 { return p.PerSec }),
 			P50:        med(func(p *PlacementPhase) float64 { return p.StartToFulfilled.P50 }),

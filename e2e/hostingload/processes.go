@@ -180,7 +180,7 @@ func (e *env) processesRun(ctx context.Context, run, count int, hb time.Duration
 		return nil, err
 	}
 	defer func() {
-		if err := h.stop(); err != nil {
+		if err := h.Stop(); err != nil {
 			fmt.Fprintln(e.log, "hostingload:", err)
 		}
 	}()
@@ -223,7 +223,7 @@ func (e *env) processesRun(ctx context.Context, run, count int, hb time.Duration
 		}
 		return total, nil
 	}
-	err = waitFor(ctx, cfg.ReadyTimeout, fmt.Sprintf("%d processes ready", count), func() (bool, string, error) {
+	err = loadreport.WaitFor(ctx, cfg.ReadyTimeout, fmt.Sprintf("%d processes ready", count), func() (bool, string, error) {
 		n, err := readyAll()
 		r.Ready = n
 		return n == count, fmt.Sprintf("%d ready", n), err
@@ -237,7 +237,7 @@ func (e *env) processesRun(ctx context.Context, run, count int, hb time.Duration
 	}
 	var logDirs []string
 	for _, id := range fleetIDs {
-		dirs, err := h.instanceLogDirs(id)
+		dirs, err := h.InstanceLogDirs(id)
 		if err != nil {
 			return fail(err)
 		}
@@ -524,25 +524,11 @@ func summarizeProcesses(runs []*ProcessesRun) []ProcessesSummary {
 		count int
 		hb    string
 	}
-	var order []key
-	by := map[key][]*ProcessesRun{}
-	for _, r := range runs {
-		k := key{r.Count, r.Heartbeat}
-		if by[k] == nil {
-			order = append(order, k)
-		}
-		by[k] = append(by[k], r)
-	}
+	order, by := loadreport.GroupBy(runs, func(r *ProcessesRun) key { return key{r.Count, r.Heartbeat} })
 	var out []ProcessesSummary
 	for _, k := range order {
 		rs := by[k]
-		med := func(f func(*ProcessesRun) float64) float64 {
-			var v []float64
-			for _, r := range rs {
-				v = append(v, f(r))
-			}
-			return loadreport.Median(v)
-		}
+		med := func(f func(*ProcessesRun) float64) float64 { return loadreport.MedianOf(rs, f) }
 		s := ProcessesSummary{Count: k.count, Heartbeat: k.hb, Runs: len(rs),
 			ReadySeconds:   med(func(r *ProcessesRun) float64 { return r.ReadySeconds }),
 			RampHoistCores: med(func(r *ProcessesRun) float64 { return r.RampCPU.Hoist }),

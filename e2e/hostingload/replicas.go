@@ -55,7 +55,7 @@ func (e *env) startReplicas(ctx context.Context, extra ...string) (*replicas, st
 func (r *replicas) stop() error {
 	var errs []error
 	for _, h := range r.hs {
-		errs = append(errs, h.stop())
+		errs = append(errs, h.Stop())
 	}
 	if r.drop != nil {
 		errs = append(errs, r.drop())
@@ -107,7 +107,7 @@ func (r *replicas) holder(ctx context.Context, name string) (*hoist, error) {
 		}
 		for _, g := range gs {
 			for _, h := range r.hs {
-				if id, err := os.ReadFile(filepath.Join(h.dataDir, "replica-id")); err == nil && strings.TrimSpace(string(id)) == g.Holder {
+				if id, err := os.ReadFile(filepath.Join(h.DataDir, "replica-id")); err == nil && strings.TrimSpace(string(id)) == g.Holder {
 					return h, nil
 				}
 			}

@@ -60,7 +60,7 @@ func (e *env) sdkRun(ctx context.Context, run int) ([]*SDKPhase, error) {
 		return nil, err
 	}
 	defer func() {
-		if err := h.stop(); err != nil {
+		if err := h.Stop(); err != nil {
 			fmt.Fprintln(e.log, "hostingload:", err)
 		}
 	}()
@@ -209,25 +209,11 @@ type SDKSummary struct {
 
 func summarizeSDK(phases []*SDKPhase) []SDKSummary {
 	type key struct{ sockets, inflight int }
-	var order []key
-	by := map[key][]*SDKPhase{}
-	for _, p := range phases {
-		k := key{p.Sockets, p.Inflight}
-		if by[k] == nil {
-			order = append(order, k)
-		}
-		by[k] = append(by[k], p)
-	}
+	order, by := loadreport.GroupBy(phases, func(p *SDKPhase) key { return key{p.Sockets, p.Inflight} })
 	var out []SDKSummary
 	for _, k := range order {
 		ps := by[k]
-		med := func(f func(*SDKPhase) float64) float64 {
-			var v []float64
-			for _, p := range ps {
-				v = append(v, f(p))
-			}
-			return loadreport.Median(v)
-		}
+		med := func(f func(*SDKPhase) float64) float64 { return loadreport.MedianOf(ps, f) }
 		out = append(out, SDKSummary{Sockets: k.sockets, Inflight: k.inflight, Runs: len(ps),
 			MsgsPerSec:     med(func(p *SDKPhase) float64 { return p.MsgsPerSec }),
 			P50:            med(func(p *SDKPhase) float64 { return p.Latency.P50 }),

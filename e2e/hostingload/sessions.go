@@ -97,7 +97,7 @@ func (e *env) sessionsRun(ctx context.Context, run int) ([]*SessionsPhase, error
 		return nil, err
 	}
 	defer func() {
-		if err := h.stop(); err != nil {
+		if err := h.Stop(); err != nil {
 			fmt.Fprintln(e.log, "hostingload:", err)
 		}
 	}()
@@ -124,7 +124,7 @@ func (e *env) sessionsRun(ctx context.Context, run int) ([]*SessionsPhase, error
 		return fail(err)
 	}
 	defer w.Close()
-	dirs, err := h.instanceLogDirs(fleetID)
+	dirs, err := h.InstanceLogDirs(fleetID)
 	if err != nil || len(dirs) != cfg.Instances {
 		return fail(fmt.Errorf("the fleet's instance directories: %v (%d found)", err, len(dirs)))
 	}
@@ -163,7 +163,7 @@ func (e *env) sessionsRun(ctx context.Context, run int) ([]*SessionsPhase, error
 // waitSettled waits until a fleet has n ready processes and no ACTIVE or
 // ACTIVATING game session.
 func (h *hoist) waitSettled(ctx context.Context, fleetID string, n int) error {
-	return waitFor(ctx, 3*time.Minute, fmt.Sprintf("fleet %s with %d idle processes", fleetID, n), func() (bool, string, error) {
+	return loadreport.WaitFor(ctx, 3*time.Minute, fmt.Sprintf("fleet %s with %d idle processes", fleetID, n), func() (bool, string, error) {
 		ready, active, err := h.utilization(ctx, fleetID)
 		if err != nil {
 			return false, "", err
@@ -360,24 +360,10 @@ func summarizeSessions(phases []*SessionsPhase) []SessionsSummary {
 		clients int
 		rate    float64
 	}
-	var order []key
-	by := map[key][]*SessionsPhase{}
-	for _, p := range phases {
-		k := key{p.Clients, p.Rate}
-		if by[k] == nil {
-			order = append(order, k)
-		}
-		by[k] = append(by[k], p)
-	}
+	order, by := loadreport.GroupBy(phases, func(p *SessionsPhase) key { return key{p.Clients, p.Rate} })
 	for _, k := range order {
 		ps := by[k]
-		med := func(f func(*SessionsPhase) float64) float64 {
-			var v []float64
-			for _, p := range ps {
-				v = append(v, f(p))
-			}
-			return loadreport.Median(v)
-		}
+		med := func(f func(*SessionsPhase) float64) float64 { return loadreport.MedianOf(ps, f) }
 		out = append(out, SessionsSummary{Clients: k.clients, Rate: k.rate, Runs: len(ps),
 			SessionsPerSec: med(func(p *SessionsPhase) float64 { return p.SessionsPerSec }),
 			P50:            med(func(p *SessionsPhase) float64 { return p.CreateToActive.P50 }),

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,35 +20,6 @@ import (
 	"github.com/hoistgg/hoist/e2e/netns"
 	"github.com/hoistgg/hoist/internal/server"
 )
-
-var (
-	gsBinOnce sync.Once
-	gsBin     string
-	gsBinErr  error
-)
-
-// gameServerBinary builds e2e/gameserver once, in a directory every user
-// may read (an Anywhere fleet's launch path is a path on its hosts, and
-// its processes run as the agent's unprivileged account).
-func gameServerBinary(t testing.TB) string {
-	t.Helper()
-	gsBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "hoist-e2e-hosts-bin-")
-		if err == nil {
-			err = os.Chmod(dir, 0o755)
-		}
-		if err != nil {
-			gsBinErr = err
-			return
-		}
-		gsBin = filepath.Join(dir, "gameserver")
-		gsBinErr = hoisttest.GoBuild("./e2e/gameserver", gsBin, "-ldflags=-s -w")
-	})
-	if gsBinErr != nil {
-		t.Fatal(gsBinErr)
-	}
-	return gsBin
-}
 
 // anywhereAgent is a running `hoist agent` in Anywhere mode.
 type anywhereAgent struct {
@@ -88,7 +58,7 @@ func (e *env) startAnywhereAgent(t *testing.T, h *netns.Host, fleetID, loc, name
 			<-a.done
 		}
 		if t.Failed() {
-			t.Logf("hoist agent %s log:\n%s", name, tail(a.out.String(), 80))
+			t.Logf("hoist agent %s log:\n%s", name, hoisttest.Tail(a.out.String(), 80))
 		}
 	})
 	return a
@@ -114,7 +84,7 @@ func TestAnywhereFleetOnTwoHosts(t *testing.T) {
 	}
 	out, err := e.gl.CreateFleet(e.ctx, &gl.CreateFleetInput{Name: aws.String("anywhere"), ComputeType: types.ComputeTypeAnywhere,
 		Locations: lcs, RuntimeConfiguration: &types.RuntimeConfiguration{ServerProcesses: []types.ServerProcess{{
-			LaunchPath: aws.String(gameServerBinary(t)), Parameters: aws.String("-host 0.0.0.0 -accept-players"),
+			LaunchPath: aws.String(hoisttest.GameServerBinary(t)), Parameters: aws.String("-host 0.0.0.0 -accept-players"),
 			ConcurrentExecutions: aws.Int32(2)}}}})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@
 package hosts
 
 import (
-	"archive/zip"
 	"bufio"
 	"bytes"
 	"context"
@@ -14,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -88,7 +86,7 @@ func startHoistOn(t *testing.T, opts hoisttest.Options, addr, tlsAddr string) *e
 	e := &env{h: h, gl: h.V2(), ctx: hoisttest.Context(t, 15*time.Minute), bin: hoisttest.Binary(t)}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("hoist log:\n%s", tail(withoutRequests(h.Log()), 300))
+			t.Logf("hoist log:\n%s", hoisttest.Tail(withoutRequests(h.Log()), 300))
 		}
 	})
 	return e
@@ -191,7 +189,7 @@ func (e *env) startAgent(t *testing.T, s agentSpec) *agent {
 	t.Cleanup(func() {
 		a.stop()
 		if t.Failed() {
-			t.Logf("agent %s log:\n%s", a.hostID, tail(a.out.String(), 200))
+			t.Logf("agent %s log:\n%s", a.hostID, hoisttest.Tail(a.out.String(), 200))
 		}
 	})
 	eventually(t, waitShort, "agent ready", func() (bool, string) {
@@ -209,7 +207,7 @@ func (e *env) startAgent(t *testing.T, s agentSpec) *agent {
 			t.Fatalf("the agent exited:\n%s", a.out.String())
 		default:
 		}
-		return a.hostID != "" && strings.Contains(a.out.String(), "connected to Hoist"), tail(a.out.String(), 3)
+		return a.hostID != "" && strings.Contains(a.out.String(), "connected to Hoist"), hoisttest.Tail(a.out.String(), 3)
 	})
 	return a
 }
@@ -247,77 +245,13 @@ func withoutRequests(log string) string {
 	return strings.Join(keep, "\n")
 }
 
-func tail(s string, lines int) string {
-	ls := strings.Split(s, "\n")
-	if len(ls) > lines {
-		ls = ls[len(ls)-lines:]
-	}
-	return strings.Join(ls, "\n")
-}
-
 // eventually polls cond until it reports done or timeout passes.
 func eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s; last seen: %s", what, timeout, last)
-		}
-		time.Sleep(poll) // polling interval, not a wait for time to pass
-	}
+	hoisttest.Eventually(t, poll, timeout, what, cond)
 }
 
 // --- the game server build ---
-
-var (
-	gsOnce sync.Once
-	gsZip  []byte
-	gsErr  error
-)
-
-// gameServerZip builds e2e/gameserver once and returns it as a build
-// archive.
-func gameServerZip(t testing.TB) []byte {
-	t.Helper()
-	gsOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "hoist-e2e-hosts-")
-		if err != nil {
-			gsErr = err
-			return
-		}
-		bin := filepath.Join(dir, "gameserver")
-		if gsErr = hoisttest.GoBuild("./e2e/gameserver", bin, "-ldflags=-s -w"); gsErr != nil {
-			return
-		}
-		data, err := os.ReadFile(bin)
-		if err != nil {
-			gsErr = err
-			return
-		}
-		var buf bytes.Buffer
-		zw := zip.NewWriter(&buf)
-		hdr := &zip.FileHeader{Name: "gameserver", Method: zip.Deflate}
-		hdr.SetMode(0o755)
-		w, err := zw.CreateHeader(hdr)
-		if err == nil {
-			_, err = w.Write(data)
-		}
-		if err == nil {
-			err = zw.Close()
-		}
-		gsZip, gsErr = buf.Bytes(), err
-	})
-	if gsErr != nil {
-		t.Fatal(gsErr)
-	}
-	return gsZip
-}
 
 // uploadGameServer uploads the game server as a build (CreateBuild, then
 // an S3 PutObject with the upload credentials) and waits until it is READY.
@@ -332,7 +266,7 @@ func (e *env) uploadGameServer(t *testing.T, name string) string {
 	s3c := s3.New(s3.Options{Region: hoisttest.Region, BaseEndpoint: aws.String(e.h.URL), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(aws.ToString(c.AccessKeyId), aws.ToString(c.SecretAccessKey), aws.ToString(c.SessionToken))})
 	if _, err := s3c.PutObject(e.ctx, &s3.PutObjectInput{Bucket: out.StorageLocation.Bucket, Key: out.StorageLocation.Key,
-		Body: bytes.NewReader(gameServerZip(t))}); err != nil {
+		Body: bytes.NewReader(hoisttest.GameServerZip(t))}); err != nil {
 		t.Fatal(err)
 	}
 	id := aws.ToString(out.Build.BuildId)

@@ -241,7 +241,7 @@ func (e *env) removeHosts(t *testing.T, fleetID string, a, b *agent, s session) 
 			t.Fatalf("agent %s still runs after its host was removed", g.hostID)
 		}
 		if !strings.Contains(g.out.String(), "the host was removed") {
-			t.Fatalf("agent %s exited without saying its host was removed:\n%s", g.hostID, tail(g.out.String(), 5))
+			t.Fatalf("agent %s exited without saying its host was removed:\n%s", g.hostID, hoisttest.Tail(g.out.String(), 5))
 		}
 		if _, ok := e.hosts(t)[g.hostID]; ok {
 			t.Fatalf("host %s still listed", g.hostID)
@@ -419,7 +419,7 @@ func TestFleetTakesItsFirstHostAtOnce(t *testing.T) {
 	e := &env{h: h, gl: h.V2(), ctx: hoisttest.Context(t, 5*time.Minute), bin: hoisttest.Binary(t)}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("hoist log:\n%s", tail(withoutRequests(h.Log()), 200))
+			t.Logf("hoist log:\n%s", hoisttest.Tail(withoutRequests(h.Log()), 200))
 		}
 	})
 	build := e.uploadGameServer(t, "first-host")

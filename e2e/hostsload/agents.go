@@ -67,7 +67,7 @@ func (e *env) agentsRun(ctx context.Context, r *AgentsRun) error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = h.stop() }()
+	defer func() { _ = h.Stop() }()
 	pool, err := e.startPoolAgent(h, exec.CommandContext, "us-west-2", "127.0.0.2", "*=1")
 	if err != nil {
 		return h.fail(err)
@@ -116,7 +116,7 @@ func (e *env) startAnywhere(ctx context.Context, h *hoist) (*agent, error) {
 	id := aws.ToString(out.FleetAttributes.FleetId)
 	a, err := e.startAgent(exec.CommandContext, credentialsEnv(), "connected to the agent endpoint", "--data-dir",
 		"--endpoint", h.TLSURL, "--fleet", id, "--location", loc, "--ip", "127.0.0.3", "--compute-name", "hostsload",
-		"--ca-file", filepath.Join(h.dataDir, server.CABundleFile))
+		"--ca-file", filepath.Join(h.DataDir, server.CABundleFile))
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func (e *env) startAnywhere(ctx context.Context, h *hoist) (*agent, error) {
 
 // waitProcesses waits until a fleet location has n game servers ready.
 func (h *hoist) waitProcesses(ctx context.Context, fleetID, loc string, n int32) error {
-	return waitFor(ctx, 2*time.Minute, fmt.Sprintf("%d game servers ready in %s", n, loc), func() (bool, string, error) {
+	return loadreport.WaitFor(ctx, 2*time.Minute, fmt.Sprintf("%d game servers ready in %s", n, loc), func() (bool, string, error) {
 		u, err := h.gl.DescribeFleetLocationUtilization(ctx, &gl.DescribeFleetLocationUtilizationInput{FleetId: aws.String(fleetID),
 			Location: aws.String(loc)})
 		if err != nil {
@@ -154,11 +154,8 @@ func summarizeAgents(runs []*AgentsRun) *AgentsMedians {
 		return nil
 	}
 	med := func(f func(*AgentsRun) AgentMemory) AgentMemory {
-		var rss, pss []float64
-		for _, r := range runs {
-			rss, pss = append(rss, f(r).RSSMiB), append(pss, f(r).PSSMiB)
-		}
-		return AgentMemory{RSSMiB: loadreport.Median(rss), PSSMiB: loadreport.Median(pss)}
+		return AgentMemory{RSSMiB: loadreport.MedianOf(runs, func(r *AgentsRun) float64 { return f(r).RSSMiB }),
+			PSSMiB: loadreport.MedianOf(runs, func(r *AgentsRun) float64 { return f(r).PSSMiB })}
 	}
 	return &AgentsMedians{Runs: len(runs), PoolIdle: med(func(r *AgentsRun) AgentMemory { return r.PoolIdle }),
 		PoolTwo: med(func(r *AgentsRun) AgentMemory { return r.PoolTwo }), AnywhereTwo: med(func(r *AgentsRun) AgentMemory { return r.AnywhereTwo })}

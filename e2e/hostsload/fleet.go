@@ -56,12 +56,12 @@ func (e *env) runFleet(ctx context.Context, rep *Report) error {
 		if err != nil {
 			return err
 		}
-		defer func() { _ = hosts.stop() }()
+		defer func() { _ = hosts.Stop() }()
 		local, err := e.startHoist("127.0.0.1")
 		if err != nil {
 			return err
 		}
-		defer func() { _ = local.stop() }()
+		defer func() { _ = local.Stop() }()
 		for i, host := range n.Hosts {
 			a, err := e.startPoolAgent(hosts, host.Command, fleetLocations[i], host.Addr.String(), "*=16")
 			if err != nil {
@@ -135,13 +135,7 @@ func summarizeFleet(runs []*FleetRun) *FleetMedians {
 	if len(runs) == 0 {
 		return nil
 	}
-	med := func(f func(*FleetRun) float64) float64 {
-		var v []float64
-		for _, r := range runs {
-			v = append(v, f(r))
-		}
-		return loadreport.Median(v)
-	}
+	med := func(f func(*FleetRun) float64) float64 { return loadreport.MedianOf(runs, f) }
 	return &FleetMedians{Runs: len(runs),
 		Hosts: FleetTimes{FleetActiveS: med(func(r *FleetRun) float64 { return r.Hosts.FleetActiveS }),
 			AllActiveS: med(func(r *FleetRun) float64 { return r.Hosts.AllActiveS })},

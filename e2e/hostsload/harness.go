@@ -3,8 +3,6 @@
 package main
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,19 +18,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/hoistgg/hoist/e2e/hoisttest"
+	"github.com/hoistgg/hoist/e2e/loadreport"
 	"github.com/hoistgg/hoist/e2e/netns"
 	"github.com/hoistgg/hoist/e2e/sysinfo"
 )
-
-// poll is the interval of every wait that polls (each ends as soon as its
-// condition holds, or fails at its deadline).
-const poll = 100 * time.Millisecond
 
 // --- network namespaces outside a test ---
 
@@ -79,45 +72,31 @@ func withNetwork(log io.Writer, hosts int, f func(n *netns.Network) error) (err 
 
 // --- Hoist ---
 
-// hoist is a running Hoist: credentials set (every signature verified), a
-// new data directory, listening on one IP address.
+// hoist is a running Hoist listening on one IP address.
 type hoist struct {
-	*hoisttest.Process
-	dataDir, dir, bin string
-	gl                *gl.Client
-	pprofAddr         string
+	*loadreport.Hoist
+	bin       string
+	gl        *gl.Client
+	pprofAddr string
 }
 
 // startHoist runs `hoist serve` listening on ip (also its --instance-ip:
 // its TLS certificate names it), with --pprof-addr on loopback and extra
 // arguments.
 func (e *env) startHoist(ip string, extra ...string) (*hoist, error) {
-	dir, err := os.MkdirTemp(e.cfg.dataParent, "hoist-hostsload-")
-	if err != nil {
-		return nil, err
-	}
-	// Run as root, Hoist and the agents run game servers as an
-	// unprivileged user, which must pass through this directory.
-	if err := os.Chmod(dir, 0o711); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
 	pprofAddr, err := hoisttest.FreeLoopbackAddr()
 	if err != nil {
 		return nil, err
 	}
-	h := &hoist{dataDir: filepath.Join(dir, "data"), dir: dir, bin: e.hoistBin, pprofAddr: pprofAddr}
 	extra = withTimings(append(extra, "--local-hosting", e.cfg.LocalHosting), e.cfg.timings)
-	args := append(hoisttest.ServeArgs(h.dataDir, true), "--addr", net.JoinHostPort(ip, "0"), "--tls-addr", net.JoinHostPort(ip, "0"),
-		"--instance-ip", ip, "--pprof-addr", pprofAddr)
-	p, err := hoisttest.Launch("hoist", e.hoistBin, append(args, extra...), hoisttest.CredentialsEnv(), dir)
+	args := append([]string{"--addr", net.JoinHostPort(ip, "0"), "--tls-addr", net.JoinHostPort(ip, "0"),
+		"--instance-ip", ip, "--pprof-addr", pprofAddr}, extra...)
+	lh, err := loadreport.StartHoist(e.hoistBin, e.cfg.dataParent, "hoist-hostsload-", true, args...)
 	if err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
-	h.Process = p
-	h.gl = hoisttest.NewV2(h.URL, hoisttest.AccessKeyID, hoisttest.SecretAccessKey)
-	return h, nil
+	gc := hoisttest.NewV2(lh.URL, hoisttest.AccessKeyID, hoisttest.SecretAccessKey)
+	return &hoist{Hoist: lh, bin: e.hoistBin, gl: gc, pprofAddr: pprofAddr}, nil
 }
 
 // withTimings adds timings (name=duration,...) to the --timings of args.
@@ -133,15 +112,6 @@ func withTimings(args []string, timings string) []string {
 		}
 	}
 	return append(args, "--timings", timings)
-}
-
-// stop sends SIGINT (which retires the local agent: its game servers end
-// with Hoist), waits for Hoist to exit, ends a local agent left over, and
-// removes Hoist's data.
-func (h *hoist) stop() error {
-	err := errors.Join(h.StopWith(syscall.SIGINT, 2*time.Minute), hoisttest.StopLocalAgent(h.dataDir, time.Minute))
-	_ = os.RemoveAll(h.dir)
-	return err
 }
 
 // fail adds the end of Hoist's log to err.
@@ -201,7 +171,7 @@ func (e *env) startAgent(command commandFunc, env []string, ready, dirFlag strin
 		return nil, err
 	}
 	go func() { _ = a.cmd.Wait(); close(a.done) }()
-	err = waitFor(context.Background(), time.Minute, "the agent ready", func() (bool, string, error) {
+	err = loadreport.WaitFor(context.Background(), time.Minute, "the agent ready", func() (bool, string, error) {
 		select {
 		case <-a.done:
 			return false, "", fmt.Errorf("the agent exited:\n%s", a.out.String())
@@ -259,76 +229,10 @@ func cores(used, over time.Duration) float64 {
 
 // --- builds and fleets ---
 
-// gameServer builds e2e/gameserver into dir and returns its path and a
-// build archive holding it as `gameserver`.
-func gameServer(dir string) (string, []byte, error) {
-	bin := filepath.Join(dir, "gameserver")
-	if err := hoisttest.GoBuild("./e2e/gameserver", bin, "-ldflags=-s -w"); err != nil {
-		return "", nil, err
-	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		return "", nil, err
-	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	hdr := &zip.FileHeader{Name: "gameserver", Method: zip.Deflate}
-	hdr.SetMode(0o755)
-	w, err := zw.CreateHeader(hdr)
-	if err == nil {
-		_, err = w.Write(data)
-	}
-	if err == nil {
-		err = zw.Close()
-	}
-	return bin, buf.Bytes(), err
-}
-
-// waitFor polls cond every poll until it holds or timeout passes.
-func waitFor(ctx context.Context, timeout time.Duration, what string, cond func() (bool, string, error)) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, state, err := cond()
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		if ok {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: not reached within %s (last seen: %s)", what, timeout, state)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(poll):
-		}
-	}
-}
-
 // uploadBuild uploads the game server as a new build and waits until it
 // is READY.
 func (e *env) uploadBuild(ctx context.Context, h *hoist) (string, error) {
-	out, err := h.gl.CreateBuild(ctx, &gl.CreateBuildInput{Name: aws.String("hostsload"), Version: aws.String("1"),
-		OperatingSystem: types.OperatingSystemAmazonLinux2023})
-	if err != nil {
-		return "", fmt.Errorf("CreateBuild: %w", err)
-	}
-	id, c := aws.ToString(out.Build.BuildId), out.UploadCredentials
-	s3c := s3.New(s3.Options{Region: hoisttest.Region, BaseEndpoint: aws.String(h.URL), UsePathStyle: true,
-		Credentials: credentials.NewStaticCredentialsProvider(aws.ToString(c.AccessKeyId), aws.ToString(c.SecretAccessKey),
-			aws.ToString(c.SessionToken)), RetryMaxAttempts: 1})
-	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: out.StorageLocation.Bucket, Key: out.StorageLocation.Key,
-		Body: bytes.NewReader(e.archive)}); err != nil {
-		return "", fmt.Errorf("uploading the build: %w", err)
-	}
-	return id, waitFor(ctx, time.Minute, "build READY", func() (bool, string, error) {
-		b, err := h.gl.DescribeBuild(ctx, &gl.DescribeBuildInput{BuildId: aws.String(id)})
-		if err != nil {
-			return false, "", err
-		}
-		return b.Build.Status == types.BuildStatusReady, string(b.Build.Status), nil
-	})
+	return loadreport.UploadBuild(ctx, h.gl, h.URL, "hostsload", e.archive)
 }
 
 // fleetInput is a managed fleet of the game server in locations (the
@@ -363,27 +267,4 @@ func (h *hoist) locationsActive(ctx context.Context, fleetID string) (bool, stri
 		states = append(states, aws.ToString(l.LocationState.Location)+"="+string(st))
 	}
 	return all, strings.Join(states, ","), nil
-}
-
-// instanceLogDirs returns the log directories of a fleet's instances under
-// instancesDirs (a pool agent's <dir>/instances; on Hoist's machine the
-// local agent's <data dir>/local-host/instances, or hoist serve's own
-// <data dir>/instances with --local-hosting in-process).
-func instanceLogDirs(fleetID string, instancesDirs ...string) []string {
-	var out []string
-	for _, dir := range instancesDirs {
-		entries, _ := os.ReadDir(filepath.Join(dir, fleetID))
-		for _, e := range entries {
-			if e.IsDir() {
-				out = append(out, filepath.Join(dir, fleetID, e.Name(), "logs"))
-			}
-		}
-	}
-	return out
-}
-
-// localInstancesDirs are where the instances of Hoist's own machine keep
-// their files: the local agent's directory or hoist serve's.
-func (h *hoist) localInstancesDirs() []string {
-	return []string{filepath.Join(h.dataDir, "local-host", "instances"), filepath.Join(h.dataDir, "instances")}
 }

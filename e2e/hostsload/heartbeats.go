@@ -85,7 +85,7 @@ func (e *env) heartbeatPhase(ctx context.Context, p *HeartbeatPhase) error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = h.stop() }()
+	defer func() { _ = h.Stop() }()
 	sim, err := newSimulation(h)
 	if err != nil {
 		return h.fail(err)
@@ -210,7 +210,7 @@ type simHost struct {
 
 // newSimulation prepares simulated hosts of Hoist h, trusting its CA.
 func newSimulation(h *hoist) (*simulation, error) {
-	caPEM, err := os.ReadFile(filepath.Join(h.dataDir, "pki", "ca.pem"))
+	caPEM, err := os.ReadFile(filepath.Join(h.DataDir, "pki", "ca.pem"))
 	if err != nil {
 		return nil, err
 	}
@@ -374,26 +374,11 @@ type HeartbeatMedians struct {
 // summarizeHeartbeats takes the medians of the runs of each host count.
 func summarizeHeartbeats(phases []*HeartbeatPhase) []HeartbeatMedians {
 	var out []HeartbeatMedians
-	seen := map[int]bool{}
-	for _, p := range phases {
-		if seen[p.Hosts] {
-			continue
-		}
-		seen[p.Hosts] = true
-		var same []*HeartbeatPhase
-		for _, q := range phases {
-			if q.Hosts == p.Hosts {
-				same = append(same, q)
-			}
-		}
-		med := func(f func(*HeartbeatPhase) float64) float64 {
-			var v []float64
-			for _, q := range same {
-				v = append(v, f(q))
-			}
-			return loadreport.Median(v)
-		}
-		out = append(out, HeartbeatMedians{Hosts: p.Hosts, Runs: len(same),
+	order, byHosts := loadreport.GroupBy(phases, func(p *HeartbeatPhase) int { return p.Hosts })
+	for _, hosts := range order {
+		same := byHosts[hosts]
+		med := func(f func(*HeartbeatPhase) float64) float64 { return loadreport.MedianOf(same, f) }
+		out = append(out, HeartbeatMedians{Hosts: hosts, Runs: len(same),
 			IntervalS:              med(func(q *HeartbeatPhase) float64 { return q.IntervalS }),
 			HeartbeatsPerS:         med(func(q *HeartbeatPhase) float64 { return q.HeartbeatsPerS }),
 			HeartbeatP50:           med(func(q *HeartbeatPhase) float64 { return q.Heartbeat.P50 }),

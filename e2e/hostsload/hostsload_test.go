@@ -3,13 +3,9 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/hoistgg/hoist/e2e/hoisttest"
+	"github.com/hoistgg/hoist/e2e/loadreport"
 	"github.com/hoistgg/hoist/e2e/netns"
 )
 
@@ -17,32 +13,11 @@ import (
 // the Hoist binary the e2e tests build, and returns its JSON report.
 func tinyRun(t *testing.T, args ...string) *Report {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "report.json")
-	parent := t.TempDir()
-	// Run as root, Hoist and the agents run game servers as an
-	// unprivileged user, which must pass through the test's directory.
-	if err := os.Chmod(filepath.Dir(parent), 0o711); err != nil {
-		t.Fatal(err)
-	}
-	args = append(args, "-repeats", "1", "-json", out, "-hoist", hoisttest.Binary(t), "-data-parent", parent)
-	var stdout, stderr bytes.Buffer
-	code := run(args, &stdout, &stderr)
-	t.Log(stdout.String())
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatalf("JSON report: %v\n%s", err, b)
-	}
+	rep, _ := loadreport.RunForTest[Report](t, run, append(args, loadreport.TinyRunArgs(t)...)...)
 	if rep.Machine.CPUs == 0 || rep.Medians == nil {
-		t.Errorf("report without machine or medians: %s", b)
+		t.Errorf("report without machine or medians: %+v", rep)
 	}
-	return &rep
+	return rep
 }
 
 // TestTinyHeartbeats: 5 simulated hosts enrol, connect and heartbeat every

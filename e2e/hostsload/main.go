@@ -43,7 +43,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -114,7 +113,7 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 		return nil, err
 	}
 	var err error
-	if c.Hosts, err = intList(*hosts); err != nil {
+	if c.Hosts, err = loadreport.IntList(*hosts); err != nil {
 		return nil, fmt.Errorf("-hosts: %w", err)
 	}
 	switch {
@@ -153,30 +152,13 @@ func (c *Config) keepOwn() {
 	}
 }
 
-// intList reads "1,2,3".
-func intList(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("%q is not a positive number", f)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
 // run is main's body.
 func run(args []string, stdout, stderr io.Writer) int {
-	parse := func(args []string, stderr io.Writer) (*Config, string, error) {
-		cfg, err := parseFlags(args, stderr)
-		if err != nil {
-			return nil, "", err
-		}
-		return cfg, cfg.jsonPath, nil
-	}
-	return loadreport.Run("hostsload", args, stdout, stderr, parse, runScenario)
+	return loadreport.Main("hostsload", args, stdout, stderr, parseFlags, runScenario)
 }
+
+// JSONPath is the -json file.
+func (c *Config) JSONPath() string { return c.jsonPath }
 
 // Report is the result of an invocation.
 type Report struct {
@@ -223,7 +205,7 @@ func runScenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, erro
 	}
 	if cfg.Scenario != "heartbeats" {
 		fmt.Fprintln(log, "hostsload: building e2e/gameserver")
-		if e.gsBin, e.archive, err = gameServer(tmp); err != nil {
+		if e.gsBin, e.archive, err = hoisttest.BuildGameServer(tmp); err != nil {
 			return nil, err
 		}
 	}
@@ -257,9 +239,7 @@ func (rep *Report) summarize() {
 
 // Print writes the report for people.
 func (rep *Report) Print(w io.Writer) {
-	m := rep.Machine
-	fmt.Fprintf(w, "\n%s\nmachine: %d CPUs (%s), %s GiB, %s, kernel %s, data on %s, load average %s at start\nHoist's machine: --local-hosting %s\n\n",
-		rep.Command, m.CPUs, m.CPUModel, m.MemoryGiB, m.Go, m.Kernel, m.DataFS, m.LoadAvg, rep.Config.LocalHosting)
+	fmt.Fprintf(w, "\n%s\n%s\nHoist's machine: --local-hosting %s\n\n", rep.Command, rep.Machine, rep.Config.LocalHosting)
 	switch rep.Config.Scenario {
 	case "fleet":
 		printFleet(w, rep)

@@ -93,7 +93,7 @@ func (e *env) sessionsRun(ctx context.Context, r *SessionsRun, hoistIP string, c
 	if err != nil {
 		return err
 	}
-	defer func() { _ = h.stop() }()
+	defer func() { _ = h.Stop() }()
 	a, err := e.startPoolAgent(h, command, remoteLocation, hostIP, "*=1")
 	if err != nil {
 		return h.fail(err)
@@ -116,7 +116,8 @@ func (e *env) sessionsRun(ctx context.Context, r *SessionsRun, hoistIP string, c
 		return err
 	}
 	defer w.Close()
-	for _, d := range instanceLogDirs(fleetID, append(h.localInstancesDirs(), filepath.Join(a.dir, "instances"))...) {
+	dirs, _ := h.InstanceLogDirs(fleetID, filepath.Join(a.dir, "instances"))
+	for _, d := range dirs {
 		if err := w.Watch(d); err != nil {
 			return err
 		}
@@ -138,7 +139,7 @@ func (e *env) sessionsRun(ctx context.Context, r *SessionsRun, hoistIP string, c
 // waitReady waits until both locations are ACTIVE with every game server
 // ready.
 func (e *env) waitReady(ctx context.Context, h *hoist, fleetID string) error {
-	return waitFor(ctx, 3*time.Minute, "every game server ready", func() (bool, string, error) {
+	return loadreport.WaitFor(ctx, 3*time.Minute, "every game server ready", func() (bool, string, error) {
 		all, state, err := h.locationsActive(ctx, fleetID)
 		if err != nil || !all {
 			return false, state, err
@@ -238,13 +239,7 @@ func summarizeSessions(runs []*SessionsRun) *SessionsMedians {
 	if len(runs) == 0 {
 		return nil
 	}
-	med := func(f func(*SessionsRun) float64) float64 {
-		var v []float64
-		for _, r := range runs {
-			v = append(v, f(r))
-		}
-		return loadreport.Median(v)
-	}
+	med := func(f func(*SessionsRun) float64) float64 { return loadreport.MedianOf(runs, f) }
 	m := &SessionsMedians{Runs: len(runs),
 		LocalP50:      med(func(r *SessionsRun) float64 { return r.Local.CreateToActive.P50 }),
 		LocalP99:      med(func(r *SessionsRun) float64 { return r.Local.CreateToActive.P99 }),

@@ -3,18 +3,17 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"flag"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hoistgg/hoist/e2e/hoisttest"
+	"github.com/hoistgg/hoist/e2e/loadreport"
 	"github.com/hoistgg/hoist/internal/sigv4"
 )
 
@@ -39,24 +38,10 @@ func TestTinyRun(t *testing.T) {
 }
 
 func tinyRun(t *testing.T, transport string) {
-	out := filepath.Join(t.TempDir(), "load.json")
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"-duration", "500ms", "-warmup", "200ms", "-conns", "4", "-servers", "40", "-instances", "4",
-		"-repeats", "1", "-client", transport, "-json", out, "-hoist", hoisttest.Binary(t), "-data-parent", t.TempDir()}, &stdout, &stderr)
-	t.Log(stdout.String())
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatalf("JSON report: %v\n%s", err, b)
-	}
+	rep, printed := loadreport.RunForTest[Report](t, run, append([]string{"-duration", "500ms", "-warmup", "200ms", "-conns", "4",
+		"-servers", "40", "-instances", "4", "-client", transport}, loadreport.TinyRunArgs(t)...)...)
 	if len(rep.Runs) != 1 || rep.Runs[0].Hoist == nil || rep.Runs[0].Ceiling == nil || rep.Machine.CPUs == 0 {
-		t.Fatalf("report: %s", b)
+		t.Fatalf("report: %+v", rep)
 	}
 	for _, p := range []*Phase{rep.Runs[0].Hoist, rep.Runs[0].Ceiling} {
 		claim := p.Ops[opClaim]
@@ -72,8 +57,8 @@ func tinyRun(t *testing.T, transport string) {
 	if rep.Runs[0].Ratio <= 0 || rep.Median.Ratio <= 0 || rep.Median.HoistClaimsPerSec <= 0 {
 		t.Errorf("ratio %v, median %+v", rep.Runs[0].Ratio, rep.Median)
 	}
-	if !strings.Contains(stdout.String(), "ratio hoist/ceiling") {
-		t.Errorf("table lacks the ratio:\n%s", stdout.String())
+	if !strings.Contains(printed, "ratio hoist/ceiling") {
+		t.Errorf("table lacks the ratio:\n%s", printed)
 	}
 }
 

@@ -116,15 +116,11 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	parse := func(args []string, stderr io.Writer) (*Config, string, error) {
-		cfg, err := parseFlags(args, stderr)
-		if err != nil {
-			return nil, "", err
-		}
-		return cfg, cfg.jsonPath, nil
-	}
-	return loadreport.Run("load", args, stdout, stderr, parse, runLoad)
+	return loadreport.Main("load", args, stdout, stderr, parseFlags, runLoad)
 }
+
+// JSONPath is the -json file.
+func (c *Config) JSONPath() string { return c.jsonPath }
 
 // Report is the result of an invocation.
 type Report struct {
@@ -669,11 +665,10 @@ func (rep *Report) summarize() {
 }
 
 func (rep *Report) Print(w io.Writer) {
-	cfg, m := rep.Config, rep.Machine
+	cfg := rep.Config
 	fmt.Fprintf(w, "\nscenario %s: %d game servers on %d instances, %d connections (%s client), %s measured per run after %s warm-up, %s\n",
 		cfg.Scenario, cfg.Servers, cfg.Instances, cfg.Conns, cfg.Client, cfg.Duration, cfg.Warmup, loadreport.Plural(cfg.Repeats, "run"))
-	fmt.Fprintf(w, "machine: %d CPUs (%s), %s GiB, %s, kernel %s, data on %s, load average %s at start\n\n",
-		m.CPUs, m.CPUModel, m.MemoryGiB, m.Go, m.Kernel, m.DataFS, m.LoadAvg)
+	fmt.Fprintf(w, "%s\n\n", rep.Machine)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "run\tserver\treq/s\tclaims/s\tclaim p50 ms\tclaim p99 ms\tall p50 ms\tall p99 ms\terrors\tserver µs/req\tclient µs/req\tother cores\tratio\t")
 	for i, r := range rep.Runs {

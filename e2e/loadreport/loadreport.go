@@ -1,7 +1,9 @@
 // Package loadreport is what the load tools (e2e/load, e2e/hostingload,
-// e2e/hostsload) share around their scenarios: the run wrapper (flags,
-// report on stdout, optional JSON file, exit code), latency statistics,
-// and fetching profiles from Hoist's --pprof-addr listener.
+// e2e/hostsload, e2e/matchload) share around their scenarios: the run
+// wrapper (flags, report on stdout, optional JSON file, exit code),
+// starting and stopping Hoist, uploading a build, waiting for a
+// condition, latency statistics and medians over runs, fetching profiles
+// from Hoist's --pprof-addr listener, and their tests' tiny runs.
 package loadreport
 
 import (

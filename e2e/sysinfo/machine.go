@@ -60,6 +60,14 @@ func DescribeMachine(dataParent string) Machine {
 	return m
 }
 
+// String is the machine as a report's line says it: "machine: 2 CPUs
+// (model), 7.8 GiB, go1.x, kernel k, data on ext4, load average 0.5 at
+// start".
+func (m Machine) String() string {
+	return fmt.Sprintf("machine: %d CPUs (%s), %s GiB, %s, kernel %s, data on %s, load average %s at start",
+		m.CPUs, m.CPUModel, m.MemoryGiB, m.Go, m.Kernel, m.DataFS, m.LoadAvg)
+}
+
 // MemInfo returns a /proc/meminfo field ("MemAvailable:") in KiB.
 func MemInfo(field string) int64 {
 	b, err := os.ReadFile("/proc/meminfo")

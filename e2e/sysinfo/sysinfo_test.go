@@ -40,3 +40,11 @@ func TestReadings(t *testing.T) {
 		t.Errorf("fsName(ext4) = %q", got)
 	}
 }
+
+func TestMachineString(t *testing.T) {
+	m := Machine{CPUs: 2, CPUModel: "cpu", MemoryGiB: "7.8", Go: "go1.26", Kernel: "6.1", DataFS: "ext4", LoadAvg: "0.50"}
+	want := "machine: 2 CPUs (cpu), 7.8 GiB, go1.26, kernel 6.1, data on ext4, load average 0.50 at start"
+	if got := m.String(); got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}

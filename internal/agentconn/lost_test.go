@@ -10,6 +10,7 @@ import (
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/journal"
+	"github.com/hoistgg/hoist/internal/store/storetest"
 )
 
 // fakeFleets records what the endpoint asks of fleets.
@@ -120,33 +121,6 @@ func TestLostLoopFailover(t *testing.T) {
 			}
 			_ = s.Run(ctx)
 		}
-		holder := func() string {
-			gs, err := st.Leases(context.Background(), leaseName)
-			if err != nil || len(gs) == 0 {
-				return ""
-			}
-			return gs[0].Holder
-		}
-		ctxA, die := context.WithCancel(context.Background())
-		doneA := make(chan struct{})
-		go func() { defer close(doneA); run(ctxA, "a") }()
-		time.Sleep(6 * time.Second)
-		if h := holder(); h != "a" {
-			t.Fatalf("holder %q, want a", h)
-		}
-		die() // a's lease stays: it gives nothing up
-		<-doneA
-		ctxB, stopB := context.WithCancel(context.Background())
-		doneB := make(chan struct{})
-		go func() { defer close(doneB); run(ctxB, "b") }()
-		died := time.Now()
-		for holder() != "b" {
-			if time.Since(died) > 15*time.Second {
-				t.Fatalf("15 s after a died the loop's lease is still %q's", holder())
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		stopB()
-		<-doneB
+		storetest.LeaseFailover(t, st, leaseName, "the loop", 6*time.Second, run)
 	})
 }

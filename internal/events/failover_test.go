@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hoistgg/hoist/internal/store/journal"
+	"github.com/hoistgg/hoist/internal/store/storetest"
 )
 
 // TestHousekeepingFailover: when the replica running the housekeeping
@@ -22,33 +23,6 @@ func TestHousekeepingFailover(t *testing.T) {
 		run := func(ctx context.Context, replica string) {
 			_ = New(Config{Store: st, Region: "us-west-2", Account: "123456789012", Secret: secret, ReplicaID: replica}).Run(ctx)
 		}
-		holder := func() string {
-			gs, err := st.Leases(context.Background(), leaseName)
-			if err != nil || len(gs) == 0 {
-				return ""
-			}
-			return gs[0].Holder
-		}
-		ctxA, die := context.WithCancel(context.Background())
-		doneA := make(chan struct{})
-		go func() { defer close(doneA); run(ctxA, "a") }()
-		time.Sleep(3 * time.Second)
-		if h := holder(); h != "a" {
-			t.Fatalf("holder %q, want a", h)
-		}
-		die() // a's lease stays: it gives nothing up
-		<-doneA
-		ctxB, stopB := context.WithCancel(context.Background())
-		doneB := make(chan struct{})
-		go func() { defer close(doneB); run(ctxB, "b") }()
-		died := time.Now()
-		for holder() != "b" {
-			if time.Since(died) > 15*time.Second {
-				t.Fatalf("15 s after a died the housekeeping's lease is still %q's", holder())
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		stopB()
-		<-doneB
+		storetest.LeaseFailover(t, st, leaseName, "the housekeeping", 3*time.Second, run)
 	})
 }

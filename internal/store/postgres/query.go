@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/store/sqlorder"
 )
 
 // Fixed statements. pgx prepares each statement text once per connection
@@ -82,9 +83,9 @@ func (k shape) sql() string {
 		return b.String()
 	}
 	if k.after {
-		b.WriteString(afterSQL(k.order, k.desc, arg))
+		b.WriteString(sqlorder.After(k.order, k.desc, arg))
 	}
-	b.WriteString(orderSQL(k.order, k.desc))
+	b.WriteString(sqlorder.By(k.order, k.desc))
 	b.WriteString(` LIMIT ` + arg())
 	switch {
 	case k.lock && k.skip:
@@ -93,45 +94,6 @@ func (k shape) sql() string {
 		b.WriteString(` FOR UPDATE`)
 	}
 	return b.String()
-}
-
-// afterSQL is the keyset condition "strictly after the cursor" of an
-// order; arg names the next argument.
-func afterSQL(o store.Order, desc bool, arg func() string) string {
-	switch {
-	case o == store.OrderCreated && desc:
-		return ` AND seq < ` + arg()
-	case o == store.OrderCreated:
-		return ` AND seq > ` + arg()
-	case o == store.OrderRankAsc:
-		r, id := arg(), arg()
-		return ` AND (rank, id) > (` + r + `, ` + id + `)`
-	case o == store.OrderRankDesc:
-		// rank <= r bounds the index range; the rest is a filter on it.
-		r, id := arg(), arg()
-		return ` AND rank <= ` + r + ` AND (rank < ` + r + ` OR id > ` + id + `)`
-	case desc:
-		return ` AND id < ` + arg()
-	default:
-		return ` AND id > ` + arg()
-	}
-}
-
-func orderSQL(o store.Order, desc bool) string {
-	switch {
-	case o == store.OrderCreated && desc:
-		return ` ORDER BY seq DESC`
-	case o == store.OrderCreated:
-		return ` ORDER BY seq`
-	case o == store.OrderRankAsc:
-		return ` ORDER BY rank, id`
-	case o == store.OrderRankDesc:
-		return ` ORDER BY rank DESC, id`
-	case desc:
-		return ` ORDER BY id DESC`
-	default:
-		return ` ORDER BY id`
-	}
 }
 
 // plan is a List or Count query ready to run.
@@ -187,7 +149,7 @@ func planQuery(q store.Query, count, lock bool) (plan, error) {
 	return p, nil
 }
 
-// cursorArgs appends the arguments of afterSQL for c's order.
+// cursorArgs appends the arguments of sqlorder.After for c's order.
 func cursorArgs(c store.Cursor, args []any) []any {
 	switch c.Order {
 	case store.OrderCreated:

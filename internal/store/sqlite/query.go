@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/store/sqlorder"
 )
 
 // fixedStmt names a statement whose text never changes.
@@ -125,53 +126,22 @@ func (k stmtKey) sql() string {
 		return b.String()
 	}
 	if k.after {
-		b.WriteString(afterSQL(k.order, k.desc))
+		b.WriteString(sqlorder.After(k.order, k.desc, positional))
 	}
 	if k.exists {
 		b.WriteString(` LIMIT 1`)
 		return b.String()
 	}
-	b.WriteString(orderSQL(k.order, k.desc))
+	b.WriteString(sqlorder.By(k.order, k.desc))
 	if k.limit {
 		b.WriteString(` LIMIT ?`)
 	}
 	return b.String()
 }
 
-// afterSQL is the keyset condition "strictly after the cursor" of an order.
-func afterSQL(o store.Order, desc bool) string {
-	switch {
-	case o == store.OrderCreated && desc:
-		return ` AND seq < ?`
-	case o == store.OrderCreated:
-		return ` AND seq > ?`
-	case o == store.OrderRankAsc:
-		return ` AND (rank, id) > (?, ?)`
-	case o == store.OrderRankDesc:
-		return ` AND rank <= ? AND (rank < ? OR id > ?)`
-	case desc:
-		return ` AND id < ?`
-	default:
-		return ` AND id > ?`
-	}
-}
-
-func orderSQL(o store.Order, desc bool) string {
-	switch {
-	case o == store.OrderCreated && desc:
-		return ` ORDER BY seq DESC`
-	case o == store.OrderCreated:
-		return ` ORDER BY seq`
-	case o == store.OrderRankAsc:
-		return ` ORDER BY rank, id`
-	case o == store.OrderRankDesc:
-		return ` ORDER BY rank DESC, id`
-	case desc:
-		return ` ORDER BY id DESC`
-	default:
-		return ` ORDER BY id`
-	}
-}
+// positional is SQLite's placeholder, the same for every argument
+// (sqlorder.After's arg).
+func positional() string { return "?" }
 
 // plan is a List or Count query ready to run.
 type plan struct {
@@ -224,7 +194,8 @@ func planQuery(q store.Query, count bool) (plan, error) {
 	return p, nil
 }
 
-// cursorArgs appends the arguments of afterSQL for c's order.
+// cursorArgs appends the arguments of sqlorder.After for c's order (the
+// rank twice for OrderRankDesc: see sqlorder.After).
 func cursorArgs(c store.Cursor, args []any) []any {
 	switch c.Order {
 	case store.OrderCreated:
