@@ -3,6 +3,7 @@ package clock_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
@@ -17,7 +18,8 @@ const soloAfterTen = `{"name":"solo-after-ten","ruleLanguageVersion":"1.0",
 
 // TestExpansionOnAdvance: a lone player's ticket cannot match before the
 // expansion at 10 s; it is still searching at 9 s of manual time, and
-// COMPLETED within a second of wall time of the advance to 10 s.
+// COMPLETED within a second of wall time of the advance to 10 s; from
+// StartMatchmaking to COMPLETED seen, less than a second passes.
 func TestExpansionOnAdvance(t *testing.T) {
 	h, c := startManual(t)
 	ctx := t.Context()
@@ -30,6 +32,7 @@ func TestExpansionOnAdvance(t *testing.T) {
 		FlexMatchMode: types.FlexMatchModeStandalone}); err != nil {
 		t.Fatalf("CreateMatchmakingConfiguration: %v", err)
 	}
+	began := time.Now()
 	if _, err := c.StartMatchmaking(ctx, &gl.StartMatchmakingInput{ConfigurationName: aws.String("solo"),
 		TicketId: aws.String("lone"), Players: []types.Player{{PlayerId: aws.String("p1")}}}); err != nil {
 		t.Fatalf("StartMatchmaking: %v", err)
@@ -51,4 +54,5 @@ func TestExpansionOnAdvance(t *testing.T) {
 		st, err := status(ctx)
 		return err == nil && st == types.MatchmakingConfigurationStatusCompleted, err
 	})
+	passedWithin(t, began, "the 10 s expansion")
 }
