@@ -219,7 +219,7 @@ func (e *env) undrainHost(t *testing.T, fleetID string, a *agent) {
 
 // removeHosts removes the drained host a, then host b, which runs the
 // fleet's instance: refused without --force; with it, b's game session s
-// ends INTERRUPTED, both agents end and exit, and with no host left in
+// ends INTERRUPTED (gamelift_GameSessionInterruptions counts it), both agents end and exit, and with no host left in
 // us-west-2 (the hostile host, LOST, is removed too) the fleet's
 // replacement instance runs on Hoist's own machine.
 func (e *env) removeHosts(t *testing.T, fleetID string, a, b *agent, s session) {
@@ -250,6 +250,14 @@ func (e *env) removeHosts(t *testing.T, fleetID string, a, b *agent, s session) 
 	if gs := e.waitGameSession(t, s.id, types.GameSessionStatusTerminated); gs.StatusReason != types.GameSessionStatusReasonInterrupted {
 		t.Fatalf("the removed host's game session ended %s, want INTERRUPTED", gs.StatusReason)
 	}
+	eventually(t, waitShort, "the interruption in /metrics", func() (bool, string) {
+		m, err := hoisttest.Scrape(e.h.URL, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := m.Value("gamelift_GameSessionInterruptions", map[string]string{"FleetId": fleetID, "Location": "us-west-2"})
+		return n == 1, fmt.Sprint("gamelift_GameSessionInterruptions ", n)
+	})
 	// The hostile subtest's host, silent since, is LOST: removable too.
 	// Then no pool host is enrolled in us-west-2 any more (Hoist's own
 	// machine, its local agent, stays).
