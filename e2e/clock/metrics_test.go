@@ -85,7 +85,7 @@ func metricsOfAcceptance(t *testing.T, h *hoisttest.Hoist, c *gl.Client) {
 		AcceptanceTimeoutSeconds: aws.Int32(30), FlexMatchMode: types.FlexMatchModeStandalone}); err != nil {
 		t.Fatalf("CreateMatchmakingConfiguration: %v", err)
 	}
-	cfg := map[string]string{"MatchmakingConfigurationName": config}
+	cfg := map[string]string{"ConfigurationName": config}
 	pair := func(n int, answer types.AcceptanceType) {
 		for _, id := range []string{fmt.Sprintf("t%da", n), fmt.Sprintf("t%db", n)} {
 			if _, err := c.StartMatchmaking(ctx, &gl.StartMatchmakingInput{ConfigurationName: aws.String(config),

@@ -83,7 +83,7 @@ func TestMetrics(t *testing.T) {
 		e.startTicket(t, "metrics-mm", "metrics-t2", "p2")
 		e.waitTicket(t, "metrics-t1", types.MatchmakingConfigurationStatusCompleted)
 		e.waitTicket(t, "metrics-t2", types.MatchmakingConfigurationStatusCompleted)
-		c := map[string]string{"MatchmakingConfigurationName": "metrics-mm"}
+		c := map[string]string{"ConfigurationName": "metrics-mm"}
 		q := map[string]string{"QueueName": "metrics"}
 		e.waitMetrics(t, "two tickets matched and placed", map[string]want{
 			"gamelift_TicketsStarted":       {c, 2},

@@ -20,8 +20,8 @@ type hoistMetrics struct {
 	launched      *prometheus.CounterVec   // FleetId, Location
 	launchFailed  *prometheus.CounterVec   // FleetId, Location
 	exited        *prometheus.CounterVec   // FleetId, Location, how
-	matchPass     *prometheus.HistogramVec // MatchmakingConfigurationName
-	matchPassWork *prometheus.CounterVec   // MatchmakingConfigurationName
+	matchPass     *prometheus.HistogramVec // ConfigurationName
+	matchPassWork *prometheus.CounterVec   // ConfigurationName
 }
 
 // latencyBuckets are the buckets of request and transaction latencies
