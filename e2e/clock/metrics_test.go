@@ -119,7 +119,8 @@ func metricsOfAcceptance(t *testing.T, h *hoisttest.Hoist, c *gl.Client) {
 	}
 	pair(1, types.AcceptanceTypeAccept)
 	waitMetrics(t, h, "a match accepted", map[string]want{
-		"gamelift_TicketsStarted": {cfg, 2}, "gamelift_MatchesCreated": {cfg, 1}, "gamelift_MatchesAccepted": {cfg, 1}})
+		"gamelift_TicketsStarted": {cfg, 2}, "gamelift_PlayersStarted": {cfg, 2}, "gamelift_MatchesCreated": {cfg, 1},
+		"gamelift_MatchesAccepted": {cfg, 1}})
 	pair(2, types.AcceptanceTypeReject)
 	waitMetrics(t, h, "a match rejected", map[string]want{
 		"gamelift_MatchesCreated": {cfg, 2}, "gamelift_MatchesRejected": {cfg, 1}, "gamelift_MatchesAccepted": {cfg, 1}})
