@@ -41,6 +41,8 @@ func TestConsoleDrainUndrainHost(t *testing.T) {
 		t.Fatalf("after Drain the host is %s, want DRAINING", h.Status)
 	}
 
+	b.do("open the hosts page", chromedp.Navigate(b.base+"/console/hosts"), chromedp.WaitVisible(chromedp.CSS("#hosts")))
+	browser.Shot(t, ctx, "hosts")
 	b.refusedWrites()
 	if h := e.hosts(t)[a.hostID]; h.Status != "DRAINING" {
 		t.Fatalf("after the refused undrains the host is %s, want DRAINING", h.Status)
