@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -46,5 +48,28 @@ func TestGameLiftDimensions(t *testing.T) {
 	}
 	if seen < 30 {
 		t.Fatalf("found %d gamelift_ metrics, want every one (more than 30)", seen)
+	}
+}
+
+// TestDocsListEveryMetric: docs/metrics.md lists every gamelift_ and
+// hoist_ metric Hoist exports, and names none it does not export (a
+// histogram by its name).
+func TestDocsListEveryMetric(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "metrics.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported, _ := exportedNames(t)
+	listed := map[string]bool{}
+	for _, n := range regexp.MustCompile("`((?:gamelift|hoist)_[A-Za-z0-9_]+)`").FindAllStringSubmatch(string(b), -1) {
+		listed[n[1]] = true
+		if !exported[n[1]] {
+			t.Errorf("docs/metrics.md lists %s, which Hoist does not export", n[1])
+		}
+	}
+	for n := range exported {
+		if (strings.HasPrefix(n, gameliftPrefix) || strings.HasPrefix(n, "hoist_")) && !listed[n] {
+			t.Errorf("Hoist exports %s, which docs/metrics.md does not list", n)
+		}
 	}
 }
