@@ -230,6 +230,10 @@ func testInvalidLaunchPath(t *testing.T, e *env) {
 			}
 			_, err := e.gl.CreateGameSession(e.ctx, &gl.CreateGameSessionInput{FleetId: aws.String(fleetID), MaximumPlayerSessionCount: aws.Int32(1)})
 			wantErr[*types.InvalidFleetStatusException](t, "CreateGameSession on a fleet in ERROR", err)
+			if name == "notexec" { // a missing launch path fails the instance's validation: nothing is launched
+				e.waitMetrics(t, "the launch failures counted", map[string]want{
+					"hoist_server_process_launch_failures_total": {map[string]string{"FleetId": fleetID}, -1}})
+			}
 			waitNoProcesses(t, fleetID)
 			e.deleteFleet(t, fleetID)
 		})

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -139,6 +140,22 @@ func TestPoolHostOnLoopback(t *testing.T) {
 		if !strings.Contains(out, `"DRAINING"`) {
 			t.Fatalf("drain-host: %s", out)
 		}
+		eventually(t, waitShort, "the hosts in /metrics as list-hosts lists them", func() (bool, string) {
+			m, err := hoisttest.Scrape(e.h.URL, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := map[string]float64{}
+			for _, h := range e.hosts(t) {
+				listed[h.Status]++
+			}
+			got := map[string]float64{}
+			for _, st := range []string{"ACTIVE", "DRAINING", "LOST"} {
+				got[st], _ = m.Value("hoist_hosts", map[string]string{"status": st})
+			}
+			return got["DRAINING"] == 1 && maps.Equal(got, map[string]float64{"ACTIVE": listed["ACTIVE"], "DRAINING": listed["DRAINING"],
+				"LOST": listed["LOST"]}), fmt.Sprintf("hoist_hosts %v, list-hosts %v", got, listed)
+		})
 		eventually(t, waitLong, "a replacement on the second host", func() (bool, string) {
 			var on []string
 			for _, in := range e.activeInstances(t, fleet, "us-west-2") {
