@@ -159,3 +159,37 @@ func (b *hostsPage) refusedWrites() {
 		return strings.Contains(got, "only from its own pages"), got
 	})
 }
+
+// TestConsoleWithoutJavaScript: in a chromium that runs no JavaScript,
+// the console still works but for its live event list: the operator signs
+// in, every page renders, and a write action (drain, then undrain a pool
+// host) is a plain form; the live events page says it needs JavaScript.
+func TestConsoleWithoutJavaScript(t *testing.T) {
+	ctx := browser.New(t, 3*time.Minute, browser.NoScripts)
+	e := startHoist(t, "127.0.0.1")
+	a := e.startAgent(t, agentSpec{pool: "noscript", location: "us-west-2", addr: "127.0.0.2", instances: "c5.large=1",
+		command: exec.CommandContext})
+	b := &hostsPage{t: t, ctx: ctx, base: e.h.URL, host: a.hostID}
+	b.signIn()
+	for path, heading := range map[string]string{"/console/": "Overview", "/console/fleets": "Fleets",
+		"/console/gamesessions": "Game sessions", "/console/queues": "Game session queues", "/console/matchmaking": "Matchmaking",
+		"/console/fleetiq": "FleetIQ", "/console/hosts": "Hosts", "/console/replicas": "Replicas", "/console/events": "Live events"} {
+		b.do("open "+path, chromedp.Navigate(b.base+path), chromedp.WaitVisible(chromedp.CSS("h1")))
+		if got := b.text("h1"); !strings.Contains(got, heading) {
+			t.Errorf("%s: heading %q, want %q", path, got, heading)
+		}
+	}
+	b.do("open the live events", chromedp.Navigate(b.base+"/console/events"))
+	// The console's script would replace this note as it opens the stream.
+	if got := b.text("#live-status"); !strings.Contains(got, "needs JavaScript") {
+		t.Errorf("the live events page without JavaScript says %q, want that it needs JavaScript", got)
+	}
+	b.press("drain-host", "Drain")
+	if h := e.hosts(t)[a.hostID]; h.Status != "DRAINING" {
+		t.Fatalf("after Drain the host is %s, want DRAINING", h.Status)
+	}
+	b.press("undrain-host", "Undrain")
+	if h := e.hosts(t)[a.hostID]; h.Status != "ACTIVE" {
+		t.Fatalf("after Undrain the host is %s, want ACTIVE", h.Status)
+	}
+}
