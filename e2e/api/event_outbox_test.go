@@ -22,7 +22,8 @@ import (
 // TestEventOutboxBound: events to a receiver that keeps failing stay
 // within --event-outbox in a real Hoist: the oldest are deleted (one
 // warning in Hoist's log, however many), and once the receiver is back it
-// gets the newest ones, in order, ending with the last.
+// gets the newest ones, in order, ending with the last. /metrics counts
+// the deliveries waiting, dropped and delivered.
 //
 // With HOIST_WEBHOOK_EVENTS=<n> it measures instead: n events to a
 // receiver that answers 503, with the default bound, and Hoist's resident
@@ -79,12 +80,23 @@ func TestEventOutboxBound(t *testing.T) {
 		return
 	}
 
+	// /metrics: every delivery is waiting or was dropped from the full
+	// outbox (one webhook: as many deliveries as events), none delivered.
+	waitWebhookMetrics(t, h, "the receiver down", func(w webhookMetrics) bool {
+		return w.evicted > 0 && w.droppedFull == w.evicted && w.backlog+w.droppedFull == float64(n) &&
+			w.failed > 0 && w.delivered == 0
+	})
 	up.Store(true)
 	select {
 	case <-last:
 	case <-time.After(time.Minute):
 		t.Fatal("the last event did not arrive within a minute")
 	}
+	waitWebhookMetrics(t, h, "the receiver back", func(w webhookMetrics) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return w.backlog == 0 && w.delivered == float64(len(got)) && w.delivered+w.droppedFull == float64(n)
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	for i := 1; i < len(got); i++ {
@@ -146,4 +158,39 @@ func trySendEvent(t *testing.T, h *hoisttest.Hoist, topic, resource, msg string)
 		return fmt.Errorf("SendTestEvent: %d %s", resp.StatusCode, b)
 	}
 	return nil
+}
+
+// webhookMetrics are the webhook figures of one scrape of /metrics.
+type webhookMetrics struct {
+	backlog, delivered, failed, droppedFull, evicted float64
+}
+
+// waitWebhookMetrics scrapes h's /metrics until ok holds of its webhook
+// figures, failing the test after 30 s (polling: the backlog gauge is
+// reused for up to a second).
+func waitWebhookMetrics(t *testing.T, h *hoisttest.Hoist, what string, ok func(webhookMetrics) bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		m, err := hoisttest.Scrape(h.URL, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		result := func(r string) float64 {
+			v, _ := m.Value("hoist_webhook_deliveries_total", map[string]string{"result": r})
+			return v
+		}
+		var w webhookMetrics
+		w.backlog, _ = m.Value("hoist_webhook_backlog", nil)
+		w.evicted, _ = m.Value("hoist_events_evicted_total", nil)
+		w.delivered, w.failed, w.droppedFull = result("delivered"), result("failed"), result("dropped_full")
+		if ok(w) {
+			t.Logf("webhook metrics, %s: %+v", what, w)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("webhook metrics, %s: %+v", what, w)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the scrape
+	}
 }

@@ -136,7 +136,7 @@ func sendEvent(t *testing.T, h *hoisttest.Hoist, topic, resource, msg string) st
 // signed with the secret in the data directory and the receiver's URL,
 // also across a restart of Hoist; a receiver configured with sns+ gets the
 // same events in SNS's notification envelope; and the live stream (signed
-// GET /hoist/events) shows them.
+// GET /hoist/events, counted in /metrics' hoist_event_streams) shows them.
 func TestEventsReachWebhooksAndTheStream(t *testing.T) {
 	const topic = "arn:aws:sns:us-west-2:123456789012:placement-events"
 	const queue = "arn:aws:gamelift:us-west-2:123456789012:gamesessionqueue/events-e2e"
@@ -160,6 +160,11 @@ func TestEventsReachWebhooksAndTheStream(t *testing.T) {
 	defer stream.Body.Close()
 	if stream.StatusCode != http.StatusOK {
 		t.Fatalf("event stream: %d", stream.StatusCode)
+	}
+	if m, err := hoisttest.Scrape(h.URL, ""); err != nil {
+		t.Fatal(err)
+	} else if n, _ := m.Value("hoist_event_streams", nil); n != 1 {
+		t.Errorf("hoist_event_streams = %v with the stream open, want 1", n)
 	}
 
 	var want []string

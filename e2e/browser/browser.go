@@ -14,6 +14,9 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
+// NoScripts is an option of New: the browser runs no page's JavaScript.
+var NoScripts = chromedp.Flag("blink-settings", "scriptEnabled=false")
+
 // Path returns the chromium executable found on PATH ("" when none).
 func Path() string {
 	for _, name := range []string{"chromium", "chromium-browser"} {
@@ -30,7 +33,8 @@ func Path() string {
 // background networking, component updates, sync or first-run pages, no
 // proxy, and every host name but localhost unresolvable. As root it runs
 // without its sandbox (chromium refuses to start as root otherwise).
-func New(t testing.TB, timeout time.Duration) context.Context {
+// extra options come last (NoScripts: a browser without JavaScript).
+func New(t testing.TB, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path := Path()
 	if path == "" {
@@ -55,6 +59,7 @@ func New(t testing.TB, timeout time.Duration) context.Context {
 	if os.Geteuid() == 0 {
 		opts = append(opts, chromedp.NoSandbox)
 	}
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelBrowser := chromedp.NewContext(actx)
 	t.Cleanup(func() {

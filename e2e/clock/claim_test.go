@@ -3,6 +3,7 @@ package clock_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
@@ -12,7 +13,8 @@ import (
 // TestClaimExpiresOnAdvance: a FleetIQ claim (60 s) holds while the
 // manual clock stands still, and ends within a second of wall time of
 // `hoist admin clock advance 60s`: DescribeGameServer shows no
-// ClaimStatus, and ClaimGameServer takes the game server again.
+// ClaimStatus, and ClaimGameServer takes the game server again. From the
+// claim to its expiry seen, less than a second of wall time passes.
 func TestClaimExpiresOnAdvance(t *testing.T) {
 	h, c := startManual(t)
 	ctx := t.Context()
@@ -35,6 +37,7 @@ func TestClaimExpiresOnAdvance(t *testing.T) {
 			GameServerId: aws.String(server)})
 		return err
 	}
+	began := time.Now()
 	if err := claim(); err != nil {
 		t.Fatalf("ClaimGameServer: %v", err)
 	}
@@ -58,6 +61,7 @@ func TestClaimExpiresOnAdvance(t *testing.T) {
 		st, err := claimed(ctx)
 		return err == nil && st == "", err
 	})
+	passedWithin(t, began, "the 60 s claim")
 	if err := claim(); err != nil {
 		t.Fatalf("ClaimGameServer after the claim expired: %v", err)
 	}

@@ -16,7 +16,8 @@ import (
 )
 
 // afterAdvance is how long, in wall time, an effect may take to follow an
-// advance (the bound).
+// advance, and a timer may take in all from its start to its effect (the
+// issue's bound: each passes in under a second of wall time).
 const afterAdvance = time.Second
 
 // startManual starts a Hoist with a manual clock for one test (its clock
@@ -83,5 +84,18 @@ func within(t *testing.T, since time.Time, what string, cond func(ctx context.Co
 			t.Fatalf("%s: not within %v of the advance (last error: %v)", what, afterAdvance, err)
 		}
 		time.Sleep(10 * time.Millisecond) // polling the API for a state, not waiting for time to pass
+	}
+}
+
+// passedWithin fails the test unless what, started at began (the wall
+// time just before the call that started the timer), took less than
+// afterAdvance of wall time in all, every advance and check between
+// included.
+func passedWithin(t *testing.T, began time.Time, what string) {
+	t.Helper()
+	took := time.Since(began)
+	t.Logf("%s passed in %v of wall time", what, took.Round(time.Millisecond))
+	if took >= afterAdvance {
+		t.Errorf("%s took %v of wall time, want under %v", what, took, afterAdvance)
 	}
 }

@@ -3,6 +3,7 @@ package clock_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
@@ -13,7 +14,8 @@ import (
 // timeout and nowhere to go is still PENDING at 29 s of manual time, and
 // TIMED_OUT within a second of wall time of the advance past its
 // deadline. The placement loop's interval is a minute here, so only the
-// advance can have woken it in time.
+// advance can have woken it in time. From the start to TIMED_OUT seen,
+// less than a second of wall time passes.
 func TestPlacementTimesOutOnAdvance(t *testing.T) {
 	h, c := startManual(t, "--timings", "placement.interval=1m")
 	ctx := t.Context()
@@ -22,6 +24,7 @@ func TestPlacementTimesOutOnAdvance(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CreateGameSessionQueue: %v", err)
 	}
+	began := time.Now()
 	_, err = c.StartGameSessionPlacement(ctx, &gl.StartGameSessionPlacementInput{PlacementId: aws.String("p-1"),
 		GameSessionQueueName: aws.String("clock-queue"), MaximumPlayerSessionCount: aws.Int32(2)})
 	if err != nil {
@@ -43,4 +46,5 @@ func TestPlacementTimesOutOnAdvance(t *testing.T) {
 		st, err := status(ctx)
 		return err == nil && st == types.GameSessionPlacementStateTimedOut, err
 	})
+	passedWithin(t, began, "the 30 s placement timeout")
 }

@@ -3,9 +3,11 @@
 package hosting
 
 import (
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	gl "github.com/aws/aws-sdk-go-v2/service/gamelift"
@@ -61,4 +63,45 @@ func TestManualClockKeepsProcesses(t *testing.T) {
 	if u := e.utilization(t, fleet); aws.ToInt32(u.ActiveServerProcessCount) != 1 {
 		t.Fatalf("two hours of Hoist's time later: %d active server processes, want 1", aws.ToInt32(u.ActiveServerProcessCount))
 	}
+}
+
+// TestManualClockScales: scaling policies are evaluated once per minute
+// of Hoist's time. A fleet scaled to no instance, with a rule-based policy
+// that adds one when no game session can be placed, gets it once the
+// manual clock has moved a minute, seconds of real time after the policy
+// was put (a real clock would have waited a real minute).
+func TestManualClockScales(t *testing.T) {
+	e := startHoistWith(t, []string{"--clock", "manual"})
+	e.dumpOnFailure(t)
+	build := e.uploadGameServer(t, "clock-scaling")
+	fleet := e.newFleet(t, fleetSpec{name: "clock-scaling", build: build})
+	if _, err := e.gl.UpdateFleetCapacity(e.ctx, &gl.UpdateFleetCapacityInput{FleetId: aws.String(fleet),
+		DesiredInstances: aws.Int32(0), MinSize: aws.Int32(0), MaxSize: aws.Int32(1)}); err != nil {
+		t.Fatalf("UpdateFleetCapacity: %v", err)
+	}
+	e.waitInstances(t, fleet, 0)
+	put := time.Now()
+	if _, err := e.gl.PutScalingPolicy(e.ctx, &gl.PutScalingPolicyInput{FleetId: aws.String(fleet), Name: aws.String("add-when-full"),
+		PolicyType: types.PolicyTypeRuleBased, MetricName: types.MetricNameAvailableGameSessions,
+		ComparisonOperator: types.ComparisonOperatorTypeLessThanOrEqualToThreshold, Threshold: aws.Float64(0),
+		EvaluationPeriods: aws.Int32(1), ScalingAdjustmentType: types.ScalingAdjustmentTypeChangeInCapacity,
+		ScalingAdjustment: aws.Int32(1)}); err != nil {
+		t.Fatalf("PutScalingPolicy: %v", err)
+	}
+	desired := func() int32 {
+		out, err := e.gl.DescribeFleetCapacity(e.ctx, &gl.DescribeFleetCapacityInput{FleetIds: []string{fleet}})
+		if err != nil || len(out.FleetCapacity) != 1 {
+			t.Fatalf("DescribeFleetCapacity: %+v, %v", out, err)
+		}
+		return aws.ToInt32(out.FleetCapacity[0].InstanceCounts.DESIRED)
+	}
+	if n := desired(); n != 0 {
+		t.Fatalf("before the clock moved, desired %d instances, want 0", n)
+	}
+	e.advanceClock(t, "1m")
+	eventually(t, 10*time.Second, "the policy's instance desired", func() (bool, string) {
+		n := desired()
+		return n == 1, fmt.Sprint("desired ", n)
+	})
+	t.Logf("the policy scaled out %v of real time after it was put", time.Since(put).Round(time.Millisecond))
 }

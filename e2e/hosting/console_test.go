@@ -4,13 +4,10 @@ package hosting
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,13 +18,6 @@ import (
 	"github.com/hoistgg/hoist/e2e/browser"
 	"github.com/hoistgg/hoist/e2e/hoisttest"
 )
-
-// consoleScreenshots makes TestConsoleBrowser write the screenshots of
-// docs/console.md into docs/images (docs/console.md says how).
-var consoleScreenshots = flag.Bool("console.screenshots", false, "TestConsoleBrowser: write the console's screenshots into docs/images")
-
-// maxScreenshot bounds the size of one screenshot in docs/images.
-const maxScreenshot = 150 << 10
 
 // TestConsoleBrowser drives the web console in a real browser (headless
 // chromium) against a real Hoist with credentials and real game servers:
@@ -89,20 +79,7 @@ func (b *consoleBrowser) location() string {
 // when -console.screenshots is given.
 func (b *consoleBrowser) shot(name string) {
 	b.t.Helper()
-	if !*consoleScreenshots {
-		return
-	}
-	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		b.t.Fatalf("screenshot %s: %v", name, err)
-	}
-	if len(png) > maxScreenshot {
-		b.t.Errorf("screenshot %s is %d bytes, more than %d", name, len(png), maxScreenshot)
-	}
-	path := filepath.Join(hoisttest.RepoRoot(), "docs", "images", "console-"+name+".png")
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		b.t.Fatal(err)
-	}
+	browser.Shot(b.t, b.ctx, name)
 }
 
 // signIn opens a page, is sent to the sign-in form, signs in with the
@@ -132,24 +109,24 @@ func (b *consoleBrowser) pages(w *consoleWorld) {
 	b.t.Helper()
 	q := url.QueryEscape
 	for _, p := range []consolePage{
-		{path: "/console/", sel: "ul.cards", want: "Live events"},
+		{path: "/console/", sel: "ul.cards", want: "Live events", shot: "overview"},
 		{path: "/console/fleets", sel: "#fleets", want: w.fleet},
 		{path: "/console/fleet?id=" + q(w.fleet), sel: "#locations", want: "us-west-2"},
 		{path: "/console/fleet?id=" + q(w.fleet), sel: "#instances", want: "ACTIVE", shot: "fleet"},
 		{path: "/console/fleet?id=" + q(w.fleet), sel: "#fleet-events", want: "FLEET_STATE_ACTIVE"},
-		{path: "/console/processes?fleet=" + q(w.fleet), sel: "#processes", want: "ACTIVE"},
+		{path: "/console/processes?fleet=" + q(w.fleet), sel: "#processes", want: "ACTIVE", shot: "processes"},
 		{path: "/console/gamesessions?fleet=" + q(w.fleet), sel: "#gamesessions", want: w.gameSession},
 		{path: "/console/gamesession?id=" + q(w.gameSession), sel: "#players", want: "player-1"},
 		{path: "/console/queues", sel: "#queues", want: w.queue},
-		{path: "/console/queue?name=" + q(w.queue), sel: "#placements", want: "FULFILLED"},
+		{path: "/console/queue?name=" + q(w.queue), sel: "#placements", want: "FULFILLED", shot: "queue"},
 		{path: "/console/matchmaking", sel: "#configurations", want: w.config},
 		{path: "/console/configuration?name=" + q(w.config), sel: "#diagnosis", want: "Over the 2 searching tickets"},
 		{path: "/console/configuration?name=" + q(w.config), sel: "#tickets", want: "held by close-skill", shot: "matchmaking"},
 		{path: "/console/fleetiq", sel: "#groups", want: w.group},
 		{path: "/console/fleetiq/group?name=" + q(w.group), sel: "#gameservers", want: "console-game-server"},
-		{path: "/console/fleetiq/group?name=" + q(w.group), sel: "#group-instances", want: w.instance},
+		{path: "/console/fleetiq/group?name=" + q(w.group), sel: "#group-instances", want: w.instance, shot: "fleetiq"},
 		{path: "/console/hosts", sel: "#hosts", want: "(this machine)"},
-		{path: "/console/replicas", sel: "#replicas", want: "(this one)"},
+		{path: "/console/replicas", sel: "#replicas", want: "(this one)", shot: "replicas"},
 	} {
 		b.do("open "+p.path, chromedp.Navigate(b.base+p.path))
 		if got := b.text(p.sel); !strings.Contains(got, p.want) {

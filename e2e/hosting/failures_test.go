@@ -65,7 +65,7 @@ func checkProcessGone(t *testing.T, e *env, fleetID, gsID string, players []stri
 }
 
 // testCrash: a game server that exits with code 3 right after activating
-// its game session.
+// its game session (counted in /metrics as an abnormal termination).
 func testCrash(t *testing.T, e *env) {
 	buildID := e.uploadGameServer(t, "crash")
 	fleetID := e.newFleet(t, fleetSpec{name: "crash", build: buildID, params: "-crash-after-activate"})
@@ -76,6 +76,9 @@ func testCrash(t *testing.T, e *env) {
 	}
 	gsID := aws.ToString(out.GameSession.GameSessionId)
 	checkProcessGone(t, e, fleetID, gsID, nil, types.EventCodeServerProcessCrashed)
+	fleet := map[string]string{"FleetId": fleetID}
+	e.waitMetrics(t, "the crash counted", map[string]want{"gamelift_ServerProcessAbnormalTerminations": {fleet, 1},
+		"hoist_server_processes_exited_total": {map[string]string{"FleetId": fleetID, "how": "exit"}, 1}})
 	if st := e.gameSession(t, gsID).Status; st != types.GameSessionStatusTerminated {
 		t.Errorf("the game session of a process that crashed after activating it is %s, want TERMINATED", st)
 	}
@@ -227,6 +230,10 @@ func testInvalidLaunchPath(t *testing.T, e *env) {
 			}
 			_, err := e.gl.CreateGameSession(e.ctx, &gl.CreateGameSessionInput{FleetId: aws.String(fleetID), MaximumPlayerSessionCount: aws.Int32(1)})
 			wantErr[*types.InvalidFleetStatusException](t, "CreateGameSession on a fleet in ERROR", err)
+			if name == "notexec" { // a missing launch path fails the instance's validation: nothing is launched
+				e.waitMetrics(t, "the launch failures counted", map[string]want{
+					"hoist_server_process_launch_failures_total": {map[string]string{"FleetId": fleetID}, -1}})
+			}
 			waitNoProcesses(t, fleetID)
 			e.deleteFleet(t, fleetID)
 		})

@@ -17,7 +17,8 @@ import (
 // TestMetrics performs known actions through aws-sdk-go-v2 (a fleet, game
 // and player sessions, a placement, a FlexMatch match, a FleetIQ claim)
 // and scrapes GET /metrics with Prometheus's text parser after each,
-// checking GameLift's gauges and counters and Hoist's own.
+// checking GameLift's gauges and counters and Hoist's own (connections,
+// store commits, requests, matchmaker passes).
 func TestMetrics(t *testing.T) {
 	e := startHoist(t, "placement.interval=100ms")
 	e.dumpOnFailure(t)
@@ -38,6 +39,16 @@ func TestMetrics(t *testing.T) {
 			"hoist_server_processes_launched_total":      {fleet, 4},
 			"gamelift_DesiredInstances":                  {fleet, 1},
 			"gamelift_ConcurrentActivatableGameSessions": {fleet, 4},
+			// Hoist's own: the 4 processes' SDK connections, the local
+			// agent's, the store's commits and their writes.
+			"hoist_sdk_connections":               {nil, 4},
+			"hoist_host_connections":              {nil, 1},
+			"hoist_agent_connections":             {nil, 0},
+			"hoist_store_update_duration_seconds": {map[string]string{"op": "update", "result": "ok"}, -1},
+			"hoist_store_update_writes":           {map[string]string{"op": "update"}, -1},
+			"hoist_store_journal_batches_total":   {nil, -1},
+			"hoist_store_journal_updates_total":   {nil, -1},
+			"hoist_metrics_cluster_up":            {nil, 1},
 		})
 	})
 
@@ -83,7 +94,7 @@ func TestMetrics(t *testing.T) {
 		e.startTicket(t, "metrics-mm", "metrics-t2", "p2")
 		e.waitTicket(t, "metrics-t1", types.MatchmakingConfigurationStatusCompleted)
 		e.waitTicket(t, "metrics-t2", types.MatchmakingConfigurationStatusCompleted)
-		c := map[string]string{"MatchmakingConfigurationName": "metrics-mm"}
+		c := map[string]string{"ConfigurationName": "metrics-mm"}
 		q := map[string]string{"QueueName": "metrics"}
 		e.waitMetrics(t, "two tickets matched and placed", map[string]want{
 			"gamelift_TicketsStarted":       {c, 2},
@@ -96,6 +107,7 @@ func TestMetrics(t *testing.T) {
 			"gamelift_PlacementsSucceeded":  {q, 2},
 			"gamelift_ActiveGameSessions":   {fleet, 3},
 			"hoist_matchmaker_pass_seconds": {c, -1}, // some passes
+			"hoist_matchmaker_work_total":   {c, -1}, // and their work
 		})
 	})
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -139,6 +140,22 @@ func TestPoolHostOnLoopback(t *testing.T) {
 		if !strings.Contains(out, `"DRAINING"`) {
 			t.Fatalf("drain-host: %s", out)
 		}
+		eventually(t, waitShort, "the hosts in /metrics as list-hosts lists them", func() (bool, string) {
+			m, err := hoisttest.Scrape(e.h.URL, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := map[string]float64{}
+			for _, h := range e.hosts(t) {
+				listed[h.Status]++
+			}
+			got := map[string]float64{}
+			for _, st := range []string{"ACTIVE", "DRAINING", "LOST"} {
+				got[st], _ = m.Value("hoist_hosts", map[string]string{"status": st})
+			}
+			return got["DRAINING"] == 1 && maps.Equal(got, map[string]float64{"ACTIVE": listed["ACTIVE"], "DRAINING": listed["DRAINING"],
+				"LOST": listed["LOST"]}), fmt.Sprintf("hoist_hosts %v, list-hosts %v", got, listed)
+		})
 		eventually(t, waitLong, "a replacement on the second host", func() (bool, string) {
 			var on []string
 			for _, in := range e.activeInstances(t, fleet, "us-west-2") {
@@ -219,7 +236,7 @@ func (e *env) undrainHost(t *testing.T, fleetID string, a *agent) {
 
 // removeHosts removes the drained host a, then host b, which runs the
 // fleet's instance: refused without --force; with it, b's game session s
-// ends INTERRUPTED, both agents end and exit, and with no host left in
+// ends INTERRUPTED (gamelift_GameSessionInterruptions counts it), both agents end and exit, and with no host left in
 // us-west-2 (the hostile host, LOST, is removed too) the fleet's
 // replacement instance runs on Hoist's own machine.
 func (e *env) removeHosts(t *testing.T, fleetID string, a, b *agent, s session) {
@@ -250,6 +267,14 @@ func (e *env) removeHosts(t *testing.T, fleetID string, a, b *agent, s session) 
 	if gs := e.waitGameSession(t, s.id, types.GameSessionStatusTerminated); gs.StatusReason != types.GameSessionStatusReasonInterrupted {
 		t.Fatalf("the removed host's game session ended %s, want INTERRUPTED", gs.StatusReason)
 	}
+	eventually(t, waitShort, "the interruption in /metrics", func() (bool, string) {
+		m, err := hoisttest.Scrape(e.h.URL, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := m.Value("gamelift_GameSessionInterruptions", map[string]string{"FleetId": fleetID, "Location": "us-west-2"})
+		return n == 1, fmt.Sprint("gamelift_GameSessionInterruptions ", n)
+	})
 	// The hostile subtest's host, silent since, is LOST: removable too.
 	// Then no pool host is enrolled in us-west-2 any more (Hoist's own
 	// machine, its local agent, stays).

@@ -27,6 +27,10 @@ var actions = map[string]action{
 		_, err := c.cfg.Hosts.DrainHost(ctx, f.Get("host"))
 		return "host " + f.Get("host") + " is DRAINING", err
 	}},
+	"undrain-host": {fields: []string{"host"}, do: func(ctx context.Context, c *Console, f url.Values) (string, error) {
+		h, err := c.cfg.Hosts.UndrainHost(ctx, f.Get("host"))
+		return "host " + f.Get("host") + " is " + h.Status + " (no longer drained)", err
+	}},
 	"terminate-game-session": {fields: []string{"gameSession"}, do: func(ctx context.Context, c *Console, f url.Values) (string, error) {
 		mode := api.TerminationModeTriggerOnProcessTerminate
 		if f.Get("mode") == string(api.TerminationModeForceTerminate) {

@@ -5,7 +5,8 @@
 // placements, matchmaking configurations and tickets (with their rule
 // metrics), FleetIQ groups and game servers, hosts, replicas and live
 // events, and the few write actions an operator needs (drain an instance
-// or a host, terminate a game session, stop a placement or a ticket).
+// or a host, undrain a host, terminate a game session, stop a placement or
+// a ticket).
 //
 // It reads through the same domain services the API uses (Config), never
 // through HTTP to itself, a page at a time. Who may use it
@@ -48,6 +49,7 @@ const pageSize = 25
 type Hosts interface {
 	ListHostsPage(ctx context.Context, token string, limit int) ([]hosts.HostInfo, string, error)
 	DrainHost(ctx context.Context, hostID string) (hosts.HostInfo, error)
+	UndrainHost(ctx context.Context, hostID string) (hosts.HostInfo, error)
 }
 
 // Placements lists a queue's placements.

@@ -155,7 +155,7 @@ func (c *Console) groupPage(r *http.Request, v *view) (string, error) {
 }
 
 // hostsPage lists the hosts (this machine's and pool hosts), with the
-// form that drains one.
+// forms that drain an ACTIVE one and undrain a DRAINING one.
 func (c *Console) hostsPage(r *http.Request, v *view) (string, error) {
 	hs, next, err := c.cfg.Hosts.ListHostsPage(r.Context(), r.URL.Query().Get("next"), pageSize)
 	if err != nil {

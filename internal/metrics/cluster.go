@@ -49,7 +49,8 @@ type State struct {
 	Configurations []Configuration
 	// Groups holds every FleetIQ game server group not DELETED.
 	Groups []Group
-	// Hosts counts the pool hosts by status (ACTIVE, DRAINING, LOST).
+	// Hosts counts the hosts (pool hosts and the replicas' own machines) by
+	// status (ACTIVE, DRAINING, LOST).
 	Hosts map[string]int
 	// WebhookBacklog counts the webhook deliveries waiting.
 	WebhookBacklog int
@@ -240,7 +241,8 @@ func readGroups(ctx context.Context, tx store.Tx, st *State) error {
 	return err
 }
 
-// readHosts counts the pool hosts by status.
+// readHosts counts the hosts (pool hosts and the replicas' own machines)
+// by status.
 func readHosts(ctx context.Context, tx store.Tx, st *State) error {
 	for _, s := range []hosts.Status{hosts.StatusActive, hosts.StatusDraining, hosts.StatusLost} {
 		n, err := tx.Count(ctx, store.Query{Kind: hosts.KindHost, Key: string(s), HasKey: true})

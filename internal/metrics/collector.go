@@ -78,7 +78,7 @@ var groupGauges = []gauge[Group]{
 }
 
 var (
-	hostsDesc   = prometheus.NewDesc("hoist_hosts", "Pool hosts by status (ACTIVE, DRAINING, LOST).", []string{"status"}, nil)
+	hostsDesc   = prometheus.NewDesc("hoist_hosts", "Hosts by status (ACTIVE, DRAINING, LOST), as hoist admin list-hosts lists them: pool hosts and each replica's own machine.", []string{"status"}, nil)
 	backlogDesc = prometheus.NewDesc("hoist_webhook_backlog", "Webhook deliveries waiting (every replica's).", nil, nil)
 	readDesc    = prometheus.NewDesc("hoist_metrics_cluster_age_seconds", "How old the cluster gauges' computation is (it is reused for up to a second).", nil, nil)
 	failDesc    = prometheus.NewDesc("hoist_metrics_cluster_up", "1 when the cluster gauges could be read from the store, else 0.", nil, nil)

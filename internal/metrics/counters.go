@@ -9,7 +9,7 @@ const (
 	labelFleet    = "FleetId"
 	labelLocation = "Location"
 	labelQueue    = "QueueName"
-	labelConfig   = "MatchmakingConfigurationName"
+	labelConfig   = "ConfigurationName"
 	labelGroup    = "GameServerGroup"
 )
 
@@ -29,7 +29,7 @@ type gameliftCounters struct {
 	// Queues (QueueName).
 	placementsStarted, placementsSucceeded, placementsCanceled, placementsFailed,
 	placementsTimedOut *prometheus.CounterVec
-	// Matchmaking configurations (MatchmakingConfigurationName).
+	// Matchmaking configurations (ConfigurationName).
 	ticketsStarted, playersStarted, matchesCreated, matchesAccepted, matchesRejected,
 	matchAcceptancesTimedOut, matchesPlaced, ticketsFailed, ticketsTimedOut, ticketsCanceled *prometheus.CounterVec
 	timeToMatch, timeToTicketSuccess, timeToTicketCancel *prometheus.HistogramVec

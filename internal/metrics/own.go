@@ -20,8 +20,8 @@ type hoistMetrics struct {
 	launched      *prometheus.CounterVec   // FleetId, Location
 	launchFailed  *prometheus.CounterVec   // FleetId, Location
 	exited        *prometheus.CounterVec   // FleetId, Location, how
-	matchPass     *prometheus.HistogramVec // MatchmakingConfigurationName
-	matchPassWork *prometheus.CounterVec   // MatchmakingConfigurationName
+	matchPass     *prometheus.HistogramVec // ConfigurationName
+	matchPassWork *prometheus.CounterVec   // ConfigurationName
 }
 
 // latencyBuckets are the buckets of request and transaction latencies
@@ -46,7 +46,7 @@ func newHoistMetrics(reg prometheus.Registerer) hoistMetrics {
 			"Records written (inserted, put, deleted) by each committed read-write store transaction.",
 			[]float64{0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096}, "op"),
 		launched:     counter(reg, "hoist_server_processes_launched_total", "Server processes of managed fleets this replica's hosts launched.", labelFleet, labelLocation),
-		launchFailed: counter(reg, "hoist_server_process_launch_failures_total", "Server processes of managed fleets that could not be started (launch path missing or not executable).", labelFleet, labelLocation),
+		launchFailed: counter(reg, "hoist_server_process_launch_failures_total", "Server processes of managed fleets that could not be started (launch path not executable, or gone since the instance's validation).", labelFleet, labelLocation),
 		exited:       counter(reg, "hoist_server_processes_exited_total", "Server processes of managed fleets that exited (how: exit, signal, killed after their grace period).", labelFleet, labelLocation, "how"),
 		matchPass: hist("hoist_matchmaker_pass_seconds", "The matchmaker's passes over one matchmaking configuration, and how long each took.",
 			[]float64{0.0001, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}, labelConfig),

@@ -17,6 +17,8 @@ import (
 	"github.com/hoistgg/hoist/internal/hosts"
 	"github.com/hoistgg/hoist/internal/placement"
 	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/store/postgres"
+	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
 )
 
 // scrapeScale is the cluster a scrape is measured on (docs/performance.md,
@@ -34,6 +36,25 @@ var benchScale = scrapeScale{fleets: 10, hosts: 1000, processesPerInstance: 10}
 func BenchmarkScrape(b *testing.B) {
 	st := openJournal(b)
 	populate(b, st, benchScale)
+	benchScrape(b, st)
+}
+
+// BenchmarkScrapePostgres is BenchmarkScrape on PostgreSQL (a schema of
+// its own in the database HOIST_TEST_DATABASE_URL names; skipped without
+// it): what each replica of a cluster spends per scrape. cpu-ms/op is
+// Hoist's CPU alone, not the database's.
+func BenchmarkScrapePostgres(b *testing.B) {
+	st, err := postgres.Open(context.Background(), pgtest.URL(b), postgres.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	populate(b, st, benchScale)
+	benchScrape(b, st)
+}
+
+// benchScrape measures whole scrapes of st's cluster state.
+func benchScrape(b *testing.B, st store.Store) {
 	c := &Cluster{Store: st}
 	m := New("bench", c, ReplicaGauges{})
 	var buf bytes.Buffer

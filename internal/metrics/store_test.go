@@ -116,7 +116,8 @@ func TestInsertsCounted(t *testing.T) {
 	ctx := context.Background()
 	m := New("r1", nil, ReplicaGauges{})
 	st := m.WrapStore(retrying{openJournal(t)})
-	ticket := store.Record{Kind: matchmaking.KindTicket, ID: "t1", Parent: "cfg", Key: "QUEUED", Data: []byte("{}")}
+	ticket := store.Record{Kind: matchmaking.KindTicket, ID: "t1", Parent: "cfg", Key: "QUEUED",
+		Data: []byte(`{"ticket":{"TicketId":"t1","Players":[{"PlayerId":"a"},{"PlayerId":"b"}]}}`)}
 	rewrite := func(tx store.Tx) error {
 		if err := tx.Delete(ctx, ticket.Kind, ticket.ID); err != nil {
 			return err
@@ -148,6 +149,7 @@ func TestInsertsCounted(t *testing.T) {
 	g := &m.gl
 	for name, c := range map[string][2]float64{
 		"TicketsStarted":          {testutil.ToFloat64(g.ticketsStarted.WithLabelValues("cfg")), 1},
+		"PlayersStarted":          {testutil.ToFloat64(g.playersStarted.WithLabelValues("cfg")), 2},
 		"PlacementsStarted":       {testutil.ToFloat64(g.placementsStarted.WithLabelValues("q")), 1},
 		"PlacementsSucceeded":     {testutil.ToFloat64(g.placementsSucceeded.WithLabelValues("q")), 1},
 		"GameServerInterruptions": {testutil.ToFloat64(g.gameServerInterruptions.WithLabelValues("grp")), 3},

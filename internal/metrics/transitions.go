@@ -47,8 +47,26 @@ func inserted(t *countingTx, rec store.Record) {
 	case placement.KindPlacement:
 		t.count(func(m *Metrics) { m.gl.placementsStarted.WithLabelValues(rec.Parent).Inc() })
 	case matchmaking.KindTicket:
-		t.count(func(m *Metrics) { m.gl.ticketsStarted.WithLabelValues(rec.Parent).Inc() })
+		players := ticketPlayers(rec.Data)
+		t.count(func(m *Metrics) {
+			m.gl.ticketsStarted.WithLabelValues(rec.Parent).Inc()
+			m.gl.playersStarted.WithLabelValues(rec.Parent).Add(float64(players))
+		})
 	}
+}
+
+// ticketPlayers returns the number of players of a ticket record's data
+// (0 when it cannot be read).
+func ticketPlayers(data []byte) int {
+	var t struct {
+		Ticket struct {
+			Players []json.RawMessage `json:"Players"`
+		} `json:"ticket"`
+	}
+	if json.Unmarshal(data, &t) != nil {
+		return 0
+	}
+	return len(t.Ticket.Players)
 }
 
 // transition counts a committed change of a watched record's Key from old
