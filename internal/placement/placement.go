@@ -63,6 +63,7 @@ const loopName = "placement"
 type Sessions interface {
 	Update(ctx context.Context, fn func(tx store.Tx) error) error
 	UpdateFenced(ctx context.Context, g store.Grant, fn func(tx store.Tx) error) error
+	ClaimIn(ctx context.Context, g store.Grant, fn func(tx store.Tx) error) error
 	PlaceTx(ctx context.Context, tx store.Tx, req sessions.PlaceRequest) (*sessions.Placed, error)
 	StartPlaced(ctx context.Context, p *sessions.Placed)
 	AddPlacedPlayersTx(ctx context.Context, tx store.Tx, gameSessionID string, players []api.DesiredPlayerSession) (*sessions.Placed, error)
