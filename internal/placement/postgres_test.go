@@ -1,10 +1,14 @@
 package placement
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/hoistgg/hoist/internal/aliases"
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/postgres"
 	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
 )
@@ -50,5 +54,52 @@ func TestAttemptsAtOnceTakeDistinctProcessesOnPostgres(t *testing.T) {
 	}
 	if r := after.Retries - before.Retries; r != 0 {
 		t.Errorf("the pass ran %d transactions again after a conflict, want 0 (%d commits)", r, after.Commits-before.Commits)
+	}
+}
+
+// TestStartWakesTheQueueHolderOnPostgres: a placement started through
+// replica A is placed at once by the loop of replica B, which holds the
+// queue's shard, although B's loop would not look again for an hour: A's
+// StartGameSessionPlacement wakes the holder after its commit (a NOTIFY
+// that B's listener turns into a kick of its pass).
+func TestStartWakesTheQueueHolderOnPostgres(t *testing.T) {
+	st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := newHarnessOn(t, st) // h.svc is replica A: its wakes only, no loop
+	h.addFleet("fleet-a", "us-west-2")
+	h.ready("fleet-a", "us-west-2", "p1", 7001)
+	h.queue("q1", nil, fleetARN("fleet-a"))
+	b := New(Config{Store: st, Sessions: h.sess, Region: "us-west-2", Account: "123456789012",
+		ResolveAlias: aliases.ResolveFleet, Now: h.clock.Now, NewID: h.newID, ReplicaID: "B", Interval: time.Hour})
+	h.sess.SetPlacementHook(b)
+	ctx, cancel := context.WithCancel(h.ctx)
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	aDone := make(chan struct{})
+	go func() { h.svc.wake.Run(ctx); close(aDone) }()
+	t.Cleanup(func() { cancel(); <-done; <-aDone })
+	name := store.ShardLeasePrefix(loopName) + "q1"
+	waitFor(t, "B holds the queue's shard", func() bool {
+		gs, err := st.Leases(h.ctx, name)
+		return err == nil && len(gs) == 1 && gs[0].Holder == "B"
+	})
+	h.start("q1", "pl-1", nil)
+	waitFor(t, "the placement FULFILLED by B", func() bool {
+		return h.describe("pl-1").Status == api.GameSessionPlacementStateFulfilled
+	})
+}
+
+// waitFor waits up to 20 s (real time: another replica's loop) for cond.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after 20 s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
