@@ -183,7 +183,7 @@ func (s *Service) startBackfill(ctx context.Context, config, gameSession, id str
 	if err != nil {
 		return nil, err
 	}
-	s.kickLoop()
+	s.wake.Wake(t.config())
 	return t, nil
 }
 

@@ -323,7 +323,7 @@ func (s *Service) StartMatchmaking(ctx context.Context, in *api.StartMatchmaking
 	if err != nil {
 		return nil, err
 	}
-	s.kickLoop()
+	s.wake.Wake(t.config())
 	return &api.StartMatchmakingOutput{MatchmakingTicket: &t.Ticket}, nil
 }
 
