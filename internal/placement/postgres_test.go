@@ -36,8 +36,12 @@ func TestAttemptsAtOnceTakeDistinctProcessesOnPostgres(t *testing.T) {
 	for i := range n {
 		h.start("q1", fmt.Sprintf("pl-%d", i), nil)
 	}
+	g, ok, err := st.AcquireLease(h.ctx, store.ShardLeasePrefix(loopName)+"q1", "r1", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("lease: %v %v", ok, err)
+	}
 	before := st.Stats()
-	h.must(h.svc.Process(h.ctx))
+	h.must(h.svc.processHeld(h.ctx, store.HeldOf(map[string]store.Grant{"q1": g}))) // as Run's passes: fenced
 	after := st.Stats()
 	ports := map[int32]string{}
 	for i := range n {
