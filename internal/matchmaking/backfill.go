@@ -164,8 +164,12 @@ func (s *Service) startBackfill(ctx context.Context, config, gameSession, id str
 		}
 	}
 	now := s.now()
+	before, _, err := s.countBefore(ctx, configName(config), now)
+	if err != nil {
+		return nil, err
+	}
 	var t *ticketRecord
-	err := s.update(ctx, func(ctx context.Context, tx store.Tx) error {
+	err = s.update(ctx, func(ctx context.Context, tx store.Tx) error {
 		c, err := getConfig(ctx, tx, config)
 		if err != nil {
 			return err
@@ -178,12 +182,12 @@ func (s *Service) startBackfill(ctx context.Context, config, gameSession, id str
 		}
 		// Automatic backfill tickets (auto.go) are not refused: their
 		// players are a placed match's, counted when they started.
-		return s.checkTicketBytes(ctx, tx, t)
+		return s.checkTicketBytes(t, before)
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.kickLoop()
+	s.wake.Wake(t.config())
 	return t, nil
 }
 

@@ -451,7 +451,7 @@ func (s *Service) DeleteMatchmakingConfiguration(ctx context.Context, in *api.De
 		if err := tx.Delete(ctx, KindWait, *c.Name); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		if err := tx.Delete(ctx, KindTicketBytes, *c.Name); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err := deleteTicketBytes(ctx, tx, *c.Name); err != nil {
 			return err
 		}
 		return tags.DeleteAll(ctx, tx, api.ToString(c.ConfigurationArn))

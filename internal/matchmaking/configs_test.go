@@ -36,6 +36,12 @@ func newConfigHarness(t testing.TB) *configHarness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return newConfigHarnessOn(t, st)
+}
+
+// newConfigHarnessOn is newConfigHarness on st.
+func newConfigHarnessOn(t testing.TB, st store.Store) *configHarness {
+	t.Helper()
 	h := &configHarness{t: t, ctx: context.Background(), st: st, clock: clocktest.New(cfgT0), tags: tags.New(st),
 		queues: map[string]bool{"q1": true, "q2": true}}
 	h.svc = New(Config{Store: st, Region: "us-west-2", Account: "123456789012", Tags: h.tags, Now: h.clock.Now,

@@ -107,6 +107,7 @@ type Service struct {
 	tally         ruleTally
 	sweeper       sweeper
 	kick          chan struct{}
+	wake          *store.ShardWake // kicks the configuration's shard holder, on any replica
 	log           *slog.Logger
 	// matchFrom names the configuration the loop's next pass matches
 	// first ("": the first by name); only the loop touches it.
@@ -141,6 +142,7 @@ func New(cfg Config) *Service {
 	}
 	s := &Service{cfg: cfg, activeTickets: activeTickets, kick: make(chan struct{}, 1), log: cfg.Logger, passWork: passWork,
 		maxTicketBytes: MaxTicketBytes}
+	s.wake = store.NewShardWake(cfg.Store, loopName, s.kick, cfg.Logger)
 	if cfg.Tags != nil {
 		cfg.Tags.RegisterResource(arn.TypeMatchmakingConfiguration, s.ConfigurationExists)
 		cfg.Tags.RegisterResource(arn.TypeMatchmakingRuleSet, s.RuleSetExists)
@@ -162,6 +164,9 @@ func (s *Service) kickLoop() {
 // Run runs the matchmaker until ctx ends, sharded by configuration, and
 // the removal of old tickets under its own lease. A shard's lease lasts
 // at least 5 s, longer than a matcher pass over a large pool takes.
+// Beside it, the configurations' wakes (store.ShardWake): a ticket
+// started on another replica kicks this one's pass when it holds the
+// configuration.
 func (s *Service) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -170,10 +175,13 @@ func (s *Service) Run(ctx context.Context) error {
 			Work: func(ctx context.Context) error { return s.sweepIfDue(ctx, s.now()) },
 			Log:  s.log.With("loop", "matchmaking retention")})
 	})
+	wakes, stop := context.WithCancel(ctx)
+	wg.Go(func() { s.wake.Run(wakes) })
 	err := store.RunSharded(ctx, s.cfg.Store, store.ShardedLoop{Name: loopName, Holder: s.cfg.ReplicaID,
 		Interval: s.cfg.Interval, TTL: max(5*s.cfg.Interval, 5*time.Second), Kick: s.kick,
-		Keys: s.configurationNames, Replicas: s.cfg.Replicas, Clock: s.cfg.Clock, Work: s.processHeld,
-		Log: s.log.With("loop", "matchmaking")})
+		Keys: s.wake.Keys(s.configurationNames), Replicas: s.cfg.Replicas, Clock: s.cfg.Clock,
+		Work: s.wake.Work(s.processHeld), Log: s.log.With("loop", "matchmaking")})
+	stop()
 	wg.Wait()
 	return err
 }

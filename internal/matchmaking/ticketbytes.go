@@ -3,7 +3,10 @@ package matchmaking
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"strconv"
+	"sync/atomic"
+	"time"
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/store"
@@ -24,10 +27,51 @@ const KindTicketBytes store.Kind = "MatchmakingTicketBytes"
 // (250 B each).
 const MaxTicketBytes = 64 << 20
 
+// The count is spread over records so that tickets started at once do
+// not all write one record (on PostgreSQL, serializable transactions
+// writing one record conflict, and all but one run again): a ticket
+// started adds its size to one of ticketByteShards records (ID
+// "<configuration>/<n>", Parent the configuration, Key "added"), the
+// next in turn, so that this replica's StartMatchmaking calls at once
+// write different ones; a ticket that ends adds its size to the
+// configuration's "ended" record (ID "<configuration>/ended", Key
+// "ended"), which only the transactions that end tickets write. The
+// record an older Hoist kept (ID the configuration's name, the count
+// itself) counts as added. The count is what was added less what ended.
+const (
+	ticketByteShards = 64
+	bytesAdded       = "added"
+	bytesEnded       = "ended"
+)
+
+// nextShard is the shard the next ticket started on this replica adds
+// to (taken modulo ticketByteShards).
+var nextShard atomic.Uint32
+
+func init() { nextShard.Store(rand.Uint32()) } // replicas start apart
+
 // ticketBytes returns the bytes the configuration's active tickets hold
-// (0 when nothing was counted yet).
+// (0 when nothing was counted yet). It reads every record of the count:
+// StartMatchmaking reads it in a View before its transaction.
 func ticketBytes(ctx context.Context, tx store.Tx, config string) (int64, error) {
-	rec, err := tx.Get(ctx, KindTicketBytes, config)
+	n, err := countValue(ctx, tx, config)
+	if err != nil {
+		return 0, err
+	}
+	err = store.Each(ctx, tx, store.Query{Kind: KindTicketBytes, Parent: config, HasParent: true}, func(r store.Record) error {
+		v, err := strconv.ParseInt(string(r.Data), 10, 64)
+		if r.Key == bytesEnded {
+			v = -v
+		}
+		n += v
+		return err
+	})
+	return max(n, 0), err
+}
+
+// countValue reads one record of the count (0 when it does not exist).
+func countValue(ctx context.Context, tx store.Tx, id string) (int64, error) {
+	rec, err := tx.Get(ctx, KindTicketBytes, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return 0, nil
 	}
@@ -37,30 +81,67 @@ func ticketBytes(ctx context.Context, tx store.Tx, config string) (int64, error)
 	return strconv.ParseInt(string(rec.Data), 10, 64)
 }
 
-// addTicketBytes adds delta (negative when a ticket ends) to the bytes the
-// configuration's active tickets hold. The count never goes below zero:
-// tickets an older Hoist started were not counted, and end with nothing
-// to take away.
+// addTicketBytes adds delta to the bytes the configuration's active
+// tickets hold: a ticket started (delta > 0) to the next added record, a
+// ticket ended (delta < 0) to the ended record.
 func addTicketBytes(ctx context.Context, tx store.Tx, config string, delta int64) error {
-	n, err := ticketBytes(ctx, tx, config)
+	id, key := config+"/"+bytesEnded, bytesEnded
+	if delta > 0 {
+		id, key = config+"/"+strconv.Itoa(int(nextShard.Add(1)%ticketByteShards)), bytesAdded
+	}
+	n, err := countValue(ctx, tx, id)
 	if err != nil {
 		return err
 	}
-	n = max(n+delta, 0)
-	return tx.Put(ctx, store.Record{Kind: KindTicketBytes, ID: config, Data: strconv.AppendInt(nil, n, 10)})
+	n += max(delta, -delta)
+	return tx.Put(ctx, store.Record{Kind: KindTicketBytes, ID: id, Parent: config, Key: key, Data: strconv.AppendInt(nil, n, 10)})
 }
 
-// checkTicketBytes refuses a ticket that took the configuration's active
-// tickets past the bound (s.maxTicketBytes, MaxTicketBytes unless a test
-// lowers it). It runs in the transaction that inserted t, after putTicket
-// counted it, so that the refusal undoes both.
-func (s *Service) checkTicketBytes(ctx context.Context, tx store.Tx, t *ticketRecord) error {
-	n, err := ticketBytes(ctx, tx, t.config())
-	if err != nil || n <= s.maxTicketBytes {
+// deleteTicketBytes removes the configuration's count (it is deleted).
+func deleteTicketBytes(ctx context.Context, tx store.Tx, config string) error {
+	if err := tx.Delete(ctx, KindTicketBytes, config); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
+	}
+	recs, _, err := tx.List(ctx, store.Query{Kind: KindTicketBytes, Parent: config, HasParent: true, NoData: true})
+	for _, r := range recs {
+		if err == nil {
+			err = tx.Delete(ctx, KindTicketBytes, r.ID)
+		}
+	}
+	return err
+}
+
+// checkTicketBytes refuses a ticket that takes the configuration's active
+// tickets past the bound (s.maxTicketBytes, MaxTicketBytes unless a test
+// lowers it). before is the count read in a View just before the
+// transaction that inserts t, so that this transaction reads none of the
+// count's records: tickets started at the same moment on other
+// connections may each pass it, so the bound holds to within what the
+// calls in flight at once add. It runs after putTicket counted t, so that
+// the refusal undoes both.
+func (s *Service) checkTicketBytes(t *ticketRecord, before int64) error {
+	n := before + t.Size
+	if n <= s.maxTicketBytes {
+		return nil
 	}
 	return api.NewInvalidRequestException("Players: matchmaking configuration %s's active tickets would hold %d bytes with this ticket of %d bytes; "+
 		"at most %d bytes (%d MiB) are allowed: retry once some of its tickets have ended", t.config(), n, t.Size, s.maxTicketBytes, s.maxTicketBytes>>20)
+}
+
+// countBefore reads, in a View, the configuration's ticket bytes and its
+// estimated wait (estimate), before a transaction starts a ticket: so
+// that transaction reads neither (records the loop and the other starts
+// write).
+func (s *Service) countBefore(ctx context.Context, config string, now time.Time) (bytes, est int64, err error) {
+	err = s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		var err error
+		if bytes, err = ticketBytes(ctx, tx, config); err != nil {
+			return err
+		}
+		est, err = estimate(ctx, tx, config, now)
+		return err
+	})
+	return bytes, est, err
 }
 
 // sizeTicket counts a ticket being inserted: its size is that of its

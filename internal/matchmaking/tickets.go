@@ -274,8 +274,12 @@ func (s *Service) StartMatchmaking(ctx context.Context, in *api.StartMatchmaking
 		return nil, err
 	}
 	now := s.now()
+	before, est, err := s.countBefore(ctx, configName(api.ToString(in.ConfigurationName)), now)
+	if err != nil {
+		return nil, err
+	}
 	var t *ticketRecord
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		c, err := getConfig(ctx, tx, api.ToString(in.ConfigurationName))
 		if err != nil {
 			return err
@@ -313,17 +317,13 @@ func (s *Service) StartMatchmaking(ctx context.Context, in *api.StartMatchmaking
 		if err != nil {
 			return err
 		}
-		if err := s.checkTicketBytes(ctx, tx, t); err != nil {
-			return err
-		}
-		est, err := estimate(ctx, tx, *c.Name, now)
 		t.Ticket.EstimatedWaitTime = estimatedSeconds(est)
-		return err
+		return s.checkTicketBytes(t, before)
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.kickLoop()
+	s.wake.Wake(t.config())
 	return &api.StartMatchmakingOutput{MatchmakingTicket: &t.Ticket}, nil
 }
 

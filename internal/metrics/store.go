@@ -46,6 +46,11 @@ func (s *Store) Claim(ctx context.Context, fn func(tx store.Tx) error) error {
 	return s.run("claim", fn, func(f func(store.Tx) error) error { return s.Store.Claim(ctx, f) })
 }
 
+// ClaimFenced is store.ClaimIn on the wrapped store, measured as a Claim.
+func (s *Store) ClaimFenced(ctx context.Context, g store.Grant, fn func(tx store.Tx) error) error {
+	return s.run("claim", fn, func(f func(store.Tx) error) error { return store.ClaimIn(ctx, s.Store, g, f) })
+}
+
 // run runs fn through call (one of the wrapped store's transactions),
 // each attempt with a countingTx, and, once it committed, applies what
 // the last attempt counted.
@@ -128,6 +133,30 @@ func (t *countingTx) List(ctx context.Context, q store.Query) ([]store.Record, s
 		}
 	}
 	return recs, next, err
+}
+
+// Unheld is the transaction reading without holding (store.Unheld): its
+// Gets and Lists go to the wrapped transaction's unheld reads, its writes
+// are counted here.
+func (t *countingTx) Unheld() store.Tx {
+	if _, ok := t.Tx.(store.UnheldReader); !ok {
+		return t
+	}
+	return unheldCountingTx{countingTx: t, reads: store.Unheld(t.Tx)}
+}
+
+// unheldCountingTx is a countingTx whose reads hold nothing.
+type unheldCountingTx struct {
+	*countingTx
+	reads store.Tx
+}
+
+func (u unheldCountingTx) Get(ctx context.Context, kind store.Kind, id string) (store.Record, error) {
+	return u.reads.Get(ctx, kind, id)
+}
+
+func (u unheldCountingTx) List(ctx context.Context, q store.Query) ([]store.Record, string, error) {
+	return u.reads.List(ctx, q)
 }
 
 // Insert is the transaction's, counted.

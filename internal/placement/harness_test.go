@@ -102,6 +102,13 @@ func newHarnessWith(t testing.TB, opts journal.Options) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return newHarnessOn(t, st)
+}
+
+// newHarnessOn is newHarness on st.
+func newHarnessOn(t testing.TB, st store.Store) *harness {
+	t.Helper()
+	var err error
 	h := &harness{t: t, ctx: context.Background(), st: st, clock: clocktest.New(t0), msgr: &messenger{}, pub: &recorder{},
 		conns: map[string]hosting.Conn{}, dud: map[string]bool{}}
 	h.msgr.onCreate = h.activate

@@ -301,49 +301,66 @@ func (s *Service) expire(ctx context.Context, g store.Grant, q *api.GameSessionQ
 // session is ACTIVE). It returns the placed game session (nil if none),
 // the snapshot entry it used and those found full. When every candidate
 // of an override's single pass failed, the placement falls back
-// (DEFAULT_AFTER_SINGLE_PASS).
+// (DEFAULT_AFTER_SINGLE_PASS). The transaction is a Claim (store.Claim):
+// it holds the placement and the process it takes, and passes over the
+// processes the pass's other attempts hold, so that attempts at once take
+// different processes instead of conflicting over the first idle one; a
+// destination fleet that limits its activations is placed on in an
+// Update (sessions.ErrNeedsUpdate).
 func (s *Service) place(ctx context.Context, g store.Grant, qs *queueState, p *placementRecord, cands []Candidate, fallback bool) (placed *sessions.Placed, used *Location, full []*Location, err error) {
-	err = s.update(ctx, g, func(tx store.Tx) error {
-		placed, used, full = nil, nil, full[:0]
-		cur, err := getPlacement(ctx, tx, p.id())
-		if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending || cur.Attempt != "" {
+	try := func(claimed bool) func(tx store.Tx) error {
+		return func(tx store.Tx) error {
+			var err error
+			placed, used, full, err = s.placeTx(ctx, tx, qs, p, cands, fallback, claimed)
 			return err
 		}
-		was := cur.Fallback
-		cur.Fallback = fallback
-		token := cur.id() // the first game session's ARN ends in the placement ID
-		if cur.Attempts > 0 {
-			token = s.cfg.NewID()
-		}
-		for _, c := range cands {
-			got, err := s.cfg.Sessions.PlaceTx(ctx, tx, sessions.PlaceRequest{FleetID: c.FleetID, Location: c.Location,
-				Token: token, PlacementID: cur.id(),
-				Name: cur.Placement.GameSessionName, GameSessionData: cur.Placement.GameSessionData,
-				MaximumPlayerSessionCount: api.ToInt32(cur.Placement.MaximumPlayerSessionCount),
-				GameProperties:            cur.Placement.GameProperties, MatchmakerData: cur.Placement.MatchmakerData})
-			loc := qs.find(c.FleetID, c.Location)
-			if err == nil {
-				placed, used = got, loc
-				cur.startAttempt(got)
-				return putPlacement(ctx, tx, cur, false)
-			}
-			var ae api.Error
-			if !errors.As(err, &ae) {
-				return err
-			}
-			if loc != nil {
-				full = append(full, loc)
-			}
-		}
-		if s.fallsBack(cur) {
-			cur.Fallback = true // the override's pass failed
-		}
-		if cur.Fallback != was {
-			return putPlacement(ctx, tx, cur, false)
-		}
-		return nil
-	})
+	}
+	err = s.cfg.Sessions.ClaimIn(ctx, g, try(true))
+	if errors.Is(err, sessions.ErrNeedsUpdate) {
+		err = s.update(ctx, g, try(false))
+	}
 	return placed, used, full, err
+}
+
+// placeTx is place's transaction (claimed: a Claim's).
+func (s *Service) placeTx(ctx context.Context, tx store.Tx, qs *queueState, p *placementRecord, cands []Candidate, fallback, claimed bool) (placed *sessions.Placed, used *Location, full []*Location, err error) {
+	cur, err := getPlacement(ctx, tx, p.id())
+	if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending || cur.Attempt != "" {
+		return nil, nil, nil, err
+	}
+	was := cur.Fallback
+	cur.Fallback = fallback
+	token := cur.id() // the first game session's ARN ends in the placement ID
+	if cur.Attempts > 0 {
+		token = s.cfg.NewID()
+	}
+	for _, c := range cands {
+		got, err := s.cfg.Sessions.PlaceTx(ctx, tx, sessions.PlaceRequest{FleetID: c.FleetID, Location: c.Location,
+			Token: token, PlacementID: cur.id(),
+			Name: cur.Placement.GameSessionName, GameSessionData: cur.Placement.GameSessionData,
+			MaximumPlayerSessionCount: api.ToInt32(cur.Placement.MaximumPlayerSessionCount),
+			GameProperties:            cur.Placement.GameProperties, MatchmakerData: cur.Placement.MatchmakerData,
+			Claimed: claimed})
+		loc := qs.find(c.FleetID, c.Location)
+		if err == nil {
+			cur.startAttempt(got)
+			return got, loc, full, putPlacement(ctx, tx, cur, false)
+		}
+		var ae api.Error
+		if !errors.As(err, &ae) {
+			return nil, nil, nil, err
+		}
+		if loc != nil {
+			full = append(full, loc)
+		}
+	}
+	if s.fallsBack(cur) {
+		cur.Fallback = true // the override's pass failed
+	}
+	if cur.Fallback != was {
+		return nil, nil, full, putPlacement(ctx, tx, cur, false)
+	}
+	return nil, nil, full, nil
 }
 
 // fallsBack reports whether p's override gives way to the queue's

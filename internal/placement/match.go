@@ -63,10 +63,11 @@ func (s *Service) SetOnMatchPlacement(fn MatchPlacementFunc) {
 	s.onMatch.Store(&fn)
 }
 
-// Kick wakes the placement loop. A caller of StartMatchPlacementTx calls it
-// once its transaction committed, so that the placement is tried at once
-// rather than on the loop's next interval.
-func (s *Service) Kick() { s.kickLoop() }
+// Kick wakes the placement loop, on every replica holding a queue's
+// shard. A caller of StartMatchPlacementTx calls it once its transaction
+// committed, so that the placement is tried at once rather than on the
+// loop's next interval.
+func (s *Service) Kick() { s.wake.Wake("") }
 
 // StartMatchPlacementTx records a PENDING placement for a match in tx (the
 // caller's transaction). It behaves as a StartGameSessionPlacement on the

@@ -32,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -63,6 +64,7 @@ const loopName = "placement"
 type Sessions interface {
 	Update(ctx context.Context, fn func(tx store.Tx) error) error
 	UpdateFenced(ctx context.Context, g store.Grant, fn func(tx store.Tx) error) error
+	ClaimIn(ctx context.Context, g store.Grant, fn func(tx store.Tx) error) error
 	PlaceTx(ctx context.Context, tx store.Tx, req sessions.PlaceRequest) (*sessions.Placed, error)
 	StartPlaced(ctx context.Context, p *sessions.Placed)
 	AddPlacedPlayersTx(ctx context.Context, tx store.Tx, gameSessionID string, players []api.DesiredPlayerSession) (*sessions.Placed, error)
@@ -112,6 +114,7 @@ type Service struct {
 	cfg     Config
 	log     *slog.Logger
 	kick    chan struct{}
+	wake    *store.ShardWake // kicks the queue's shard holder, on any replica
 	onMatch atomic.Pointer[MatchPlacementFunc]
 }
 
@@ -136,6 +139,7 @@ func New(cfg Config) *Service {
 		cfg.ReplicaID = "local"
 	}
 	s := &Service{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1)}
+	s.wake = store.NewShardWake(cfg.Store, loopName, s.kick, cfg.Logger)
 	if cfg.OnMatchPlacement != nil {
 		s.SetOnMatchPlacement(cfg.OnMatchPlacement)
 	}
@@ -195,11 +199,18 @@ func (s *Service) kickLoop() {
 
 // Run runs the placement loop until ctx ends, sharded by queue: each pass
 // handles the pending placements of the queues whose shards this replica
-// holds.
+// holds. Beside it, the queues' wakes (store.ShardWake): a placement
+// started on another replica kicks this one's pass when it holds the
+// queue.
 func (s *Service) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { s.wake.Run(ctx) })
 	return store.RunSharded(ctx, s.cfg.Store, store.ShardedLoop{Name: loopName, Holder: s.cfg.ReplicaID,
-		Interval: s.cfg.Interval, Kick: s.kick, Keys: s.queueNames, Replicas: s.cfg.Replicas, Clock: s.cfg.Clock,
-		Work: s.processHeld, Log: s.log.With("loop", "placement")})
+		Interval: s.cfg.Interval, Kick: s.kick, Keys: s.wake.Keys(s.queueNames), Replicas: s.cfg.Replicas, Clock: s.cfg.Clock,
+		Work: s.wake.Work(s.processHeld), Log: s.log.With("loop", "placement")})
 }
 
 // queueNames lists every queue's name: the loop's shard keys.

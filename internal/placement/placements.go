@@ -103,7 +103,7 @@ func (s *Service) StartGameSessionPlacement(ctx context.Context, in *api.StartGa
 	if err != nil {
 		return nil, err
 	}
-	s.kickLoop()
+	s.wake.Wake(p.queue())
 	return &api.StartGameSessionPlacementOutput{GameSessionPlacement: &p.Placement}, nil
 }
 

@@ -170,7 +170,7 @@ func (s *Service) createTx(ctx context.Context, tx store.Tx, req *createRequest)
 	if err := s.checkCreatorTx(ctx, tx, f, api.ToString(in.CreatorId), now); err != nil {
 		return nil, nil, err
 	}
-	proc, comp, err := s.placeTx(ctx, tx, f, loc.Location)
+	proc, comp, err := s.placeTx(ctx, tx, f, loc.Location, false)
 	if err != nil {
 		return nil, nil, err
 	}

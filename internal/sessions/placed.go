@@ -25,6 +25,11 @@ type PlaceRequest struct {
 	// MatchmakerData, set for a match's game session (FlexMatch), becomes
 	// the game session's and reaches the process in CreateGameSession.
 	MatchmakerData *string
+	// Claimed says that tx is a Claim's (Service.ClaimIn): the process is
+	// taken passing over those other Claims hold, the fleet and compute
+	// are read unheld, and a fleet with MaxConcurrentGameSessionActivations
+	// is ErrNeedsUpdate.
+	Claimed bool
 }
 
 // Placed is a game session PlaceTx created (StartPlaced sends it to its
@@ -73,13 +78,20 @@ func (s *Service) UpdateFenced(ctx context.Context, g store.Grant, fn func(tx st
 	return s.cfg.Store.UpdateFenced(ctx, g, fn)
 }
 
+// ClaimIn runs fn in a Claim of the Service's store fenced by g
+// (store.ClaimIn): the placement loop's attempts, whose PlaceTx (Claimed)
+// then takes a process other attempts at once do not hold.
+func (s *Service) ClaimIn(ctx context.Context, g store.Grant, fn func(tx store.Tx) error) error {
+	return store.ClaimIn(ctx, s.cfg.Store, g, fn)
+}
+
 // PlaceTx creates an ACTIVATING game session, without player sessions, on
 // an idle ready process of the fleet location inside tx (which must come
-// from Update). It answers FleetCapacityExceededException when the
+// from Update, or ClaimIn with Claimed set). It answers FleetCapacityExceededException when the
 // location has no free process and InvalidFleetStatusException when the
 // fleet or location is not ACTIVE, as CreateGameSession does.
 func (s *Service) PlaceTx(ctx context.Context, tx store.Tx, req PlaceRequest) (*Placed, error) {
-	f, err := findFleet(ctx, tx, req.FleetID)
+	f, err := findFleet(ctx, store.Unheld(tx), req.FleetID)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +108,7 @@ func (s *Service) PlaceTx(ctx context.Context, tx store.Tx, req PlaceRequest) (*
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	proc, comp, err := s.placeTx(ctx, tx, f, loc.Location)
+	proc, comp, err := s.placeTx(ctx, tx, f, loc.Location, req.Claimed)
 	if err != nil {
 		return nil, err
 	}

@@ -13,14 +13,26 @@ import (
 // MaxConcurrentGameSessionActivations may rule some out (else it reads one).
 const placementPage = 16
 
+// ErrNeedsUpdate is PlaceTx's answer, in a Claim (PlaceRequest.Claimed),
+// for a fleet whose MaxConcurrentGameSessionActivations limits its
+// computes: counting a compute's ACTIVATING game sessions needs an
+// Update's isolation. The caller places again in an Update.
+var ErrNeedsUpdate = errors.New("sessions: a fleet with MaxConcurrentGameSessionActivations is placed on in an Update, not a Claim")
+
 // placeTx finds the server process a new game session goes to: an idle,
 // ready, connected process of the fleet location whose compute is below
 // MaxConcurrentGameSessionActivations and not on a draining host. Candidates come in Rank order (the
 // one whose last health report is oldest first): one index seek, however
-// many processes the fleet has.
-func (s *Service) placeTx(ctx context.Context, tx store.Tx, f *hosting.Fleet, location string) (*hosting.Process, *hosting.Compute, error) {
+// many processes the fleet has. In a Claim (claimed), the processes other
+// Claims hold (those they are placing on) are passed over, so that
+// placements at once take different processes, and the computes are read
+// unheld (store.Unheld).
+func (s *Service) placeTx(ctx context.Context, tx store.Tx, f *hosting.Fleet, location string, claimed bool) (*hosting.Process, *hosting.Compute, error) {
 	fid := api.ToString(f.Attributes.FleetId)
 	limit := int(api.ToInt32(f.RuntimeConfiguration.MaxConcurrentGameSessionActivations))
+	if limit > 0 && claimed {
+		return nil, nil, ErrNeedsUpdate
+	}
 	var activating map[string]int
 	if limit > 0 {
 		var err error
@@ -30,21 +42,45 @@ func (s *Service) placeTx(ctx context.Context, tx store.Tx, f *hosting.Fleet, lo
 	}
 	q := store.Query{Kind: hosting.KindProcess, Parent: fid, HasParent: true,
 		Key: hosting.ProcessKey(location, hosting.ProcessActive, true), HasKey: true,
-		Order: store.OrderRankAsc, Limit: 1}
+		Order: store.OrderRankAsc, Limit: 1, SkipHeld: claimed}
 	if limit > 0 {
 		q.Limit = placementPage
 	}
+	proc, comp, throttled, err := s.findProcess(ctx, tx, q, activating, limit)
+	if proc == nil && err == nil && claimed {
+		// None free but perhaps some held: wait for their holders
+		// (store.Store.Claim) before concluding there is none.
+		q.SkipHeld = false
+		proc, comp, throttled, err = s.findProcess(ctx, tx, q, activating, limit)
+	}
+	switch {
+	case err != nil || proc != nil:
+		return proc, comp, err
+	case throttled:
+		return nil, nil, api.NewFleetCapacityExceededException(
+			"fleet %s has no server process free to host a game session in location %s: every instance with an idle process already activates %d game sessions (MaxConcurrentGameSessionActivations)",
+			fid, location, limit)
+	}
+	return nil, nil, api.NewFleetCapacityExceededException(
+		"fleet %s has no server process free to host a game session in location %s", fid, location)
+}
+
+// findProcess pages through q's idle processes for the first that may
+// take a game session (nil if none) and its compute, and reports whether
+// one was passed over for its compute's activations (limit).
+func (s *Service) findProcess(ctx context.Context, tx store.Tx, q store.Query, activating map[string]int, limit int) (*hosting.Process, *hosting.Compute, bool, error) {
+	fid := q.Parent
 	throttled := false
 	for {
 		recs, next, err := tx.List(ctx, q)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 		cands := make([]*hosting.Process, 0, len(recs))
 		for _, rec := range recs {
 			p := new(hosting.Process)
 			if err := store.Decode(rec, p); err != nil {
-				return nil, nil, err
+				return nil, nil, false, err
 			}
 			cands = append(cands, p)
 		}
@@ -54,27 +90,20 @@ func (s *Service) placeTx(ctx context.Context, tx store.Tx, f *hosting.Fleet, lo
 			if i < 0 {
 				break
 			}
-			c, err := getCompute(ctx, tx, fid, cands[i].ComputeName)
+			c, err := getCompute(ctx, store.Unheld(tx), fid, cands[i].ComputeName)
 			if err == nil && !c.Draining {
-				return cands[i], c, nil
+				return cands[i], c, throttled, nil
 			}
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
-				return nil, nil, err
+				return nil, nil, false, err
 			}
 			cands[i] = nil // its compute is gone, or its host drains: not a candidate
 		}
 		if next == "" {
-			break
+			return nil, nil, throttled, nil
 		}
 		q.After = next
 	}
-	if throttled {
-		return nil, nil, api.NewFleetCapacityExceededException(
-			"fleet %s has no server process free to host a game session in location %s: every instance with an idle process already activates %d game sessions (MaxConcurrentGameSessionActivations)",
-			fid, location, limit)
-	}
-	return nil, nil, api.NewFleetCapacityExceededException(
-		"fleet %s has no server process free to host a game session in location %s", fid, location)
 }
 
 // pickProcess returns the index of the first candidate that may take a game

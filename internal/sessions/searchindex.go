@@ -306,3 +306,33 @@ func (t notingTx) Delete(ctx context.Context, kind store.Kind, id string) error 
 	t.note(kind, id)
 	return t.Tx.Delete(ctx, kind, id)
 }
+
+// Claim implements store.Store, noting as Update does.
+func (s searchStore) Claim(ctx context.Context, fn func(tx store.Tx) error) error {
+	return s.claimIn(ctx, store.Grant{}, fn)
+}
+
+// ClaimFenced implements store.FencedClaimer (store.ClaimIn on the wrapped
+// store), noting as Update does.
+func (s searchStore) ClaimFenced(ctx context.Context, g store.Grant, fn func(tx store.Tx) error) error {
+	return s.claimIn(ctx, g, fn)
+}
+
+// claimIn is store.ClaimIn on the wrapped store, noting the game sessions
+// written.
+func (s searchStore) claimIn(ctx context.Context, g store.Grant, fn func(tx store.Tx) error) error {
+	var ids []string
+	err := store.ClaimIn(ctx, s.Store, g, func(tx store.Tx) error {
+		return fn(notingTx{Tx: tx, ids: &ids})
+	})
+	if err == nil {
+		s.idx.markDirty(ids)
+	}
+	return err
+}
+
+// Unheld implements store.UnheldReader: the wrapped transaction's unheld
+// reads, its writes noted.
+func (t notingTx) Unheld() store.Tx {
+	return notingTx{Tx: store.Unheld(t.Tx), ids: t.ids}
+}

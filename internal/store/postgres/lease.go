@@ -148,3 +148,9 @@ func (s *Store) Leases(ctx context.Context, prefix string) ([]store.Grant, error
 	}
 	return out, nil
 }
+
+// ClaimFenced is Claim whose transaction checks its fence as UpdateFenced's
+// does (store.ClaimIn).
+func (s *Store) ClaimFenced(ctx context.Context, g store.Grant, fn func(tx store.Tx) error) error {
+	return s.update(ctx, &g, true, fn)
+}

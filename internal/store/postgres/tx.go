@@ -280,6 +280,41 @@ func (tx *writeTx) List(ctx context.Context, q store.Query) ([]store.Record, str
 	return recs, next, err
 }
 
+// Unheld returns the transaction reading without locking what it reads
+// (store.Unheld): a Claim's Gets and Lists as an Update's, its writes
+// tx's. Outside a Claim it is tx.
+func (tx *writeTx) Unheld() store.Tx {
+	if !tx.claim {
+		return tx
+	}
+	return unheldTx{tx}
+}
+
+// unheldTx is a Claim's transaction reading without row locks.
+type unheldTx struct{ *writeTx }
+
+func (u unheldTx) Get(ctx context.Context, kind store.Kind, id string) (store.Record, error) {
+	if err := u.check(ctx); err != nil {
+		return store.Record{}, err
+	}
+	rec, err := getRecord(ctx, u.c, sqlGet, kind, id)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return rec, u.fail(ctx, "get "+string(kind)+"/"+id, err)
+	}
+	return rec, err
+}
+
+func (u unheldTx) List(ctx context.Context, q store.Query) ([]store.Record, string, error) {
+	if err := u.check(ctx); err != nil {
+		return nil, "", err
+	}
+	recs, next, err := listRecords(ctx, u.c, q, false)
+	if err != nil && !errors.Is(err, store.ErrInvalidCursor) {
+		return nil, "", u.fail(ctx, "list "+string(q.Kind), err)
+	}
+	return recs, next, err
+}
+
 func (tx *writeTx) Count(ctx context.Context, q store.Query) (int, error) {
 	if err := tx.check(ctx); err != nil {
 		return 0, err

@@ -1,0 +1,109 @@
+package placement
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hoistgg/hoist/internal/aliases"
+	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/store/postgres"
+	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
+)
+
+// TestAttemptsAtOnceTakeDistinctProcessesOnPostgres: one pass of the loop
+// on PostgreSQL attempts its placements at once (workers), and they take
+// different processes without a transaction run again: each attempt's
+// Claim passes over the processes the others hold, instead of every
+// attempt reading the fleet's first idle process and all but one losing
+// the race (serializable conflicts, then serial reruns). Exactly once:
+// every placement has a game session, each on a process of its own.
+func TestAttemptsAtOnceTakeDistinctProcessesOnPostgres(t *testing.T) {
+	st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := newHarnessOn(t, st)
+	h.addFleet("fleet-a", "us-west-2")
+	const n = 3 * workers
+	for i := range n {
+		h.readyDud("fleet-a", "us-west-2", fmt.Sprintf("p%d", i), int32(7000+i)) // keeps its game session ACTIVATING
+	}
+	h.queue("q1", nil, fleetARN("fleet-a"))
+	for i := range n {
+		h.start("q1", fmt.Sprintf("pl-%d", i), nil)
+	}
+	g, ok, err := st.AcquireLease(h.ctx, store.ShardLeasePrefix(loopName)+"q1", "r1", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("lease: %v %v", ok, err)
+	}
+	before := st.Stats()
+	h.must(h.svc.processHeld(h.ctx, store.HeldOf(map[string]store.Grant{"q1": g}))) // as Run's passes: fenced
+	after := st.Stats()
+	ports := map[int32]string{}
+	for i := range n {
+		id := fmt.Sprintf("pl-%d", i)
+		pl := h.describe(id)
+		if pl.Status != api.GameSessionPlacementStatePending || pl.GameSessionId == nil {
+			t.Fatalf("placement %s is %s with game session %v, want PENDING with an attempt", id, pl.Status, pl.GameSessionId)
+		}
+		port := api.ToInt32(h.gameSession(*pl.GameSessionId).Port)
+		if other, ok := ports[port]; ok {
+			t.Fatalf("placements %s and %s were both placed on the process of port %d", other, id, port)
+		}
+		ports[port] = id
+	}
+	if r := after.Retries - before.Retries; r != 0 {
+		t.Errorf("the pass ran %d transactions again after a conflict, want 0 (%d commits)", r, after.Commits-before.Commits)
+	}
+}
+
+// TestStartWakesTheQueueHolderOnPostgres: a placement started through
+// replica A is placed at once by the loop of replica B, which holds the
+// queue's shard, although B's loop would not look again for an hour: A's
+// StartGameSessionPlacement wakes the holder after its commit (a NOTIFY
+// that B's listener turns into a kick of its pass).
+func TestStartWakesTheQueueHolderOnPostgres(t *testing.T) {
+	st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := newHarnessOn(t, st) // h.svc is replica A: its wakes only, no loop
+	h.addFleet("fleet-a", "us-west-2")
+	h.ready("fleet-a", "us-west-2", "p1", 7001)
+	h.queue("q1", nil, fleetARN("fleet-a"))
+	b := New(Config{Store: st, Sessions: h.sess, Region: "us-west-2", Account: "123456789012",
+		ResolveAlias: aliases.ResolveFleet, Now: h.clock.Now, NewID: h.newID, ReplicaID: "B", Interval: time.Hour})
+	h.sess.SetPlacementHook(b)
+	ctx, cancel := context.WithCancel(h.ctx)
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	aDone := make(chan struct{})
+	go func() { h.svc.wake.Run(ctx); close(aDone) }()
+	t.Cleanup(func() { cancel(); <-done; <-aDone })
+	name := store.ShardLeasePrefix(loopName) + "q1"
+	waitFor(t, "B holds the queue's shard", func() bool {
+		gs, err := st.Leases(h.ctx, name)
+		return err == nil && len(gs) == 1 && gs[0].Holder == "B"
+	})
+	h.start("q1", "pl-1", nil)
+	waitFor(t, "the placement FULFILLED by B", func() bool {
+		return h.describe("pl-1").Status == api.GameSessionPlacementStateFulfilled
+	})
+}
+
+// waitFor waits up to 20 s (real time: another replica's loop) for cond.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after 20 s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
