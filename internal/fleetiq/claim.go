@@ -136,8 +136,7 @@ func busyPause(ctx context.Context, attempt int) error {
 // its instance.)
 func place(ctx context.Context, tx store.Tx, group string, statuses []api.GameServerInstanceStatus) (*serverRec, *instanceRec, error) {
 	for _, st := range statuses {
-		q := store.Query{Kind: kindInstance, Parent: group, HasParent: true,
-			Key: instanceKey(st, true), HasKey: true, Order: store.OrderRankDesc, Limit: 1, SkipHeld: true}
+		q := instanceQuery(group, st)
 		for {
 			recs, next, err := tx.List(ctx, q)
 			if err != nil || len(recs) == 0 {
@@ -175,6 +174,18 @@ func place(ctx context.Context, tx store.Tx, group string, statuses []api.GameSe
 		}
 	}
 	return nil, nil, nil
+}
+
+// instanceQuery lists a group's instances of one status that have an
+// available game server, the busiest first (ties by instance ID), one at a
+// time, passing over those held: where a claim looks first. An instance's
+// Rank is minus its busy count, so that this order is Rank ascending, the
+// order of the store's index: PostgreSQL reads the instances in order and
+// stops at the first not held, where Rank descending (ties by ID
+// ascending, an order no index gives) read and sorted them all.
+func instanceQuery(group string, st api.GameServerInstanceStatus) store.Query {
+	return store.Query{Kind: kindInstance, Parent: group, HasParent: true,
+		Key: instanceKey(st, true), HasKey: true, Order: store.OrderRankAsc, Limit: 1, SkipHeld: true}
 }
 
 // takeClaim claims g (which was busy as stored if wasBusy) on inst at now.

@@ -12,16 +12,16 @@
 //
 //	GameServerGroup     ID name;            Key stored status; Rank next status change (ms)
 //	GameServer          ID game server ID;  Parent group; Key "A/<instance>" | "C" | "U"; Rank see below
-//	GameServerInstance  ID group+"/"+instance; Parent group; Key "<status>/<0|1>"; Rank busy count
+//	GameServerInstance  ID group+"/"+instance; Parent group; Key "<status>/<0|1>"; Rank minus its busy count
 //	GameServerHealth    ID game server ID;  Parent group; Key "due"; Rank health deadline (ms)
 //
 // A game server is AVAILABLE and unclaimed (Key "A/<instance>", Rank its
 // registration time), CLAIMED (Key "C", Rank when the claim ends) or
 // UTILIZED (Key "U"). An instance counts its available and busy (claimed or
 // utilized) game servers; its Key says its status and whether it has an
-// available game server, its Rank how busy it is. So a claim is two indexed
-// reads of one row each: the best instance (List Key "ACTIVE/1" by Rank
-// descending, Limit 1) and its oldest available game server (List Key
+// available game server, its Rank how busy it is (negated). So a claim is
+// two indexed reads of one row each: the best instance (List Key "ACTIVE/1"
+// by Rank ascending, Limit 1) and its oldest available game server (List Key
 // "A/<instance>" by Rank ascending, Limit 1). order_test.go states the order as
 // a pure function (a test oracle); the tests check that the index follows it.
 //
@@ -37,6 +37,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/arn"
@@ -102,6 +103,9 @@ type Timings struct {
 type Service struct {
 	cfg Config
 	log *slog.Logger
+	// ranksDone holds the groups whose instance records the sweep found
+	// all written with this Hoist's Rank (instanceRanksStep).
+	ranksDone sync.Map
 }
 
 // New returns a Service.

@@ -222,7 +222,7 @@ func (h *harness) checkCounts() {
 			if c := want[rec.ID]; c.a != i.Available || c.b != i.Busy {
 				return fmt.Errorf("instance %s counts %d/%d, has %d/%d", rec.ID, i.Available, i.Busy, c.a, c.b)
 			}
-			if rec.Key != instanceKey(i.Status, i.Available > 0) || rec.Rank != int64(i.Busy) {
+			if rec.Key != instanceKey(i.Status, i.Available > 0) || rec.Rank != instanceRank(i.Busy) {
 				return fmt.Errorf("instance %s indexed as %q/%d", rec.ID, rec.Key, rec.Rank)
 			}
 		}

@@ -155,7 +155,50 @@ func (s *Service) steps(group string) []sweepStep {
 	if s.healthOn() {
 		steps = append(steps, s.healthStep(group))
 	}
+	steps = append(steps, s.instanceRanksStep(group))
 	return append(steps, sweepStep{name: "group status", due: groupDue(group), handle: s.advanceGroups})
+}
+
+// instanceRanksStep rewrites the group's instance records that an earlier
+// Hoist wrote with their busy count as Rank (now minus the count:
+// instanceRank), so that claims find the busiest instance first. It reads
+// once per group and process: once none is left, this Hoist writes no
+// other (a replica of an earlier Hoist sharing the store, during a rolling
+// upgrade, may).
+func (s *Service) instanceRanksStep(group string) sweepStep {
+	return sweepStep{
+		name: "instance ranks",
+		due: func(ctx context.Context, tx store.Tx, _ time.Time, limit int) ([]store.Record, error) {
+			if _, done := s.ranksDone.Load(group); done {
+				return nil, nil
+			}
+			recs, _, err := tx.List(ctx, store.Query{Kind: kindInstance, Parent: group, HasParent: true,
+				Order: store.OrderRankDesc, Limit: limit})
+			if err != nil {
+				return nil, err
+			}
+			n := 0
+			for n < len(recs) && recs[n].Rank > 0 {
+				n++
+			}
+			if n == 0 {
+				s.ranksDone.Store(group, true)
+			}
+			return recs[:n], nil
+		},
+		handle: func(ctx context.Context, tx store.Tx, recs []store.Record, _ time.Time) error {
+			for _, rec := range recs {
+				inst, err := decode[instanceRec](rec)
+				if err != nil {
+					return err
+				}
+				if err := putInstance(ctx, tx, inst); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
 }
 
 // listDue makes a step's due function of a query.

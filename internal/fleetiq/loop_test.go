@@ -221,3 +221,57 @@ func TestSweepFencedByGroupLease(t *testing.T) {
 		t.Fatalf("after the holder's sweep the key is %q, want released", k)
 	}
 }
+
+// TestSweepRewritesEarlierInstanceRanks: instance records an earlier Hoist
+// wrote, with the busy count as Rank, are rewritten by the sweep with
+// minus the count, after which a claim takes from the busiest instance
+// again.
+func TestSweepRewritesEarlierInstanceRanks(t *testing.T) {
+	h := newHarness(t, nil)
+	h.group(seedGroup)
+	for _, gs := range []struct{ id, inst string }{{"a1", "i-a"}, {"a2", "i-a"}, {"a3", "i-a"}, {"b1", "i-b"}, {"b2", "i-b"}, {"b3", "i-b"}} {
+		h.register(seedGroup, gs.id, gs.inst)
+	}
+	h.mustClaim(seedGroup, "a1")
+	h.mustClaim(seedGroup, "b1")
+	h.mustClaim(seedGroup, "b2") // i-b is the busiest: 2 against 1
+	earlier := func(tx store.Tx, inst string) error {
+		rec, err := tx.Get(h.ctx, kindInstance, instanceID(seedGroup, inst))
+		if err != nil {
+			return err
+		}
+		i, err := decode[instanceRec](rec)
+		if err != nil {
+			return err
+		}
+		rec.Rank = int64(i.Busy) // as an earlier Hoist stored it
+		return tx.Put(h.ctx, rec)
+	}
+	err := h.st.Update(h.ctx, func(tx store.Tx) error {
+		return errors.Join(earlier(tx, "i-a"), earlier(tx, "i-b"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.svc.Sweep(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	err = h.st.View(h.ctx, func(tx store.Tx) error {
+		for inst, want := range map[string]int64{"i-a": -1, "i-b": -2} {
+			rec, err := tx.Get(h.ctx, kindInstance, instanceID(seedGroup, inst))
+			if err != nil {
+				return err
+			}
+			if rec.Rank != want {
+				t.Errorf("%s: Rank %d after the sweep, want %d", inst, rec.Rank, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := h.mustClaim(seedGroup, ""); api.ToString(g.InstanceId) != "i-b" {
+		t.Errorf("claimed %s on %s, want the busiest instance i-b", api.ToString(g.GameServerId), api.ToString(g.InstanceId))
+	}
+}

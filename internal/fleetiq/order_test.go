@@ -17,7 +17,7 @@ const (
 
 // The oracle: where ClaimGameServer places a claim, stated as pure
 // functions. claim.go follows the same order through the store's indexes
-// (instance Key "<status>/1" by Rank descending, then game server Key
+// (instance Key "<status>/1" by Rank, minus the busy count, ascending, then game server Key
 // "A/<instance>" by Rank ascending); TestIndexFollowsOrder checks that the
 // two agree.
 

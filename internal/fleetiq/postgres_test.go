@@ -3,9 +3,12 @@ package fleetiq
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/clocktest"
@@ -312,4 +315,57 @@ func TestShardedSweepOnPostgres(t *testing.T) {
 	claimAll()
 	waitFor(t, 15*time.Second, "expired claims released after C died", released)
 	h.checkCounts()
+}
+
+// TestClaimInstanceQueryReadsInOrder: on PostgreSQL the claim's first
+// read, the busiest instance with an available game server, is an index
+// read in the order the claim wants, so that it stops at the first
+// instance not held, rather than reading and sorting every instance of the
+// group (what a Rank descending order, ties by ID ascending, cost: no
+// index gives that order).
+func TestClaimInstanceQueryReadsInOrder(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.URL(t)
+	st, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for grp := range 10 {
+		group := fmt.Sprintf("g%d", grp)
+		err := st.Update(ctx, func(tx store.Tx) error {
+			for i := range 200 {
+				inst := &instanceRec{Group: group, ID: fmt.Sprintf("i-%03d", i), Status: api.GameServerInstanceStatusActive,
+					Available: 10 - i%10, Busy: i % 10}
+				if err := putInstance(ctx, tx, inst); err != nil {
+					return err
+				}
+				for j := range 10 {
+					g := &serverRec{ID: fmt.Sprintf("%s-%03d-%d", group, i, j), Group: group, Instance: inst.ID, Registered: int64(j)}
+					if err := putServer(ctx, tx, g); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "ANALYZE hoist_records"); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := st.Explain(ctx, instanceQuery("g3", api.GameServerInstanceStatusActive), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plan, "Sort") || strings.Contains(plan, "Seq Scan") {
+		t.Errorf("the claim's instance read sorts or scans the table:\n%s", plan)
+	}
 }

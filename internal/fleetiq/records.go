@@ -141,8 +141,14 @@ func (i *instanceRec) count(wasBusy, isBusy bool) {
 
 func (i *instanceRec) record() (store.Record, error) {
 	return store.Record{Kind: kindInstance, ID: instanceID(i.Group, i.ID), Parent: i.Group,
-		Key: instanceKey(i.Status, i.Available > 0), Rank: int64(i.Busy), Data: i.appendJSON(make([]byte, 0, 96))}, nil
+		Key: instanceKey(i.Status, i.Available > 0), Rank: instanceRank(i.Busy), Data: i.appendJSON(make([]byte, 0, 96))}, nil
 }
+
+// instanceRank is the Rank of an instance with busy busy game servers:
+// minus the count, so that the busiest comes first in Rank ascending order
+// (see instanceQuery). An earlier Hoist stored the count itself; the sweep
+// rewrites such records (instanceRanksStep).
+func instanceRank(busy int) int64 { return -int64(busy) }
 
 // decode unmarshals a record's Data into a new T.
 func decode[T any](rec store.Record) (*T, error) {

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -79,22 +78,9 @@ func TestQueryPlans(t *testing.T) {
 // explain returns the plan of q's List statement.
 func explain(t *testing.T, s *Store, q store.Query) string {
 	t.Helper()
-	p, err := planQuery(q, false, false)
+	plan, err := s.Explain(context.Background(), q, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := s.pool.Query(context.Background(), "EXPLAIN "+p.shape.sql(), p.args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var lines []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, line)
-	}
-	return fmt.Sprint(strings.Join(lines, "\n"))
+	return plan
 }
