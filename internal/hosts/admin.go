@@ -55,6 +55,16 @@ func info(h *Host, instances int) HostInfo {
 	return i
 }
 
+// adminHost reads the host an admin action names: NotFoundException
+// when there is none.
+func adminHost(ctx context.Context, tx store.Tx, hostID string) (*Host, error) {
+	h, err := getHost(ctx, tx, hostID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, api.NewNotFoundException("host %s does not exist (hoist admin list-hosts lists them)", clip(hostID))
+	}
+	return h, err
+}
+
 // DrainHost drains a host: it takes no new instance, and each instance
 // it runs takes no new game session, is replaced on another host and
 // stops once it hosts none. Draining a LOST host is refused (it has
@@ -62,10 +72,7 @@ func info(h *Host, instances int) HostInfo {
 func (s *Service) DrainHost(ctx context.Context, hostID string) (HostInfo, error) {
 	var out HostInfo
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		h, err := getHost(ctx, tx, hostID)
-		if errors.Is(err, store.ErrNotFound) {
-			return api.NewNotFoundException("host %s does not exist (hoist admin list-hosts lists them)", clip(hostID))
-		}
+		h, err := adminHost(ctx, tx, hostID)
 		if err != nil {
 			return err
 		}
@@ -89,10 +96,7 @@ func (s *Service) DrainHost(ctx context.Context, hostID string) (HostInfo, error
 func (s *Service) UndrainHost(ctx context.Context, hostID string) (HostInfo, error) {
 	var out HostInfo
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		h, err := getHost(ctx, tx, hostID)
-		if errors.Is(err, store.ErrNotFound) {
-			return api.NewNotFoundException("host %s does not exist (hoist admin list-hosts lists them)", clip(hostID))
-		}
+		h, err := adminHost(ctx, tx, hostID)
 		if err != nil {
 			return err
 		}
@@ -119,10 +123,7 @@ func (s *Service) UndrainHost(ctx context.Context, hostID string) (HostInfo, err
 func (s *Service) RemoveHost(ctx context.Context, hostID string, force bool) (HostInfo, error) {
 	var out HostInfo
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		h, err := getHost(ctx, tx, hostID)
-		if errors.Is(err, store.ErrNotFound) {
-			return api.NewNotFoundException("host %s does not exist (hoist admin list-hosts lists them)", clip(hostID))
-		}
+		h, err := adminHost(ctx, tx, hostID)
 		if err != nil {
 			return err
 		}
