@@ -3,6 +3,7 @@ package placement
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,6 +59,65 @@ func TestAttemptsAtOnceTakeDistinctProcessesOnPostgres(t *testing.T) {
 	}
 	if r := after.Retries - before.Retries; r != 0 {
 		t.Errorf("the pass ran %d transactions again after a conflict, want 0 (%d commits)", r, after.Commits-before.Commits)
+	}
+}
+
+// TestActivationsAndHeartbeatsAtOnceOnPostgres: the game sessions of
+// placements in flight are activated by their processes at once, while
+// each process also reports its health, on PostgreSQL, and no transaction
+// runs again after a conflict: the activations and heartbeats are Claims
+// holding the process, game session and placement rows they write, so
+// those meeting on a row wait for each other instead of failing and
+// running again alone. Every placement ends FULFILLED.
+func TestActivationsAndHeartbeatsAtOnceOnPostgres(t *testing.T) {
+	st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := newHarnessOn(t, st)
+	h.addFleet("fleet-a", "us-west-2")
+	const n = 3 * workers
+	for i := range n {
+		h.readyDud("fleet-a", "us-west-2", fmt.Sprintf("p%d", i), int32(7000+i))
+	}
+	h.queue("q1", nil, fleetARN("fleet-a"))
+	for i := range n {
+		h.start("q1", fmt.Sprintf("pl-%d", i), nil)
+	}
+	h.process()
+	gsOf := map[string]string{} // process -> its game session
+	for i := range n {
+		pl := h.describe(fmt.Sprintf("pl-%d", i))
+		if pl.GameSessionId == nil {
+			t.Fatalf("placement pl-%d has no game session", i)
+		}
+		gsOf[fmt.Sprintf("p%d", api.ToInt32(h.gameSession(*pl.GameSessionId).Port)-7000)] = *pl.GameSessionId
+	}
+	before := st.Stats()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*n)
+	for pid, gs := range gsOf {
+		h.mu.Lock()
+		c := h.conns[pid]
+		h.mu.Unlock()
+		wg.Go(func() { errs <- h.activateNow(pid, gs) })
+		wg.Go(func() { errs <- h.sdk.Heartbeat(h.ctx, c, true) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		h.must(err)
+	}
+	after := st.Stats()
+	for i := range n {
+		if pl := h.describe(fmt.Sprintf("pl-%d", i)); pl.Status != api.GameSessionPlacementStateFulfilled {
+			t.Errorf("placement pl-%d is %s, want FULFILLED", i, pl.Status)
+		}
+	}
+	if r := after.Retries - before.Retries; r != 0 {
+		t.Errorf("%d activations and %d heartbeats at once ran %d transactions again after a conflict, want 0 (%d commits)",
+			n, n, r, after.Commits-before.Commits)
 	}
 }
 
