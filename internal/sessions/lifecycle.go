@@ -57,8 +57,10 @@ func (s *Service) update(ctx context.Context, fn func(tx store.Tx, fx *effects) 
 // transactions of a process's own calls (heartbeats, activations) that
 // many processes make at once: held rows make them wait for each other
 // briefly where SERIALIZABLE made them fail and run again alone
-// (docs/sessions.md#several-replicas). fn, when claimed, must decide only
-// from what it read through tx (held) or read unheld and may act on late.
+// (docs/sessions.md#queue-placements-placetx). When claimed, fn must
+// decide only from records it read through tx (held until the commit),
+// or from unheld reads of records whose change just after the read it
+// may safely miss, and write only what it holds or creates.
 func (s *Service) claim(ctx context.Context, fn func(tx store.Tx, fx *effects, claimed bool) error) error {
 	if s.cfg.Shared {
 		var fx effects
