@@ -9,6 +9,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/aliases"
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/postgres"
 	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
@@ -118,6 +119,61 @@ func TestActivationsAndHeartbeatsAtOnceOnPostgres(t *testing.T) {
 	if r := after.Retries - before.Retries; r != 0 {
 		t.Errorf("%d activations and %d heartbeats at once ran %d transactions again after a conflict, want 0 (%d commits)",
 			n, n, r, after.Commits-before.Commits)
+	}
+}
+
+// orderingRecorder is a recorder whose events take an order key's next
+// number, as events.Service's do for a topic that webhooks receive.
+type orderingRecorder struct{ *recorder }
+
+func (orderingRecorder) Orders(string) bool { return true }
+
+// TestActivationAndHeartbeatInUpdateOnPostgres: on PostgreSQL an
+// activation whose placement event takes an order number
+// (events.Service.Orders), and the unhealthy report that ends a process,
+// do not fit a Claim (sessions.ErrRunInUpdate): they run again as Updates
+// and do all they did, the placement FULFILLED with its event, the
+// process TERMINATING.
+func TestActivationAndHeartbeatInUpdateOnPostgres(t *testing.T) {
+	st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := newHarnessOn(t, st)
+	h.svc.cfg.Publisher = orderingRecorder{h.pub}
+	h.addFleet("fleet-a", "us-west-2")
+	h.readyDud("fleet-a", "us-west-2", "p0", 7000)
+	h.queue("q1", nil, fleetARN("fleet-a"))
+	h.start("q1", "pl-0", nil)
+	h.process()
+	pl := h.describe("pl-0")
+	if pl.GameSessionId == nil {
+		t.Fatal("placement pl-0 has no game session")
+	}
+	h.must(h.activateNow("p0", *pl.GameSessionId))
+	if got := h.describe("pl-0").Status; got != api.GameSessionPlacementStateFulfilled {
+		t.Fatalf("placement pl-0 is %s after its activation, want FULFILLED", got)
+	}
+	h.pub.mu.Lock()
+	n := len(h.pub.evs)
+	h.pub.mu.Unlock()
+	if n != 1 {
+		t.Errorf("%d events published, want 1 (PlacementFulfilled)", n)
+	}
+	h.mu.Lock()
+	c := h.conns["p0"]
+	h.mu.Unlock()
+	for range 3 { // sessions' default MaxBadReports
+		h.must(h.sdk.Heartbeat(h.ctx, c, false))
+	}
+	var p hosting.Process
+	h.must(st.View(h.ctx, func(tx store.Tx) error {
+		_, err := store.GetJSON(h.ctx, tx, hosting.KindProcess, "p0", &p)
+		return err
+	}))
+	if p.State != hosting.ProcessTerminating || p.EndReason != "SERVER_PROCESS_TERMINATED_UNHEALTHY" {
+		t.Errorf("process p0 is %s (%q) after 3 unhealthy reports, want TERMINATING for SERVER_PROCESS_TERMINATED_UNHEALTHY", p.State, p.EndReason)
 	}
 }
 
