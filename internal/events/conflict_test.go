@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/store/journal"
 	"github.com/hoistgg/hoist/internal/store/postgres"
 	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
 )
@@ -58,5 +59,25 @@ func TestPublishWithoutWebhooksDoesNotConflict(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOrdersOnlyTopicsWithWebhooks: Orders, which tells a caller in a
+// Claim (an activation fulfilling its placement) whether Publish would
+// take an order key's next number, is true for a topic that webhooks
+// receive and false for any other, the empty topic included.
+func TestOrdersOnlyTopicsWithWebhooks(t *testing.T) {
+	st, err := journal.Open(t.TempDir(), journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	hooked := "arn:aws:sns:us-west-2:123456789012:hooked"
+	svc := New(Config{Store: st, Region: "us-west-2", Account: "123456789012", Secret: secret, ReplicaID: "r1",
+		Webhooks: map[string][]Webhook{hooked: {{URL: "http://127.0.0.1:1/hook"}}}})
+	for topic, want := range map[string]bool{hooked: true, "arn:aws:sns:us-west-2:123456789012:other": false, "": false} {
+		if got := svc.Orders(topic); got != want {
+			t.Errorf("Orders(%q) = %v, want %v", topic, got, want)
+		}
 	}
 }

@@ -314,6 +314,13 @@ func (s *Service) Publish(ctx context.Context, tx store.Tx, e Event) error {
 	return nil
 }
 
+// Orders reports whether Publish, for an event of topic, takes the next
+// sequence number of its order key (a record that every event about one
+// resource reads and writes): it does when webhooks receive topic. A
+// caller in a Claim (store.Store.Claim), which would not hold that record
+// when it does not exist yet, publishes such an event in an Update.
+func (s *Service) Orders(topic string) bool { return len(s.topics[topic]) > 0 }
+
 // nextSeq takes the next sequence number of key.
 func nextSeq(ctx context.Context, tx store.Tx, key string) (int64, error) {
 	var o struct{ Next int64 }

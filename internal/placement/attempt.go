@@ -175,7 +175,12 @@ func (s *Service) fulfilTx(ctx context.Context, tx store.Tx, q *api.GameSessionQ
 // game session gameSessionID, in the transaction that activates it
 // (sessions.PlacementHook). A placement that ended meanwhile, or moved on
 // to another attempt, is left alone: the game session goes on without it.
-func (s *Service) GameSessionActivatedTx(ctx context.Context, tx store.Tx, gameSessionID, placementID string) error {
+// In a Claim (claimed) the placement is held and the queue read unheld
+// (every activation of the queue reads it, none writes it); a match's
+// placement (its tickets) and an event that webhooks receive (its order
+// key: events.Service.Orders) are fulfilled in an Update instead
+// (sessions.ErrRunInUpdate).
+func (s *Service) GameSessionActivatedTx(ctx context.Context, tx store.Tx, gameSessionID, placementID string, claimed bool) error {
 	p, err := getPlacement(ctx, tx, placementID)
 	var nf *api.NotFoundException
 	if errors.As(err, &nf) {
@@ -184,9 +189,27 @@ func (s *Service) GameSessionActivatedTx(ctx context.Context, tx store.Tx, gameS
 	if err != nil || p.Placement.Status != api.GameSessionPlacementStatePending || p.Attempt != gameSessionID {
 		return err
 	}
-	q, err := queueOrNil(ctx, tx, p.queue())
+	q, err := queueOrNil(ctx, store.Unheld(tx), p.queue())
 	if err != nil {
 		return err
 	}
+	if claimed && (p.Match || s.orders(q)) {
+		return sessions.ErrRunInUpdate
+	}
 	return s.fulfilTx(ctx, tx, q, p)
+}
+
+// orders reports whether the Publisher takes an order key's next number
+// for the events of q's topic (events.Service.Orders). Publishers without
+// Orders (events.Discard, tests' recorders) write no shared record.
+func (s *Service) orders(q *api.GameSessionQueue) bool {
+	o, ok := s.cfg.Publisher.(interface{ Orders(topic string) bool })
+	if !ok {
+		return false
+	}
+	topic := ""
+	if q != nil {
+		topic = api.ToString(q.NotificationTarget)
+	}
+	return o.Orders(topic)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/hoistgg/hoist/internal/sessions"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/journal"
+	"github.com/hoistgg/hoist/internal/store/postgres"
 )
 
 // recorder is a Publisher that keeps every event.
@@ -112,8 +113,9 @@ func newHarnessOn(t testing.TB, st store.Store) *harness {
 	h := &harness{t: t, ctx: context.Background(), st: st, clock: clocktest.New(t0), msgr: &messenger{}, pub: &recorder{},
 		conns: map[string]hosting.Conn{}, dud: map[string]bool{}}
 	h.msgr.onCreate = h.activate
+	_, shared := st.(*postgres.Store) // as internal/server configures it
 	h.sess, err = sessions.New(sessions.Config{Store: st, Region: "us-west-2", Messenger: h.msgr, Now: h.clock.Now,
-		NewID: h.newID, ReplicaID: "r1", DataDir: t.TempDir(), ResolveAlias: aliases.ResolveFleet})
+		NewID: h.newID, ReplicaID: "r1", DataDir: t.TempDir(), ResolveAlias: aliases.ResolveFleet, Shared: shared})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,11 +3,13 @@ package placement
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/aliases"
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/postgres"
 	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
@@ -58,6 +60,120 @@ func TestAttemptsAtOnceTakeDistinctProcessesOnPostgres(t *testing.T) {
 	}
 	if r := after.Retries - before.Retries; r != 0 {
 		t.Errorf("the pass ran %d transactions again after a conflict, want 0 (%d commits)", r, after.Commits-before.Commits)
+	}
+}
+
+// TestActivationsAndHeartbeatsAtOnceOnPostgres: the game sessions of
+// placements in flight are activated by their processes at once, while
+// each process also reports its health, on PostgreSQL, and no transaction
+// runs again after a conflict: the activations and heartbeats are Claims
+// holding the process, game session and placement rows they write, so
+// those meeting on a row wait for each other instead of failing and
+// running again alone. Every placement ends FULFILLED.
+func TestActivationsAndHeartbeatsAtOnceOnPostgres(t *testing.T) {
+	st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := newHarnessOn(t, st)
+	h.addFleet("fleet-a", "us-west-2")
+	const n = 3 * workers
+	for i := range n {
+		h.readyDud("fleet-a", "us-west-2", fmt.Sprintf("p%d", i), int32(7000+i))
+	}
+	h.queue("q1", nil, fleetARN("fleet-a"))
+	for i := range n {
+		h.start("q1", fmt.Sprintf("pl-%d", i), nil)
+	}
+	h.process()
+	gsOf := map[string]string{} // process -> its game session
+	for i := range n {
+		pl := h.describe(fmt.Sprintf("pl-%d", i))
+		if pl.GameSessionId == nil {
+			t.Fatalf("placement pl-%d has no game session", i)
+		}
+		gsOf[fmt.Sprintf("p%d", api.ToInt32(h.gameSession(*pl.GameSessionId).Port)-7000)] = *pl.GameSessionId
+	}
+	before := st.Stats()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*n)
+	for pid, gs := range gsOf {
+		h.mu.Lock()
+		c := h.conns[pid]
+		h.mu.Unlock()
+		wg.Go(func() { errs <- h.activateNow(pid, gs) })
+		wg.Go(func() { errs <- h.sdk.Heartbeat(h.ctx, c, true) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		h.must(err)
+	}
+	after := st.Stats()
+	for i := range n {
+		if pl := h.describe(fmt.Sprintf("pl-%d", i)); pl.Status != api.GameSessionPlacementStateFulfilled {
+			t.Errorf("placement pl-%d is %s, want FULFILLED", i, pl.Status)
+		}
+	}
+	if r := after.Retries - before.Retries; r != 0 {
+		t.Errorf("%d activations and %d heartbeats at once ran %d transactions again after a conflict, want 0 (%d commits)",
+			n, n, r, after.Commits-before.Commits)
+	}
+}
+
+// orderingRecorder is a recorder whose events take an order key's next
+// number, as events.Service's do for a topic that webhooks receive.
+type orderingRecorder struct{ *recorder }
+
+func (orderingRecorder) Orders(string) bool { return true }
+
+// TestActivationAndHeartbeatInUpdateOnPostgres: on PostgreSQL an
+// activation whose placement event takes an order number
+// (events.Service.Orders), and the unhealthy report that ends a process,
+// do not fit a Claim (sessions.ErrRunInUpdate): they run again as Updates
+// and do all they did, the placement FULFILLED with its event, the
+// process TERMINATING.
+func TestActivationAndHeartbeatInUpdateOnPostgres(t *testing.T) {
+	st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := newHarnessOn(t, st)
+	h.svc.cfg.Publisher = orderingRecorder{h.pub}
+	h.addFleet("fleet-a", "us-west-2")
+	h.readyDud("fleet-a", "us-west-2", "p0", 7000)
+	h.queue("q1", nil, fleetARN("fleet-a"))
+	h.start("q1", "pl-0", nil)
+	h.process()
+	pl := h.describe("pl-0")
+	if pl.GameSessionId == nil {
+		t.Fatal("placement pl-0 has no game session")
+	}
+	h.must(h.activateNow("p0", *pl.GameSessionId))
+	if got := h.describe("pl-0").Status; got != api.GameSessionPlacementStateFulfilled {
+		t.Fatalf("placement pl-0 is %s after its activation, want FULFILLED", got)
+	}
+	h.pub.mu.Lock()
+	n := len(h.pub.evs)
+	h.pub.mu.Unlock()
+	if n != 1 {
+		t.Errorf("%d events published, want 1 (PlacementFulfilled)", n)
+	}
+	h.mu.Lock()
+	c := h.conns["p0"]
+	h.mu.Unlock()
+	for range 3 { // sessions' default MaxBadReports
+		h.must(h.sdk.Heartbeat(h.ctx, c, false))
+	}
+	var p hosting.Process
+	h.must(st.View(h.ctx, func(tx store.Tx) error {
+		_, err := store.GetJSON(h.ctx, tx, hosting.KindProcess, "p0", &p)
+		return err
+	}))
+	if p.State != hosting.ProcessTerminating || p.EndReason != "SERVER_PROCESS_TERMINATED_UNHEALTHY" {
+		t.Errorf("process p0 is %s (%q) after 3 unhealthy reports, want TERMINATING for SERVER_PROCESS_TERMINATED_UNHEALTHY", p.State, p.EndReason)
 	}
 }
 

@@ -50,6 +50,34 @@ func (s *Service) update(ctx context.Context, fn func(tx store.Tx, fx *effects) 
 	return nil
 }
 
+// claim runs fn in a Claim on a shared store (PostgreSQL: READ COMMITTED,
+// each Get holding the row it read until the end), and once it committed
+// its effects; fn returning ErrRunInUpdate runs it again in an
+// Update (claimed false). On the embedded stores it is update. For the
+// transactions of a process's own calls (heartbeats, activations) that
+// many processes make at once: held rows make them wait for each other
+// briefly where SERIALIZABLE made them fail and run again alone
+// (docs/sessions.md#queue-placements-placetx). When claimed, fn must
+// decide only from records it read through tx (held until the commit),
+// or from unheld reads of records whose change just after the read it
+// may safely miss, and write only what it holds or creates.
+func (s *Service) claim(ctx context.Context, fn func(tx store.Tx, fx *effects, claimed bool) error) error {
+	if s.cfg.Shared {
+		var fx effects
+		err := s.cfg.Store.Claim(ctx, func(tx store.Tx) error {
+			fx = effects{}
+			return fn(tx, &fx, true)
+		})
+		if !errors.Is(err, ErrRunInUpdate) {
+			if err == nil {
+				s.apply(ctx, &fx)
+			}
+			return err
+		}
+	}
+	return s.update(ctx, func(tx store.Tx, fx *effects) error { return fn(tx, fx, false) })
+}
+
 func (s *Service) view(ctx context.Context, fn func(tx store.Tx) error) error {
 	return s.cfg.Store.View(ctx, fn)
 }

@@ -47,23 +47,32 @@ type Placed struct {
 
 // PlacementHook is told, inside the transaction of ActivateGameSession,
 // that a placement's game session became ACTIVE (internal/placement
-// fulfils the placement there).
+// fulfils the placement there). Claimed says that tx is a Claim's
+// (PostgreSQL: its Gets hold what they read, at READ COMMITTED): a hook
+// whose writes a Claim would not make safe answers ErrRunInUpdate,
+// and the activation runs again in an Update.
 type PlacementHook interface {
-	GameSessionActivatedTx(ctx context.Context, tx store.Tx, gameSessionID, placementID string) error
+	GameSessionActivatedTx(ctx context.Context, tx store.Tx, gameSessionID, placementID string, claimed bool) error
 }
+
+// ErrRunInUpdate is the answer of a transaction function run in a Claim
+// (claim; a PlacementHook with claimed) that would write records the
+// Claim does not hold (a FlexMatch ticket's counts, an event's
+// per-resource order, a process's end): it runs again in an Update.
+var ErrRunInUpdate = errors.New("sessions: this transaction runs in an Update, not a Claim")
 
 // SetPlacementHook sets the PlacementHook. internal/server calls it once
 // placement exists, before anything is served.
 func (s *Service) SetPlacementHook(h PlacementHook) { s.placed.Store(&h) }
 
 // placementActivatedTx tells the PlacementHook that gs, a placement's game
-// session, is ACTIVE.
-func (s *Service) placementActivatedTx(ctx context.Context, tx store.Tx, gs *hosting.GameSession) error {
+// session, is ACTIVE (claimed: in a Claim).
+func (s *Service) placementActivatedTx(ctx context.Context, tx store.Tx, gs *hosting.GameSession, claimed bool) error {
 	h := s.placed.Load()
 	if gs.PlacementID == "" || h == nil || *h == nil {
 		return nil
 	}
-	return (*h).GameSessionActivatedTx(ctx, tx, api.ToString(gs.Session.GameSessionId), gs.PlacementID)
+	return (*h).GameSessionActivatedTx(ctx, tx, api.ToString(gs.Session.GameSessionId), gs.PlacementID, claimed)
 }
 
 // Update runs fn in one transaction of the Service's store, so that the

@@ -14,7 +14,7 @@ type placementHook struct {
 	fail error
 }
 
-func (p *placementHook) GameSessionActivatedTx(_ context.Context, _ store.Tx, gameSessionID, placementID string) error {
+func (p *placementHook) GameSessionActivatedTx(_ context.Context, _ store.Tx, gameSessionID, placementID string, _ bool) error {
 	p.got = append(p.got, placementID+" "+gameSessionID)
 	return p.fail
 }

@@ -181,9 +181,12 @@ func (s sdkAPI) ProcessReady(ctx context.Context, c hosting.Conn, port int32, lo
 // Heartbeat records a health report. The MaxBadReports-th unhealthy report
 // in a row ends the process, and so does any report from an Anywhere
 // process whose compute was deregistered (DeregisterCompute, or its fleet
-// deleted): such a compute can no longer host game sessions.
+// deleted): such a compute can no longer host game sessions. On a shared
+// store it is a Claim holding the process (claim): the compute is read
+// unheld, since thousands of processes may share it; a report that ends
+// the process runs again in an Update.
 func (s sdkAPI) Heartbeat(ctx context.Context, c hosting.Conn, healthy bool) error {
-	return s.update(ctx, func(tx store.Tx, fx *effects) error {
+	return s.claim(ctx, func(tx store.Tx, fx *effects, claimed bool) error {
 		p, err := liveProcess(ctx, tx, c)
 		if err != nil {
 			return err
@@ -194,19 +197,25 @@ func (s sdkAPI) Heartbeat(ctx context.Context, c hosting.Conn, healthy bool) err
 		} else {
 			p.UnhealthyReports++
 		}
+		end := ""
 		if p.State == hosting.ProcessActive && p.UnhealthyReports >= s.t.MaxBadReports {
-			return s.endProcessTx(ctx, tx, fx, p, "SERVER_PROCESS_TERMINATED_UNHEALTHY")
-		}
-		if p.State != hosting.ProcessTerminating {
-			gone, err := deregistered(ctx, tx, p)
+			end = "SERVER_PROCESS_TERMINATED_UNHEALTHY"
+		} else if p.State != hosting.ProcessTerminating {
+			gone, err := deregistered(ctx, store.Unheld(tx), p)
 			if err != nil {
 				return err
 			}
 			if gone {
-				return s.endProcessTx(ctx, tx, fx, p, "compute deregistered")
+				end = "compute deregistered"
 			}
 		}
-		return s.putProcess(ctx, tx, p)
+		switch {
+		case end == "":
+			return s.putProcess(ctx, tx, p)
+		case claimed:
+			return ErrRunInUpdate // ending it writes more than the process
+		}
+		return s.endProcessTx(ctx, tx, fx, p, end)
 	})
 }
 
@@ -264,9 +273,12 @@ type hookError struct{ err error }
 func (e *hookError) Error() string { return "placement hook: " + e.err.Error() }
 
 // activate moves the process's game session ACTIVATING -> ACTIVE, telling
-// the PlacementHook when withHook.
+// the PlacementHook when withHook. On a shared store it is a Claim (claim)
+// holding the process, then the game session, then what the hook reads
+// (the placement); a hook that cannot fulfil in a Claim has it run again
+// in an Update (ErrRunInUpdate).
 func (s *Service) activate(ctx context.Context, c hosting.Conn, gameSessionID string, withHook bool) error {
-	return s.update(ctx, func(tx store.Tx, _ *effects) error {
+	return s.claim(ctx, func(tx store.Tx, _ *effects, claimed bool) error {
 		_, gs, err := ownSession(ctx, tx, c, gameSessionID)
 		if err != nil {
 			return err
@@ -279,10 +291,11 @@ func (s *Service) activate(ctx context.Context, c hosting.Conn, gameSessionID st
 			if err := s.putGameSession(ctx, tx, gs); err != nil || !withHook {
 				return err
 			}
-			if err := s.placementActivatedTx(ctx, tx, gs); err != nil {
+			err := s.placementActivatedTx(ctx, tx, gs, claimed)
+			if err != nil && !errors.Is(err, ErrRunInUpdate) {
 				return &hookError{err}
 			}
-			return nil
+			return err
 		}
 		return sdkErr(400, "game session %s is %s: only an ACTIVATING game session can be activated", gameSessionID, gs.Session.Status)
 	})
