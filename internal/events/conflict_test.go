@@ -9,8 +9,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/journal"
-	"github.com/hoistgg/hoist/internal/store/postgres"
-	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
+	"github.com/hoistgg/hoist/internal/store/postgres/pgtest/pgstore"
 )
 
 // TestPublishWithoutWebhooksDoesNotConflict: on PostgreSQL, transactions
@@ -22,11 +21,7 @@ import (
 // number, a record every such transaction read and wrote, also when no
 // webhook would deliver the event.
 func TestPublishWithoutWebhooksDoesNotConflict(t *testing.T) {
-	st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := pgstore.Open(t)
 	svc := replica(st, "replica-a")
 	const writers, each = 16, 10
 	res := "arn:aws:gamelift:us-west-2:123456789012:gamesessionqueue/busy"
@@ -50,7 +45,7 @@ func TestPublishWithoutWebhooksDoesNotConflict(t *testing.T) {
 	if got := st.Stats(); got.Retries != 0 || got.Conflicts != 0 {
 		t.Errorf("%d publishes at once about one resource: %d transactions ran again (%d gave up), want none", writers*each, got.Retries, got.Conflicts)
 	}
-	err = st.View(context.Background(), func(tx store.Tx) error {
+	err := st.View(context.Background(), func(tx store.Tx) error {
 		n, err := tx.Count(context.Background(), store.Query{Kind: kindEvent})
 		if err == nil && n != writers*each {
 			err = fmt.Errorf("%d events stored, want %d", n, writers*each)

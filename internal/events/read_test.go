@@ -12,8 +12,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/journal"
-	"github.com/hoistgg/hoist/internal/store/postgres"
-	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
+	"github.com/hoistgg/hoist/internal/store/postgres/pgtest/pgstore"
 )
 
 // sharedStores opens a store two replicas can share in one test process:
@@ -28,11 +27,7 @@ var sharedStores = map[string]func(t *testing.T) store.Store{
 		return st
 	},
 	"postgres": func(t *testing.T) store.Store {
-		st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
+		st := pgstore.Open(t)
 		return st
 	},
 }

@@ -15,17 +15,14 @@ import (
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/postgres"
 	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
+	"github.com/hoistgg/hoist/internal/store/postgres/pgtest/pgstore"
 )
 
 // newPostgresHarness is newHarness on a PostgreSQL schema of its own
 // (skipped without HOIST_TEST_DATABASE_URL).
 func newPostgresHarness(t *testing.T) *harness {
 	t.Helper()
-	st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := pgstore.Open(t)
 	h := &harness{t: t, ctx: context.Background(), st: st, clock: clocktest.New(t0)}
 	h.svc = New(Config{Store: st, Region: "us-west-2", Account: "123456789012", Now: h.clock.Now})
 	return h

@@ -8,8 +8,7 @@ import (
 
 	"github.com/hoistgg/hoist/internal/ids"
 	"github.com/hoistgg/hoist/internal/store"
-	"github.com/hoistgg/hoist/internal/store/postgres"
-	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
+	"github.com/hoistgg/hoist/internal/store/postgres/pgtest/pgstore"
 )
 
 // TestStartWakesTheConfigurationHolderOnPostgres: a ticket started through
@@ -18,11 +17,7 @@ import (
 // would not look again for an hour: A's StartMatchmaking wakes the holder
 // after its commit.
 func TestStartWakesTheConfigurationHolderOnPostgres(t *testing.T) {
-	st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := pgstore.Open(t)
 	h := &ticketHarness{configHarness: newConfigHarnessOn(t, st), rec: &recorder{}, placer: &fakePlacer{}}
 	h.config("duel", nil)
 	b := New(Config{Store: st, Region: "us-west-2", Account: "123456789012", Now: h.clock.Now,
@@ -60,11 +55,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // and writing the configuration's one count (serializable conflicts, then
 // serial reruns). The bound still holds: the count is every ticket's.
 func TestStartsAtOnceDoNotConflictOnPostgres(t *testing.T) {
-	st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := pgstore.Open(t)
 	h := &ticketHarness{configHarness: newConfigHarnessOn(t, st), rec: &recorder{}, placer: &fakePlacer{}}
 	h.config("duel", nil)
 	for i := range 2 * ticketByteShards { // every record of the count exists, as after a while
@@ -75,7 +66,7 @@ func TestStartsAtOnceDoNotConflictOnPostgres(t *testing.T) {
 	// Other tickets, so that the new ones' IDs seldom share an index
 	// page (PostgreSQL's predicate locks cover pages), as in a store
 	// that has been running.
-	err = st.Update(h.ctx, func(tx store.Tx) error {
+	err := st.Update(h.ctx, func(tx store.Tx) error {
 		for range 4000 {
 			if err := tx.Insert(h.ctx, store.Record{Kind: KindTicket, ID: ids.UUID(), Parent: "gone", Key: "x", Data: []byte("{}")}); err != nil {
 				return err

@@ -11,8 +11,7 @@ import (
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/store"
-	"github.com/hoistgg/hoist/internal/store/postgres"
-	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
+	"github.com/hoistgg/hoist/internal/store/postgres/pgtest/pgstore"
 )
 
 // TestAttemptsAtOnceTakeDistinctProcessesOnPostgres: one pass of the loop
@@ -23,11 +22,7 @@ import (
 // the race (serializable conflicts, then serial reruns). Exactly once:
 // every placement has a game session, each on a process of its own.
 func TestAttemptsAtOnceTakeDistinctProcessesOnPostgres(t *testing.T) {
-	st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := pgstore.Open(t)
 	h := newHarnessOn(t, st)
 	h.addFleet("fleet-a", "us-west-2")
 	const n = 3 * workers
@@ -71,11 +66,7 @@ func TestAttemptsAtOnceTakeDistinctProcessesOnPostgres(t *testing.T) {
 // those meeting on a row wait for each other instead of failing and
 // running again alone. Every placement ends FULFILLED.
 func TestActivationsAndHeartbeatsAtOnceOnPostgres(t *testing.T) {
-	st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := pgstore.Open(t)
 	h := newHarnessOn(t, st)
 	h.addFleet("fleet-a", "us-west-2")
 	const n = 3 * workers
@@ -135,11 +126,7 @@ func (orderingRecorder) Orders(string) bool { return true }
 // and do all they did, the placement FULFILLED with its event, the
 // process TERMINATING.
 func TestActivationAndHeartbeatInUpdateOnPostgres(t *testing.T) {
-	st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := pgstore.Open(t)
 	h := newHarnessOn(t, st)
 	h.svc.cfg.Publisher = orderingRecorder{h.pub}
 	h.addFleet("fleet-a", "us-west-2")
@@ -183,11 +170,7 @@ func TestActivationAndHeartbeatInUpdateOnPostgres(t *testing.T) {
 // StartGameSessionPlacement wakes the holder after its commit (a NOTIFY
 // that B's listener turns into a kick of its pass).
 func TestStartWakesTheQueueHolderOnPostgres(t *testing.T) {
-	st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := pgstore.Open(t)
 	h := newHarnessOn(t, st) // h.svc is replica A: its wakes only, no loop
 	h.addFleet("fleet-a", "us-west-2")
 	h.ready("fleet-a", "us-west-2", "p1", 7001)
