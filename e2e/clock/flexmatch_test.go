@@ -23,15 +23,7 @@ const soloAfterTen = `{"name":"solo-after-ten","ruleLanguageVersion":"1.0",
 func TestExpansionOnAdvance(t *testing.T) {
 	h, c := startManual(t)
 	ctx := t.Context()
-	if _, err := c.CreateMatchmakingRuleSet(ctx, &gl.CreateMatchmakingRuleSetInput{Name: aws.String("solo-rules"),
-		RuleSetBody: aws.String(soloAfterTen)}); err != nil {
-		t.Fatalf("CreateMatchmakingRuleSet: %v", err)
-	}
-	if _, err := c.CreateMatchmakingConfiguration(ctx, &gl.CreateMatchmakingConfigurationInput{Name: aws.String("solo"),
-		RuleSetName: aws.String("solo-rules"), RequestTimeoutSeconds: aws.Int32(60), AcceptanceRequired: aws.Bool(false),
-		FlexMatchMode: types.FlexMatchModeStandalone}); err != nil {
-		t.Fatalf("CreateMatchmakingConfiguration: %v", err)
-	}
+	soloConfiguration(t, c)
 	began := time.Now()
 	if _, err := c.StartMatchmaking(ctx, &gl.StartMatchmakingInput{ConfigurationName: aws.String("solo"),
 		TicketId: aws.String("lone"), Players: []types.Player{{PlayerId: aws.String("p1")}}}); err != nil {
@@ -63,15 +55,7 @@ func TestExpansionOnAdvance(t *testing.T) {
 func TestTicketRetentionOnAdvance(t *testing.T) {
 	h, c := startManual(t)
 	ctx := t.Context()
-	if _, err := c.CreateMatchmakingRuleSet(ctx, &gl.CreateMatchmakingRuleSetInput{Name: aws.String("solo-rules"),
-		RuleSetBody: aws.String(soloAfterTen)}); err != nil {
-		t.Fatalf("CreateMatchmakingRuleSet: %v", err)
-	}
-	if _, err := c.CreateMatchmakingConfiguration(ctx, &gl.CreateMatchmakingConfigurationInput{Name: aws.String("solo"),
-		RuleSetName: aws.String("solo-rules"), RequestTimeoutSeconds: aws.Int32(60), AcceptanceRequired: aws.Bool(false),
-		FlexMatchMode: types.FlexMatchModeStandalone}); err != nil {
-		t.Fatalf("CreateMatchmakingConfiguration: %v", err)
-	}
+	soloConfiguration(t, c)
 	if _, err := c.StartMatchmaking(ctx, &gl.StartMatchmakingInput{ConfigurationName: aws.String("solo"),
 		TicketId: aws.String("kept"), Players: []types.Player{{PlayerId: aws.String("p1")}}}); err != nil {
 		t.Fatalf("StartMatchmaking: %v", err)
@@ -94,4 +78,20 @@ func TestTicketRetentionOnAdvance(t *testing.T) {
 		n, err := tickets(ctx)
 		return n == 0, err
 	})
+}
+
+// soloConfiguration creates the rule set soloAfterTen and the standalone
+// configuration "solo" on it (no acceptance, 60 s request timeout).
+func soloConfiguration(t *testing.T, c *gl.Client) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := c.CreateMatchmakingRuleSet(ctx, &gl.CreateMatchmakingRuleSetInput{Name: aws.String("solo-rules"),
+		RuleSetBody: aws.String(soloAfterTen)}); err != nil {
+		t.Fatalf("CreateMatchmakingRuleSet: %v", err)
+	}
+	if _, err := c.CreateMatchmakingConfiguration(ctx, &gl.CreateMatchmakingConfigurationInput{Name: aws.String("solo"),
+		RuleSetName: aws.String("solo-rules"), RequestTimeoutSeconds: aws.Int32(60), AcceptanceRequired: aws.Bool(false),
+		FlexMatchMode: types.FlexMatchModeStandalone}); err != nil {
+		t.Fatalf("CreateMatchmakingConfiguration: %v", err)
+	}
 }
