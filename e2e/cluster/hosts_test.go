@@ -30,6 +30,17 @@ var hostTimings = []string{"fleets.reconcile=200ms", "fleets.launch-backoff=500m
 	"processes.stagger=20ms", "processes.terminate-grace=3s", "processes.shutdown-grace=3s", "processes.kill-grace=1s",
 	"hosts.heartbeat=1s", "hosts.heartbeat-grace=8s", "hosts.start-grace=3s", "hosts.check=250ms"}
 
+// poolHostOptions are the options of a cluster of replicas (0: the
+// harness's default count) running TLS for pool hosts, with hostTimings
+// and the test game server's short health and reconnect intervals, plus
+// processEnv's variables for its processes.
+func poolHostOptions(replicas int, processEnv ...string) cluster.Options {
+	env := append([]string{"HEALTHCHECK_INTERVAL=3s", "HEALTHCHECK_MAX_JITTER=100ms", "SERVICE_CALL_TIMEOUT=5s",
+		"HOIST_TEST_RECONNECT_INTERVAL=1s"}, processEnv...)
+	return cluster.Options{Replicas: replicas, TLS: true, Args: []string{"--timings", strings.Join(hostTimings, ","),
+		"--process-env", strings.Join(env, ",")}}
+}
+
 // TestPoolHostOnAnotherReplica: three replicas on one database (TLS, no
 // local hosting); a pool host's agent (`hoist agent --pool`) connected to
 // B, the fleet's build uploaded to B, and fleets created through A until
@@ -39,8 +50,7 @@ var hostTimings = []string{"fleets.reconcile=200ms", "fleets.launch-backoff=500m
 // C reaches its process, and the host drained through C stops its
 // instances once their game session ended (StopInstance through B).
 func TestPoolHostOnAnotherReplica(t *testing.T) {
-	c := cluster.Start(t, cluster.Options{TLS: true, Args: []string{"--timings", strings.Join(hostTimings, ","),
-		"--process-env", "HEALTHCHECK_INTERVAL=3s,HEALTHCHECK_MAX_JITTER=100ms,SERVICE_CALL_TIMEOUT=5s,HOIST_TEST_RECONNECT_INTERVAL=1s"}})
+	c := cluster.Start(t, poolHostOptions(0))
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	a, bR, cR := c.Replicas[0].V2(), c.Replicas[1], c.Replicas[2]

@@ -25,8 +25,7 @@ import (
 // route). Once A is killed and gone from the registry, B answers 404
 // saying the logs were on a replica that is no longer running.
 func TestLogsFromAnotherReplica(t *testing.T) {
-	c := cluster.Start(t, cluster.Options{Replicas: 2, TLS: true, Args: []string{"--timings", strings.Join(hostTimings, ","),
-		"--process-env", "HEALTHCHECK_INTERVAL=3s,HEALTHCHECK_MAX_JITTER=100ms,SERVICE_CALL_TIMEOUT=5s,HOIST_TEST_RECONNECT_INTERVAL=1s"}})
+	c := cluster.Start(t, poolHostOptions(2))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	aR, bR := c.Replicas[0], c.Replicas[1]

@@ -25,8 +25,7 @@ import (
 // registry, B answers 404 saying the log was on a replica that is no
 // longer running.
 func TestProcessOutputFromAnotherReplica(t *testing.T) {
-	c := cluster.Start(t, cluster.Options{TLS: true, Args: []string{"--timings", strings.Join(hostTimings, ","),
-		"--process-env", "HEALTHCHECK_INTERVAL=3s,HEALTHCHECK_MAX_JITTER=100ms,SERVICE_CALL_TIMEOUT=5s,HOIST_TEST_RECONNECT_INTERVAL=1s,HOIST_TEST_CRASH_ON_START=1"}})
+	c := cluster.Start(t, poolHostOptions(0, "HOIST_TEST_CRASH_ON_START=1"))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	aR, bR := c.Replicas[0], c.Replicas[1]

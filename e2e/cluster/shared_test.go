@@ -23,8 +23,7 @@ import (
 // TLS certificate it trusts (the cluster's CA, shared through the
 // database), and a fleet created afterwards becomes ACTIVE on the host.
 func TestPoolHostReconnectsToAnotherReplica(t *testing.T) {
-	c := cluster.Start(t, cluster.Options{Replicas: 2, TLS: true, Args: []string{"--timings", strings.Join(hostTimings, ","),
-		"--process-env", "HEALTHCHECK_INTERVAL=3s,HEALTHCHECK_MAX_JITTER=100ms,SERVICE_CALL_TIMEOUT=5s,HOIST_TEST_RECONNECT_INTERVAL=1s"}})
+	c := cluster.Start(t, poolHostOptions(2))
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	aR, bR := c.Replicas[0], c.Replicas[1]
@@ -81,8 +80,7 @@ func waitHostOn(ctx context.Context, t *testing.T, st store.Store, hostID, repli
 // the host downloads it, and the fleet becomes ACTIVE and hosts a game
 // session.
 func TestBuildFromAnotherReplica(t *testing.T) {
-	c := cluster.Start(t, cluster.Options{Replicas: 2, TLS: true, Args: []string{"--timings", strings.Join(hostTimings, ","),
-		"--process-env", "HEALTHCHECK_INTERVAL=3s,HEALTHCHECK_MAX_JITTER=100ms,SERVICE_CALL_TIMEOUT=5s,HOIST_TEST_RECONNECT_INTERVAL=1s"}})
+	c := cluster.Start(t, poolHostOptions(2))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	aR, bR := c.Replicas[0], c.Replicas[1]
