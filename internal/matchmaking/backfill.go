@@ -164,7 +164,7 @@ func (s *Service) startBackfill(ctx context.Context, config, gameSession, id str
 		}
 	}
 	now := s.now()
-	before, _, err := s.countBefore(ctx, configName(config), now)
+	pre, err := s.countsBefore(ctx, configName(config), now)
 	if err != nil {
 		return nil, err
 	}
@@ -177,12 +177,16 @@ func (s *Service) startBackfill(ctx context.Context, config, gameSession, id str
 		if gameSession == "" && c.FlexMatchMode != api.FlexMatchModeStandalone {
 			return api.NewInvalidRequestException("GameSessionArn is required with FlexMatchMode WITH_QUEUE")
 		}
+		cnt, err := countsIn(ctx, tx, api.ToString(c.Name), now, pre) // before the ticket is counted
+		if err != nil {
+			return err
+		}
 		if t, err = s.startBackfillTx(ctx, tx, c, gameSession, id, players, now); err != nil {
 			return err
 		}
 		// Automatic backfill tickets (auto.go) are not refused: their
 		// players are a placed match's, counted when they started.
-		return s.checkTicketBytes(t, before)
+		return s.checkTicketBytes(t, cnt.bytes)
 	})
 	if err != nil {
 		return nil, err

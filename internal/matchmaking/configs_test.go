@@ -13,6 +13,7 @@ import (
 	"github.com/hoistgg/hoist/internal/clocktest"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/journal"
+	"github.com/hoistgg/hoist/internal/store/postgres"
 	"github.com/hoistgg/hoist/internal/tags"
 )
 
@@ -44,7 +45,8 @@ func newConfigHarnessOn(t testing.TB, st store.Store) *configHarness {
 	t.Helper()
 	h := &configHarness{t: t, ctx: context.Background(), st: st, clock: clocktest.New(cfgT0), tags: tags.New(st),
 		queues: map[string]bool{"q1": true, "q2": true}}
-	h.svc = New(Config{Store: st, Region: "us-west-2", Account: "123456789012", Tags: h.tags, Now: h.clock.Now,
+	_, shared := st.(*postgres.Store) // as the server sets it
+	h.svc = New(Config{Store: st, Region: "us-west-2", Account: "123456789012", Tags: h.tags, Now: h.clock.Now, Shared: shared,
 		QueueExists: func(_ context.Context, _ store.Tx, name string) (bool, error) { return h.queues[name], nil }})
 	h.addRuleSet("rs1")
 	h.addRuleSet("rs2")

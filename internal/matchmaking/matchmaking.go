@@ -84,6 +84,10 @@ type Config struct {
 	// replicas sharing them (nil: this one alone).
 	ReplicaID string
 	Replicas  store.Replicas
+	// Shared says that other replicas write the store too (PostgreSQL):
+	// a start reads its configuration's count before its transaction
+	// (countsBefore).
+	Shared bool
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 	// Clock gives the background loops their tickers (nil: real time):

@@ -113,12 +113,11 @@ func deleteTicketBytes(ctx context.Context, tx store.Tx, config string) error {
 
 // checkTicketBytes refuses a ticket that takes the configuration's active
 // tickets past the bound (s.maxTicketBytes, MaxTicketBytes unless a test
-// lowers it). before is the count read in a View just before the
-// transaction that inserts t, so that this transaction reads none of the
-// count's records: tickets started at the same moment on other
-// connections may each pass it, so the bound holds to within what the
-// calls in flight at once add. It runs after putTicket counted t, so that
-// the refusal undoes both.
+// lowers it). before is the count without t (countsIn): read in the
+// transaction that inserts t, or on a shared store in a View just before
+// it (countsBefore), when tickets started at the same moment on other
+// connections may each pass it. It runs after putTicket counted t, so
+// that the refusal undoes both.
 func (s *Service) checkTicketBytes(t *ticketRecord, before int64) error {
 	n := before + t.Size
 	if n <= s.maxTicketBytes {
@@ -128,20 +127,46 @@ func (s *Service) checkTicketBytes(t *ticketRecord, before int64) error {
 		"at most %d bytes (%d MiB) are allowed: retry once some of its tickets have ended", t.config(), n, t.Size, s.maxTicketBytes, s.maxTicketBytes>>20)
 }
 
-// countBefore reads, in a View, the configuration's ticket bytes and its
-// estimated wait (estimate), before a transaction starts a ticket: so
-// that transaction reads neither (records the loop and the other starts
-// write).
-func (s *Service) countBefore(ctx context.Context, config string, now time.Time) (bytes, est int64, err error) {
-	err = s.cfg.Store.View(ctx, func(tx store.Tx) error {
+// ticketCounts is what starting a ticket reads of its configuration:
+// the bytes its active tickets hold and its estimated wait (estimate).
+type ticketCounts struct{ bytes, est int64 }
+
+// countsBefore reads a configuration's ticketCounts in a View before the
+// transaction that starts a ticket, on a shared store (Config.Shared:
+// PostgreSQL), so that the transaction reads neither (records the loop
+// and the other starts write: serializable conflicts) and the bound holds
+// to within what the calls in flight at once add. Elsewhere it returns
+// nil, and the transaction reads them itself (countsIn): one replica's
+// bound is exact and costs no second transaction.
+func (s *Service) countsBefore(ctx context.Context, config string, now time.Time) (*ticketCounts, error) {
+	if !s.cfg.Shared {
+		return nil, nil
+	}
+	var c ticketCounts
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		var err error
-		if bytes, err = ticketBytes(ctx, tx, config); err != nil {
-			return err
-		}
-		est, err = estimate(ctx, tx, config, now)
+		c, err = readCounts(ctx, tx, config, now)
 		return err
 	})
-	return bytes, est, err
+	return &c, err
+}
+
+// countsIn returns pre (read by countsBefore), or reads the counts in tx
+// when pre is nil.
+func countsIn(ctx context.Context, tx store.Tx, config string, now time.Time, pre *ticketCounts) (ticketCounts, error) {
+	if pre != nil {
+		return *pre, nil
+	}
+	return readCounts(ctx, tx, config, now)
+}
+
+// readCounts reads a configuration's ticketCounts in tx.
+func readCounts(ctx context.Context, tx store.Tx, config string, now time.Time) (c ticketCounts, err error) {
+	if c.bytes, err = ticketBytes(ctx, tx, config); err != nil {
+		return c, err
+	}
+	c.est, err = estimate(ctx, tx, config, now)
+	return c, err
 }
 
 // sizeTicket counts a ticket being inserted: its size is that of its

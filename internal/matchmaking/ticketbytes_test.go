@@ -122,3 +122,42 @@ func TestTicketBytesBound(t *testing.T) {
 		t.Fatalf("the deleted configuration's count: %v, want ErrNotFound", err)
 	}
 }
+
+// TestTicketBytesBoundExactAtOnce: on one replica's store the bound is
+// exact however many StartMatchmaking calls come at once: with room for
+// one more ticket, 16 calls at once start exactly one (each reads the
+// count in its own transaction; on a shared store it is read just before,
+// and calls in flight at once may each pass).
+func TestTicketBytesBoundExactAtOnce(t *testing.T) {
+	h := newTicketHarness(t)
+	h.searchingConfig("big")
+	if err := h.startSmall("big", "t00", 1); err != nil {
+		t.Fatal(err)
+	}
+	one := h.bytesOf("big")
+	h.svc.maxTicketBytes = 2*one + one/2
+	const n = 16
+	errs := make(chan error, n)
+	start := make(chan struct{})
+	for i := range n {
+		go func() {
+			<-start
+			errs <- h.startSmall("big", fmt.Sprintf("t%02d", i+1), 1)
+		}()
+	}
+	close(start)
+	started := 0
+	for range n {
+		if err := <-errs; err == nil {
+			started++
+		} else {
+			wantBound(t, "a call at once", err, h.svc.maxTicketBytes)
+		}
+	}
+	if started != 1 {
+		t.Fatalf("%d of %d calls at once started a ticket with room for one", started, n)
+	}
+	if got := h.bytesOf("big"); got > h.svc.maxTicketBytes {
+		t.Fatalf("the count is %d, past the bound of %d", got, h.svc.maxTicketBytes)
+	}
+}

@@ -274,13 +274,17 @@ func (s *Service) StartMatchmaking(ctx context.Context, in *api.StartMatchmaking
 		return nil, err
 	}
 	now := s.now()
-	before, est, err := s.countBefore(ctx, configName(api.ToString(in.ConfigurationName)), now)
+	pre, err := s.countsBefore(ctx, configName(api.ToString(in.ConfigurationName)), now)
 	if err != nil {
 		return nil, err
 	}
 	var t *ticketRecord
 	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		c, err := getConfig(ctx, tx, api.ToString(in.ConfigurationName))
+		if err != nil {
+			return err
+		}
+		cnt, err := countsIn(ctx, tx, api.ToString(c.Name), now, pre) // before putTicket counts t
 		if err != nil {
 			return err
 		}
@@ -317,8 +321,8 @@ func (s *Service) StartMatchmaking(ctx context.Context, in *api.StartMatchmaking
 		if err != nil {
 			return err
 		}
-		t.Ticket.EstimatedWaitTime = estimatedSeconds(est)
-		return s.checkTicketBytes(t, before)
+		t.Ticket.EstimatedWaitTime = estimatedSeconds(cnt.est)
+		return s.checkTicketBytes(t, cnt.bytes)
 	})
 	if err != nil {
 		return nil, err

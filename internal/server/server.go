@@ -405,7 +405,8 @@ func (s *Server) compose(opts Options) error {
 	// it how they ended; backfill matches go to sessions.
 	s.matchmaking = matchmaking.New(matchmaking.Config{Store: s.store, Region: cfg.Region, Account: cfg.Account,
 		Tags: s.tags, QueueExists: s.placement.Exists, Publisher: s.metrics.WrapPublisher(s.events), Now: s.now, Clock: s.clock,
-		ReplicaID: s.replica, Replicas: s.replicas, Placer: s.placement, OnPass: s.metrics.ObservePass,
+		ReplicaID: s.replica, Replicas: s.replicas, Shared: cfg.Store == config.StorePostgres,
+		Placer: s.placement, OnPass: s.metrics.ObservePass,
 		Backfiller: sessionBackfiller{s: s.sessions, log: s.log.With("component", "matchmaking")},
 		Logger:     s.log.With("component", "matchmaking")})
 	s.placement.SetOnMatchPlacement(s.matchmaking.OnMatchPlacement)
