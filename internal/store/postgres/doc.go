@@ -11,7 +11,7 @@
 // seq comes from the sequence hoist_records_seq on insert only (Put's
 // upsert leaves it). The indexes are the SQLite store's, plus (kind, key,
 // seq) for a Key's records in creation order. hoist_leases(name, holder,
-// term, expires) holds the leases, hoist_changes the change feed,
+// term, expires) holds the leases, hoist_lease_terms their terms, hoist_changes the change feed,
 // hoist_meta the feed's trim floor, hoist_serial nothing (see Retries). The
 // schema is versioned: Open applies the migrations in code that the
 // database lacks, in one transaction, under a transaction-scoped advisory
@@ -54,12 +54,17 @@
 // A lease is a row taken over by a conditional upsert (free, expired, or
 // the holder's own) in one statement. AcquireLease measures expiry by the
 // database's clock (statement_timestamp()), never a replica's. Its term
-// grows on every grant but a renewal in time. UpdateFenced checks, as the
-// last statement before COMMIT, that the grant's row still has its holder
-// and term and has not expired, and takes a FOR SHARE row lock on it: a
-// replica taking the lease over waits for that COMMIT, so no fenced write
-// commits after the lease passed on. A replica paused inside its
-// transaction holds that lock only until PostgreSQL ends its session
+// grows on every grant but a renewal in time; a trigger keeps a row per
+// (name, term) in hoist_lease_terms, deleting the older terms' rows when a
+// new term is granted. UpdateFenced checks, as the last statement before
+// COMMIT, that the grant's lease row still has its holder and term and has
+// not expired, and takes a FOR SHARE row lock on the term's row: a replica
+// taking the lease over waits for that COMMIT (its trigger's DELETE), so no
+// fenced write commits after the lease passed on, and a takeover committed
+// since the transaction's snapshot fails it. The lease row, which every
+// renewal rewrites, is read without a lock, so the holder renewing its
+// lease never fails its own fenced transaction. A replica paused inside
+// its transaction holds that lock only until PostgreSQL ends its session
 // (idle_in_transaction_session_timeout, 30s unless the connection string
 // sets it).
 //

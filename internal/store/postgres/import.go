@@ -96,7 +96,7 @@ func prepareImport(ctx context.Context, tx pgx.Tx, replace bool) error {
 	if !replace {
 		return ErrNotEmpty
 	}
-	_, err := tx.Exec(ctx, `TRUNCATE hoist_records, hoist_leases, hoist_changes`)
+	_, err := tx.Exec(ctx, `TRUNCATE hoist_records, hoist_leases, hoist_lease_terms, hoist_changes`)
 	return err
 }
 

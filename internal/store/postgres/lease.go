@@ -38,10 +38,19 @@ var sqlAcquire = `INSERT INTO hoist_leases AS l (name, holder, term, expires) VA
 	RETURNING term, expires`
 
 // sqlFence is UpdateFenced's check: is the lease still held in the term,
-// unexpired? FOR SHARE makes a replica taking the lease over wait for this
-// transaction. Arguments: name, holder, term, clock shift.
-var sqlFence = `SELECT 1 FROM hoist_leases WHERE name = $1 AND holder = $2 AND term = $3
-	AND expires > ` + dbNow("$4") + ` FOR SHARE`
+// unexpired? It takes a FOR SHARE lock on the term's row in
+// hoist_lease_terms, which only a new term deletes (the trigger of
+// migration 2), so that a replica taking the lease over waits for this
+// transaction; the lease row itself is read without a lock. A lock on the
+// lease row would fail a SERIALIZABLE transaction whenever the holder's own
+// renewal updated that row since the transaction began, and run it again
+// alone. Read in that transaction's snapshot, the expiry is the one of the
+// last renewal before it began, never a later one: the check can only be
+// stricter than the row's current state. Arguments: name, holder, term,
+// clock shift.
+var sqlFence = `SELECT 1 FROM hoist_lease_terms t JOIN hoist_leases l ON l.name = t.name
+	WHERE t.name = $1 AND t.term = $3 AND l.holder = $2 AND l.term = $3
+	AND l.expires > ` + dbNow("$4") + ` FOR SHARE OF t`
 
 // sqlLeases lists the leases held now whose names begin with a prefix
 // (the table holds a row per lease name ever used: a few hundred).

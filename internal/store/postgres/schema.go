@@ -69,6 +69,30 @@ var migrations = [][]string{
 		// before their snapshot (see the package documentation).
 		`CREATE TABLE hoist_serial ()`,
 	},
+	// 2: the grants' terms, in a table of their own that renewals do not
+	// write, for UpdateFenced to lock (see sqlFence). A trigger keeps it, so
+	// that a replica still running the version before, which takes leases
+	// over without knowing the table, keeps it too.
+	{
+		`CREATE TABLE hoist_lease_terms (
+			name bytea  NOT NULL,
+			term bigint NOT NULL,
+			PRIMARY KEY (name, term)
+		)`,
+		`INSERT INTO hoist_lease_terms (name, term) SELECT name, term FROM hoist_leases`,
+		// A new term deletes the rows of the terms before it, waiting for
+		// the fenced transactions that hold them FOR SHARE.
+		`CREATE FUNCTION hoist_lease_term() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+		BEGIN
+			DELETE FROM hoist_lease_terms WHERE name = NEW.name AND term < NEW.term;
+			INSERT INTO hoist_lease_terms (name, term) VALUES (NEW.name, NEW.term) ON CONFLICT DO NOTHING;
+			RETURN NULL;
+		END $$`,
+		`CREATE TRIGGER hoist_lease_insert AFTER INSERT ON hoist_leases
+			FOR EACH ROW EXECUTE FUNCTION hoist_lease_term()`,
+		`CREATE TRIGGER hoist_lease_term AFTER UPDATE OF term ON hoist_leases
+			FOR EACH ROW WHEN (OLD.term IS DISTINCT FROM NEW.term) EXECUTE FUNCTION hoist_lease_term()`,
+	},
 }
 
 // migrationLock is the first key of the advisory lock migrations take; the
