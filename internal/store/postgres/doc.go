@@ -63,7 +63,10 @@
 // fenced write commits after the lease passed on, and a takeover committed
 // since the transaction's snapshot fails it. The lease row, which every
 // renewal rewrites, is read without a lock, so the holder renewing its
-// lease never fails its own fenced transaction. A replica paused inside
+// lease never fails its own fenced transaction; the expiry checked is the
+// later of the row's in the transaction's snapshot and the latest renewal
+// of the grant this Store committed, so a transaction outliving its
+// snapshot's expiry while its holder renews still commits. A replica paused inside
 // its transaction holds that lock only until PostgreSQL ends its session
 // (idle_in_transaction_session_timeout, 30s unless the connection string
 // sets it).

@@ -3,6 +3,7 @@ package postgres
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -159,5 +160,46 @@ func TestTermsMigrated(t *testing.T) {
 	sqlOne(t, url, `SELECT count(*) FROM hoist_lease_terms`, &n)
 	if n != 1 {
 		t.Errorf("hoist_lease_terms holds %d rows after the takeover, want 1 (the new term's)", n)
+	}
+}
+
+// TestFenceLongTransactionRenewed: a fenced transaction that outlives the
+// expiry its snapshot shows, while its holder keeps renewing the lease (a
+// long matchmaking pass), commits, at once: the fence takes the expiry of
+// the latest renewal this Store committed. It is refused once that
+// renewal too has expired (a holder paused past its lease). The database's
+// clock is moved by ClockShift; nothing waits.
+func TestFenceLongTransactionRenewed(t *testing.T) {
+	var shift atomic.Int64
+	s := openTest(t, Options{ClockShift: func() time.Duration { return time.Duration(shift.Load()) }})
+	ctx := t.Context()
+	g, ok, err := s.AcquireLease(ctx, "shard/long", "r1", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("AcquireLease: %v %v", ok, err)
+	}
+	for _, c := range []struct {
+		after time.Duration // the clock's move after the renewal
+		want  error
+	}{{20 * time.Second, nil}, {2 * time.Minute, store.ErrLeaseLost}} {
+		shift.Store(0)
+		g, _, _ = s.AcquireLease(ctx, g.Name, g.Holder, time.Minute) // expires at 60 s
+		before := s.Stats()
+		err := s.UpdateFenced(ctx, g, func(tx store.Tx) error {
+			if _, err := tx.Get(ctx, "K", "none"); !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			shift.Store(int64(50 * time.Second))
+			if r, ok, err := s.AcquireLease(ctx, g.Name, g.Holder, time.Minute); err != nil || !ok || r.Term != g.Term {
+				t.Fatalf("renewal: %+v %v %v", r, ok, err) // expires at 110 s
+			}
+			shift.Store(int64(50*time.Second + c.after))
+			return tx.Put(ctx, store.Record{Kind: "K", ID: "long", Data: []byte(`{}`)})
+		})
+		if !errors.Is(err, c.want) || (c.want == nil && err != nil) {
+			t.Errorf("a fenced transaction %v past its renewal (at 50 s, for 60 s): %v, want %v", c.after, err, c.want)
+		}
+		if c.want == nil && s.Stats().Retries != before.Retries {
+			t.Errorf("it ran again %d times", s.Stats().Retries-before.Retries)
+		}
 	}
 }

@@ -44,13 +44,15 @@ var sqlAcquire = `INSERT INTO hoist_leases AS l (name, holder, term, expires) VA
 // transaction; the lease row itself is read without a lock. A lock on the
 // lease row would fail a SERIALIZABLE transaction whenever the holder's own
 // renewal updated that row since the transaction began, and run it again
-// alone. Read in that transaction's snapshot, the expiry is the one of the
-// last renewal before it began, never a later one: the check can only be
-// stricter than the row's current state. Arguments: name, holder, term,
-// clock shift.
+// alone. Read in that transaction's snapshot, the lease row's expiry may
+// be an older renewal's; the check takes the later of it and $5, the
+// expiry of the latest renewal of this grant that this Store committed
+// (0: none known). Both are expiries the database granted, never later
+// than the row's current one. Arguments: name, holder, term, clock shift,
+// renewed expiry.
 var sqlFence = `SELECT 1 FROM hoist_lease_terms t JOIN hoist_leases l ON l.name = t.name
 	WHERE t.name = $1 AND t.term = $3 AND l.holder = $2 AND l.term = $3
-	AND l.expires > ` + dbNow("$4") + ` FOR SHARE OF t`
+	AND greatest(l.expires, $5::bigint) > ` + dbNow("$4") + ` FOR SHARE OF t`
 
 // sqlLeases lists the leases held now whose names begin with a prefix
 // (the table holds a row per lease name ever used: a few hundred).
@@ -77,7 +79,42 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 	if err != nil || term == 0 || ttl <= 0 {
 		return store.Grant{}, false, err
 	}
-	return store.Grant{Name: name, Holder: holder, Term: term, Expires: time.Unix(0, expires)}, true, nil
+	g := store.Grant{Name: name, Holder: holder, Term: term, Expires: time.Unix(0, expires)}
+	s.noteRenewal(g)
+	return g, true, nil
+}
+
+// noteRenewal records g as the latest grant of its lease, unless a later
+// renewal of the same term is recorded already (renewals that finish out
+// of order).
+func (s *Store) noteRenewal(g store.Grant) {
+	for {
+		old, loaded := s.renewed.LoadOrStore(g.Name, g)
+		if !loaded {
+			return
+		}
+		o := old.(store.Grant)
+		if o.Holder == g.Holder && o.Term == g.Term && !o.Expires.Before(g.Expires) {
+			return
+		}
+		if s.renewed.CompareAndSwap(g.Name, old, g) {
+			return
+		}
+	}
+}
+
+// renewedExpiry is the expiry of the latest renewal of g this Store
+// committed, in Unix nanoseconds, or 0.
+func (s *Store) renewedExpiry(g *store.Grant) int64 {
+	v, ok := s.renewed.Load(g.Name)
+	if !ok {
+		return 0
+	}
+	r := v.(store.Grant)
+	if r.Holder != g.Holder || r.Term != g.Term {
+		return 0
+	}
+	return r.Expires.UnixNano()
 }
 
 // lease runs a lease statement, retrying a serialization failure (a
@@ -119,7 +156,7 @@ func (tx *writeTx) checkFence(ctx context.Context, g *store.Grant) error {
 	if g.Term <= 0 || g.Term == math.MaxInt64 {
 		return store.ErrLeaseLost
 	}
-	n, err := tx.exec(ctx, "lease "+g.Name, sqlFence, []byte(g.Name), []byte(g.Holder), g.Term, tx.s.shift())
+	n, err := tx.exec(ctx, "lease "+g.Name, sqlFence, []byte(g.Name), []byte(g.Holder), g.Term, tx.s.shift(), tx.s.renewedExpiry(g))
 	if err != nil {
 		return err
 	}

@@ -82,6 +82,10 @@ type Store struct {
 	trimDone sync.WaitGroup
 
 	stats struct{ commits, retries, conflicts atomic.Int64 }
+
+	// renewed holds, by lease name, the latest grant AcquireLease
+	// returned (store.Grant): the fence's expiry (see sqlFence).
+	renewed sync.Map
 }
 
 var _ store.Store = (*Store)(nil)
