@@ -206,3 +206,63 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestReadyAndDisconnectAtOnceOnPostgres: many processes of a fleet
+// reporting ProcessReady at once, then losing their sockets at once (a
+// host restarting its game servers, a replica dying), commit without
+// running again after a conflict: each is a Claim holding its process,
+// the fleet read unheld. A fleet location's first ready process, which
+// makes the location ACTIVE, runs as an Update
+// (sessions.TestReadyHookWritesInUpdateOnPostgres).
+func TestReadyAndDisconnectAtOnceOnPostgres(t *testing.T) {
+	st := pgstore.Open(t)
+	h := newHarnessOn(t, st)
+	h.addFleet("fleet-a", "us-west-2")
+	h.readyDud("fleet-a", "us-west-2", "p-first", 6999)
+	const n = 48
+	conns := make([]hosting.Conn, n)
+	for i := range n {
+		pid := fmt.Sprintf("p%03d", i)
+		compute := "i-fleet-a-us-west-2"
+		h.must(h.sess.ProcessLaunched(h.ctx, hosting.Process{ID: pid, FleetID: "fleet-a", ComputeName: compute, Location: "us-west-2"}))
+		conns[i] = hosting.Conn{ConnID: "c-" + pid, ProcessID: pid, FleetID: "fleet-a", ComputeName: compute, SDKVersion: "5.6.0", SDKLanguage: "Go"}
+		h.must(h.sdk.Connected(h.ctx, conns[i]))
+	}
+	atOnce := func(what string, call func(c hosting.Conn) error) {
+		t.Helper()
+		before := st.Stats()
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for _, c := range conns {
+			wg.Go(func() { errs <- call(c) })
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			h.must(err)
+		}
+		after := st.Stats()
+		if r := after.Retries - before.Retries; r != 0 {
+			t.Errorf("%d %s at once ran %d transactions again after a conflict, want 0 (%d commits)",
+				n, what, r, after.Commits-before.Commits)
+		}
+	}
+	atOnce("ProcessReady calls", func(c hosting.Conn) error {
+		return h.sdk.ProcessReady(h.ctx, c, 7000, nil)
+	})
+	atOnce("disconnects", func(c hosting.Conn) error {
+		h.sdk.Disconnected(h.ctx, c, false)
+		return nil
+	})
+	for _, c := range conns {
+		var p hosting.Process
+		h.must(st.View(h.ctx, func(tx store.Tx) error {
+			_, err := store.GetJSON(h.ctx, tx, hosting.KindProcess, c.ProcessID, &p)
+			return err
+		}))
+		if p.State != hosting.ProcessActive || p.ConnectedTo != "" || p.Port != 7000 {
+			t.Fatalf("process %s after ProcessReady and a disconnect: state %s, connected to %q, port %d",
+				p.ID, p.State, p.ConnectedTo, p.Port)
+		}
+	}
+}

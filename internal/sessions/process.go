@@ -111,14 +111,29 @@ func (s *Service) reconnectEnded(ctx context.Context, tx store.Tx, c hosting.Con
 // process that closed normally, or that was ending, is gone; otherwise the
 // process is only unreachable until it reconnects (missing heartbeats end it
 // if it does not).
+//
+// On a shared store it is a Claim holding the process (claim), so that the
+// disconnects of many processes at once (a host restarting its game
+// servers, a replica that died) do not fail each other; one that ends an
+// Anywhere process writes more than the process and runs again in an
+// Update.
 func (s sdkAPI) Disconnected(ctx context.Context, c hosting.Conn, normal bool) {
-	err := s.update(ctx, func(tx store.Tx, fx *effects) error {
+	err := s.claim(ctx, func(tx store.Tx, fx *effects, claimed bool) error {
 		p, err := connProcess(ctx, tx, c)
 		if err != nil || p.State == hosting.ProcessTerminated {
 			return ignoreSDK404(err)
 		}
 		if c.ConnID != "" && p.ConnID != "" && c.ConnID != p.ConnID {
 			return nil // an older socket of a process that moved on
+		}
+		if claimed {
+			gone, err := s.goneOnDisconnect(ctx, tx, p, normal)
+			if err != nil {
+				return err
+			}
+			if gone {
+				return ErrRunInUpdate
+			}
 		}
 		return s.disconnectTx(ctx, tx, fx, p, normal)
 	})
@@ -130,15 +145,26 @@ func (s sdkAPI) Disconnected(ctx context.Context, c hosting.Conn, normal bool) {
 // disconnectTx records that process p's socket closed (normal: 1000/1001,
 // or a drop after ProcessEnding), or that the replica holding it died.
 func (s *Service) disconnectTx(ctx context.Context, tx store.Tx, fx *effects, p *hosting.Process, normal bool) error {
-	p.ConnectedTo, p.ConnID, p.DisconnectedAt = "", "", s.processNow()
-	managed, err := managedFleet(ctx, tx, p.FleetID)
+	gone, err := s.goneOnDisconnect(ctx, tx, p, normal)
 	if err != nil {
 		return err
 	}
-	if !managed && (normal || p.State == hosting.ProcessTerminating) {
+	p.ConnectedTo, p.ConnID, p.DisconnectedAt = "", "", s.processNow()
+	if gone {
 		return s.processGoneTx(ctx, tx, fx, p, "disconnected")
 	}
 	return s.putProcess(ctx, tx, p)
+}
+
+// goneOnDisconnect reports whether process p ends when its socket closes:
+// an Anywhere process that closed normally, or that was ending. The fleet
+// is read unheld: whether it is Anywhere never changes.
+func (s *Service) goneOnDisconnect(ctx context.Context, tx store.Tx, p *hosting.Process, normal bool) (bool, error) {
+	managed, err := managedFleet(ctx, store.Unheld(tx), p.FleetID)
+	if err != nil {
+		return false, err
+	}
+	return !managed && (normal || p.State == hosting.ProcessTerminating), nil
 }
 
 func ignoreSDK404(err error) error {
@@ -150,12 +176,14 @@ func ignoreSDK404(err error) error {
 }
 
 // ProcessReady records ActivateServerProcess: the process is ready to host
-// a game session on port, and its logs are at logPaths.
+// a game session on port, and its logs are at logPaths. On a shared store
+// it is a Claim holding the process (claim): the processes of a host
+// starting together report at once.
 func (s sdkAPI) ProcessReady(ctx context.Context, c hosting.Conn, port int32, logPaths []string) error {
 	if port < 1 || port > 60000 {
 		return sdkErr(400, "Port %d is out of range 1-60000", port)
 	}
-	return s.update(ctx, func(tx store.Tx, _ *effects) error {
+	return s.claim(ctx, func(tx store.Tx, _ *effects, claimed bool) error {
 		p, err := liveProcess(ctx, tx, c)
 		if err != nil {
 			return err
@@ -171,12 +199,26 @@ func (s sdkAPI) ProcessReady(ctx context.Context, c hosting.Conn, port int32, lo
 		if err := s.putProcess(ctx, tx, p); err != nil {
 			return err
 		}
-		if s.cfg.OnProcessReady != nil {
-			return s.cfg.OnProcessReady(ctx, tx, p.FleetID, p.Location)
+		if s.cfg.OnProcessReady == nil {
+			return nil
 		}
-		return nil
+		if claimed {
+			// The hook reads the fleet unheld and, when it would change it
+			// (the location's first ready process), runs again in an Update.
+			return s.cfg.OnProcessReady(ctx, readsOnly{store.Unheld(tx)}, p.FleetID, p.Location)
+		}
+		return s.cfg.OnProcessReady(ctx, tx, p.FleetID, p.Location)
 	})
 }
+
+// readsOnly is a Claim's transaction for a hook that reads what the Claim
+// does not hold: its reads are unheld, and any write answers
+// ErrRunInUpdate, so that the transaction runs again in an Update.
+type readsOnly struct{ store.Tx }
+
+func (readsOnly) Insert(context.Context, store.Record) error       { return ErrRunInUpdate }
+func (readsOnly) Put(context.Context, store.Record) error          { return ErrRunInUpdate }
+func (readsOnly) Delete(context.Context, store.Kind, string) error { return ErrRunInUpdate }
 
 // Heartbeat records a health report. The MaxBadReports-th unhealthy report
 // in a row ends the process, and so does any report from an Anywhere
