@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
 )
@@ -32,9 +33,16 @@ func NewSchema(ctx context.Context, base, prefix string) (string, func() error, 
 	return pgtest.WithParam(base, "search_path", schema), drop, nil
 }
 
-// execSQL runs one statement on a connection of its own.
+// execSQL runs one statement on a connection of its own. The connection
+// string is parsed as Hoist parses it (pgxpool's), so that it may carry
+// pool parameters for Hoist (pool_max_conns) that a single connection
+// would send to the server as settings.
 func execSQL(ctx context.Context, connStr, sql string) error {
-	c, err := pgx.Connect(ctx, connStr)
+	cfg, err := pgxpool.ParseConfig(connStr)
+	if err != nil {
+		return fmt.Errorf("-database-url: %w", err)
+	}
+	c, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
 	if err != nil {
 		return fmt.Errorf("-database-url: connect: %w", err)
 	}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# floor.sh: what one PostgreSQL on this machine can commit at most, in the
+# two shapes a Hoist request could have at best, driven by PostgreSQL's own
+# C client (pgbench) so that the client costs as little as it can. See
+# docs/performance.md, "Claims on PostgreSQL".
+#
+#   bash e2e/pgfloor/floor.sh            # the PG* environment variables name the database
+#
+# It creates a schema of its own (dropped at the end) holding a
+# hoist_records table as Hoist's schema has it, with 10,000 rows, and runs
+# each shape for 15 s with 32 connections (the claim load's count):
+#   one-statement: an UPDATE committed on its own (one round trip);
+#   read-then-write: BEGIN and a SELECT ... FOR UPDATE in one round trip,
+#     the UPDATE and COMMIT in a second (what the store's Claim does at the
+#     least: read, decide in Go, write).
+# The updates rewrite a row without changing an indexed column (HOT), the
+# cheapest write there is; a claim's writes change indexed columns.
+set -euo pipefail
+pgbench=$(command -v pgbench || ls -d /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | sort -V | tail -n 1)
+[ -x "$pgbench" ] || { echo "floor.sh: pgbench not found (Debian: postgresql)" >&2; exit 1; }
+secs=${FLOOR_SECONDS:-15}
+conns=${FLOOR_CONNECTIONS:-32}
+schema=hoist_floor_$$
+dir=$(mktemp -d)
+cleanup() { psql -qX -c "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true; rm -rf "$dir"; }
+trap cleanup EXIT
+psql -qX -v ON_ERROR_STOP=1 <<SQL
+CREATE SCHEMA $schema;
+SET search_path = $schema;
+CREATE TABLE hoist_records (kind text NOT NULL, id bytea NOT NULL, parent bytea NOT NULL, key bytea NOT NULL,
+  rank bigint NOT NULL, seq bigserial, data bytea NOT NULL, PRIMARY KEY (kind, id)) WITH (fillfactor = 80);
+CREATE INDEX ON hoist_records (kind, seq);
+CREATE INDEX ON hoist_records (kind, parent, key, rank, id) INCLUDE (seq);
+CREATE INDEX ON hoist_records (kind, key, rank, id) INCLUDE (seq);
+CREATE INDEX ON hoist_records (kind, key, seq);
+CREATE INDEX ON hoist_records (kind, parent, seq);
+CREATE INDEX ON hoist_records (kind, parent, id);
+INSERT INTO hoist_records (kind, id, parent, key, rank, data)
+  SELECT 'GameServer', convert_to('g' || i, 'UTF8'), convert_to('i' || (i % 100), 'UTF8'), 'AVAILABLE', 0,
+         convert_to(repeat('x', 400), 'UTF8')
+  FROM generate_series(1, 10000) i;
+VACUUM ANALYZE hoist_records;
+SQL
+cat > "$dir/one-statement.sql" <<'SQL'
+\set i random(1, 10000)
+UPDATE hoist_records SET data = data WHERE kind = 'GameServer' AND id = convert_to('g' || :i, 'UTF8');
+SQL
+cat > "$dir/read-then-write.sql" <<'SQL'
+\set i random(1, 10000)
+\startpipeline
+BEGIN;
+SELECT data FROM hoist_records WHERE kind = 'GameServer' AND id = convert_to('g' || :i, 'UTF8') FOR UPDATE;
+\endpipeline
+\startpipeline
+UPDATE hoist_records SET data = data WHERE kind = 'GameServer' AND id = convert_to('g' || :i, 'UTF8');
+COMMIT;
+\endpipeline
+SQL
+echo "pgbench: $conns connections, ${secs}s each, load average $(cut -d' ' -f1 /proc/loadavg) at start"
+for shape in one-statement read-then-write; do
+	tps=$(PGOPTIONS="-c search_path=$schema" "$pgbench" -n -M prepared -c "$conns" -j 2 -T "$secs" -f "$dir/$shape.sql" 2>&1 |
+		sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+	printf '%-16s %8.0f transactions/s\n' "$shape" "$tps"
+done
