@@ -4,7 +4,7 @@
 # C client (pgbench) so that the client costs as little as it can. See
 # docs/performance.md, "Claims on PostgreSQL".
 #
-#   bash e2e/pgfloor/floor.sh            # the PG* environment variables name the database
+#   bash e2e/pgfloor/floor.sh [CONNECTION-STRING]   # default: the PG* environment variables
 #
 # It creates a schema of its own (dropped at the end) holding a
 # hoist_records table as Hoist's schema has it, with 10,000 rows, and runs
@@ -18,13 +18,15 @@
 set -euo pipefail
 pgbench=$(command -v pgbench || ls -d /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | sort -V | tail -n 1)
 [ -x "$pgbench" ] || { echo "floor.sh: pgbench not found (Debian: postgresql)" >&2; exit 1; }
+db=${1:-}
 secs=${FLOOR_SECONDS:-15}
 conns=${FLOOR_CONNECTIONS:-32}
 schema=hoist_floor_$$
 dir=$(mktemp -d)
-cleanup() { psql -qX -c "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true; rm -rf "$dir"; }
+sql() { if [ -n "$db" ]; then psql -qX -v ON_ERROR_STOP=1 -d "$db" "$@"; else psql -qX -v ON_ERROR_STOP=1 "$@"; fi; }
+cleanup() { sql -c "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true; rm -rf "$dir"; }
 trap cleanup EXIT
-psql -qX -v ON_ERROR_STOP=1 <<SQL
+sql <<SQL
 CREATE SCHEMA $schema;
 SET search_path = $schema;
 CREATE TABLE hoist_records (kind text NOT NULL, id bytea NOT NULL, parent bytea NOT NULL, key bytea NOT NULL,
@@ -58,7 +60,8 @@ COMMIT;
 SQL
 echo "pgbench: $conns connections, ${secs}s each, load average $(cut -d' ' -f1 /proc/loadavg) at start"
 for shape in one-statement read-then-write; do
-	tps=$(PGOPTIONS="-c search_path=$schema" "$pgbench" -n -M prepared -c "$conns" -j 2 -T "$secs" -f "$dir/$shape.sql" 2>&1 |
-		sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+	out=$(PGOPTIONS="-c search_path=$schema" "$pgbench" -n -M prepared -c "$conns" -j 2 -T "$secs" -f "$dir/$shape.sql" ${db:+"$db"} 2>&1) ||
+		{ echo "$out" >&2; exit 1; }
+	tps=$(echo "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
 	printf '%-16s %8.0f transactions/s\n' "$shape" "$tps"
 done
