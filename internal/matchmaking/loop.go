@@ -387,8 +387,7 @@ func (s *Service) moveTickets(ctx context.Context, g store.Grant, c *api.Matchma
 				}
 				continue
 			}
-			t.Ticket.Status = stSearching
-			if err := putTicket(ctx, tx, t, t.Deadline.UnixMilli(), false); err != nil {
+			if err := startSearching(ctx, tx, t, s.cfg.Shared); err != nil {
 				return err
 			}
 			d := s.detail(evSearching, c, []*ticketRecord{t})
@@ -396,12 +395,6 @@ func (s *Service) moveTickets(ctx context.Context, g store.Grant, c *api.Matchma
 			if err := s.publish(ctx, tx, c, now, d); err != nil {
 				return err
 			}
-			// The version just written, for the pool.
-			rec, err := tx.Get(ctx, KindTicket, mv.id)
-			if err != nil {
-				return err
-			}
-			t.seq = rec.Seq
 			moved = append(moved, newPooled(t))
 		}
 		return nil

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/ids"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/postgres/pgtest/pgstore"
@@ -108,5 +109,63 @@ func TestStartsAtOnceDoNotConflictOnPostgres(t *testing.T) {
 	}
 	if n := h.bytesOf("duel"); n <= 0 || n > one {
 		t.Errorf("the count is %d for tickets of %d bytes together", n, one)
+	}
+}
+
+// TestSearchingVersionKnown: a pass that takes a QUEUED ticket to
+// SEARCHING keeps in its pool the version (Seq) the ticket's record has
+// afterwards, so that the next pass does not read the ticket again. On
+// PostgreSQL (Config.Shared) the write is a Put that keeps the record's
+// Seq, known from the read before it, so the pass reads no ticket twice;
+// on the embedded store it deletes and inserts the record and reads its
+// new Seq. On both, a later write to the ticket gives it a new Seq, which
+// the pool notices.
+func TestSearchingVersionKnown(t *testing.T) {
+	stores := map[string]func() *ticketHarness{
+		"journal": func() *ticketHarness { return newTicketHarness(t) },
+		"postgres": func() *ticketHarness {
+			h := &ticketHarness{configHarness: newConfigHarnessOn(t, pgstore.Open(t)), rec: &recorder{}, placer: &fakePlacer{}}
+			h.svc.cfg.Shared = true
+			return h
+		},
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			h := open()
+			h.config("duel", nil)
+			h.start("duel", "lonely", "p1")
+			h.process()
+			if got := h.ticket("lonely"); got.Status != stSearching || len(got.Players) != 1 {
+				t.Fatalf("after a pass: %+v", got)
+			}
+			seqOf := func() int64 {
+				var seq int64
+				if err := h.svc.cfg.Store.View(h.ctx, func(tx store.Tx) error {
+					rec, err := tx.Get(h.ctx, KindTicket, "lonely")
+					seq = rec.Seq
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+				return seq
+			}
+			cached := func() int64 {
+				h.svc.pool.mu.Lock()
+				defer h.svc.pool.mu.Unlock()
+				if e := h.svc.pool.m["duel"]["lonely"]; e != nil {
+					return e.seq
+				}
+				return -1
+			}
+			if c, r := cached(), seqOf(); c != r {
+				t.Fatalf("the pool keeps version %d of the SEARCHING ticket, its record is at %d: the next pass reads it again", c, r)
+			}
+			if _, err := h.svc.StopMatchmaking(h.ctx, &api.StopMatchmakingInput{TicketId: cfgStr("lonely")}); err != nil {
+				t.Fatal(err)
+			}
+			if c, r := cached(), seqOf(); c == r {
+				t.Fatalf("after StopMatchmaking the record is still at the pool's version %d", r)
+			}
+		})
 	}
 }

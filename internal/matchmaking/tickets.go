@@ -94,17 +94,12 @@ func putTicket(ctx context.Context, tx store.Tx, t *ticketRecord, rank int64, in
 		}
 		t.Size = 0
 	}
-	c := *t
-	c.Ticket.TicketId, c.Ticket.ConfigurationName, c.Ticket.ConfigurationArn = nil, nil, nil
-	if insert {
-		c.Size = 0
-	}
-	data, err := json.Marshal(&c)
+	rec, err := ticketRec(t, rank, insert)
 	if err != nil {
 		return err
 	}
-	rec := store.Record{Kind: KindTicket, ID: t.id(), Parent: t.config(), Key: statusKey(t.Ticket.Status), Rank: rank, Data: data}
 	if insert {
+		data := rec.Data
 		// A failed insert (ErrExists) fails the transaction, count and all.
 		if rec.Data, err = sizeTicket(ctx, tx, t, data); err != nil {
 			return err
@@ -115,6 +110,46 @@ func putTicket(ctx context.Context, tx store.Tx, t *ticketRecord, rank int64, in
 		return err
 	}
 	return tx.Insert(ctx, rec)
+}
+
+// ticketRec is t's record (see putTicket), without its size when insert.
+func ticketRec(t *ticketRecord, rank int64, insert bool) (store.Record, error) {
+	c := *t
+	c.Ticket.TicketId, c.Ticket.ConfigurationName, c.Ticket.ConfigurationArn = nil, nil, nil
+	if insert {
+		c.Size = 0
+	}
+	data, err := json.Marshal(&c)
+	if err != nil {
+		return store.Record{}, err
+	}
+	return store.Record{Kind: KindTicket, ID: t.id(), Parent: t.config(), Key: statusKey(t.Ticket.Status), Rank: rank, Data: data}, nil
+}
+
+// startSearching writes a QUEUED ticket t, just read in tx, as SEARCHING.
+// On a shared store (PostgreSQL) it is a Put, which keeps the record's
+// Seq, so that the matchmaker learns the version it wrote without reading
+// the record again (a round trip a ticket in its serial pass): no other
+// version of the ticket had that Seq as SEARCHING, so the pool cannot
+// mistake it. On the embedded stores it is putTicket (see there why).
+func startSearching(ctx context.Context, tx store.Tx, t *ticketRecord, shared bool) error {
+	t.Ticket.Status = stSearching
+	if !shared {
+		if err := putTicket(ctx, tx, t, t.Deadline.UnixMilli(), false); err != nil {
+			return err
+		}
+		rec, err := tx.Get(ctx, KindTicket, t.id()) // the version just written, for the pool
+		if err != nil {
+			return err
+		}
+		t.seq = rec.Seq
+		return nil
+	}
+	rec, err := ticketRec(t, t.Deadline.UnixMilli(), false)
+	if err != nil {
+		return err
+	}
+	return tx.Put(ctx, rec)
 }
 
 // decodeTicket reads a ticket record into t, with the ticket ID and the
