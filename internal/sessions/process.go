@@ -126,16 +126,7 @@ func (s sdkAPI) Disconnected(ctx context.Context, c hosting.Conn, normal bool) {
 		if c.ConnID != "" && p.ConnID != "" && c.ConnID != p.ConnID {
 			return nil // an older socket of a process that moved on
 		}
-		if claimed {
-			gone, err := s.goneOnDisconnect(ctx, tx, p, normal)
-			if err != nil {
-				return err
-			}
-			if gone {
-				return ErrRunInUpdate
-			}
-		}
-		return s.disconnectTx(ctx, tx, fx, p, normal)
+		return s.disconnectTx(ctx, tx, fx, p, normal, claimed)
 	})
 	if err != nil {
 		s.log.Warn("sessions: recording disconnect failed", "process", c.ProcessID, "err", err)
@@ -143,28 +134,25 @@ func (s sdkAPI) Disconnected(ctx context.Context, c hosting.Conn, normal bool) {
 }
 
 // disconnectTx records that process p's socket closed (normal: 1000/1001,
-// or a drop after ProcessEnding), or that the replica holding it died.
-func (s *Service) disconnectTx(ctx context.Context, tx store.Tx, fx *effects, p *hosting.Process, normal bool) error {
-	gone, err := s.goneOnDisconnect(ctx, tx, p, normal)
+// or a drop after ProcessEnding), or that the replica holding it died. An
+// Anywhere process that closed normally, or that was ending, is gone; in a
+// Claim (claimed) that answers ErrRunInUpdate, since ending it writes more
+// than the process. The fleet is read unheld: whether it is Anywhere never
+// changes.
+func (s *Service) disconnectTx(ctx context.Context, tx store.Tx, fx *effects, p *hosting.Process, normal, claimed bool) error {
+	managed, err := managedFleet(ctx, store.Unheld(tx), p.FleetID)
 	if err != nil {
 		return err
+	}
+	gone := !managed && (normal || p.State == hosting.ProcessTerminating)
+	if gone && claimed {
+		return ErrRunInUpdate
 	}
 	p.ConnectedTo, p.ConnID, p.DisconnectedAt = "", "", s.processNow()
 	if gone {
 		return s.processGoneTx(ctx, tx, fx, p, "disconnected")
 	}
 	return s.putProcess(ctx, tx, p)
-}
-
-// goneOnDisconnect reports whether process p ends when its socket closes:
-// an Anywhere process that closed normally, or that was ending. The fleet
-// is read unheld: whether it is Anywhere never changes.
-func (s *Service) goneOnDisconnect(ctx context.Context, tx store.Tx, p *hosting.Process, normal bool) (bool, error) {
-	managed, err := managedFleet(ctx, store.Unheld(tx), p.FleetID)
-	if err != nil {
-		return false, err
-	}
-	return !managed && (normal || p.State == hosting.ProcessTerminating), nil
 }
 
 func ignoreSDK404(err error) error {

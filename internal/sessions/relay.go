@@ -181,7 +181,7 @@ func (s *Service) clearProcesses(ctx context.Context, gone replicas.Gone, ids []
 				}
 				continue
 			}
-			if err := s.disconnectTx(ctx, tx, fx, p, false); err != nil {
+			if err := s.disconnectTx(ctx, tx, fx, p, false, false); err != nil {
 				return err
 			}
 		}
