@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -373,7 +374,14 @@ func testBounds(t *testing.T, e *env) {
 	}
 	big := strings.Repeat("x", 300<<10)
 	if err := a.send([]byte(`{"Action":"SendHeartbeat","RequestId":"r","Status":"Active","ProcessList":["` + big + `"]}`)); err != nil {
-		t.Fatal(err)
+		// Hoist closes the socket as soon as the frame's header says it is
+		// too big, without reading the rest: when the frame has not all
+		// left the client's socket buffer by then, the kernel resets the
+		// connection and the write fails instead.
+		if !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.EPIPE) {
+			t.Fatalf("writing an oversized frame: %v", err)
+		}
+		return
 	}
 	if err := a.closed(); websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
 		t.Errorf("an oversized frame: %v", err)
