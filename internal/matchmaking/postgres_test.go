@@ -9,6 +9,7 @@ import (
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/ids"
 	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
 	"github.com/hoistgg/hoist/internal/store/postgres/pgtest/pgstore"
 )
 
@@ -29,24 +30,12 @@ func TestStartWakesTheConfigurationHolderOnPostgres(t *testing.T) {
 	aDone := make(chan struct{})
 	go func() { h.svc.wake.Run(ctx); close(aDone) }() // replica A: its wakes, no loop
 	t.Cleanup(func() { cancel(); <-done; <-aDone })
-	waitFor(t, "B holds the configuration's shard", func() bool {
+	pgtest.WaitFor(t, "B holds the configuration's shard", func() bool {
 		gs, err := st.Leases(h.ctx, store.ShardLeasePrefix(loopName)+"duel")
 		return err == nil && len(gs) == 1 && gs[0].Holder == "B"
 	})
 	h.start("duel", "t1", "a")
-	waitFor(t, "the ticket SEARCHING", func() bool { return h.ticket("t1").Status == stSearching })
-}
-
-// waitFor waits up to 20 s (real time: another replica's loop) for cond.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after 20 s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	pgtest.WaitFor(t, "the ticket SEARCHING", func() bool { return h.ticket("t1").Status == stSearching })
 }
 
 // TestStartsAtOnceDoNotConflictOnPostgres: StartMatchmaking calls at once

@@ -11,6 +11,7 @@ import (
 	"github.com/hoistgg/hoist/internal/api"
 	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/store/postgres/pgtest"
 	"github.com/hoistgg/hoist/internal/store/postgres/pgtest/pgstore"
 )
 
@@ -185,26 +186,14 @@ func TestStartWakesTheQueueHolderOnPostgres(t *testing.T) {
 	go func() { h.svc.wake.Run(ctx); close(aDone) }()
 	t.Cleanup(func() { cancel(); <-done; <-aDone })
 	name := store.ShardLeasePrefix(loopName) + "q1"
-	waitFor(t, "B holds the queue's shard", func() bool {
+	pgtest.WaitFor(t, "B holds the queue's shard", func() bool {
 		gs, err := st.Leases(h.ctx, name)
 		return err == nil && len(gs) == 1 && gs[0].Holder == "B"
 	})
 	h.start("q1", "pl-1", nil)
-	waitFor(t, "the placement FULFILLED by B", func() bool {
+	pgtest.WaitFor(t, "the placement FULFILLED by B", func() bool {
 		return h.describe("pl-1").Status == api.GameSessionPlacementStateFulfilled
 	})
-}
-
-// waitFor waits up to 20 s (real time: another replica's loop) for cond.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after 20 s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // TestReadyAndDisconnectAtOnceOnPostgres: many processes of a fleet

@@ -69,3 +69,17 @@ func WithParam(connStr, name, value string) string {
 	}
 	return strings.TrimSpace(connStr + " " + name + "=" + value)
 }
+
+// WaitFor polls cond every 20 ms until it holds, and fails t after 20 s:
+// for what another replica's loop does on its own time (real time, not a
+// test's clock).
+func WaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after 20 s", what)
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval, not a wait for time to pass
+	}
+}
