@@ -18,7 +18,8 @@ import (
 // Event is one notification, before the envelope (version, source,
 // account, region) is added.
 type Event struct {
-	// ID is the envelope's "id"; Publish fills it when empty.
+	// ID is the envelope's "id"; Publish fills it when empty. It must be
+	// new (a UUID): an ID taken fails the transaction (store.InsertNew).
 	ID string
 	// DetailType is the envelope's "detail-type", e.g. "GameLift Queue
 	// Placement Event" or "GameLift Matchmaking Event".

@@ -296,7 +296,10 @@ func (s *Service) Publish(ctx context.Context, tx store.Tx, e Event) error {
 			return err
 		}
 	}
-	if err := tx.Insert(ctx, store.Record{Kind: kindEvent, ID: e.ID, Parent: e.OrderKey, Key: key,
+	// The event's ID is new (cfg.NewID), so its records go without an
+	// answer of their own (store.InsertNew: on PostgreSQL with the
+	// transaction's next statement, not a round trip each).
+	if err := store.InsertNew(ctx, tx, store.Record{Kind: kindEvent, ID: e.ID, Parent: e.OrderKey, Key: key,
 		Rank: e.Time.UnixNano(), Data: body}); err != nil {
 		return fmt.Errorf("event %s: %w", e.ID, err)
 	}
@@ -307,7 +310,7 @@ func (s *Service) Publish(ctx context.Context, tx store.Tx, e Event) error {
 	}
 	// Last, so that its Seq is above the event's and its deliveries' (a
 	// replay after it starts after the event: read.go).
-	if err := tx.Insert(ctx, store.Record{Kind: kindLive, ID: e.ID}); err != nil {
+	if err := store.InsertNew(ctx, tx, store.Record{Kind: kindLive, ID: e.ID}); err != nil {
 		return fmt.Errorf("event %s: %w", e.ID, err)
 	}
 	s.notify(urls)

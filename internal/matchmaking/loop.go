@@ -363,18 +363,33 @@ func (s *Service) moveTickets(ctx context.Context, g store.Grant, c *api.Matchma
 		if err != nil {
 			return err
 		}
+		// The batch's tickets in one read (one round trip on PostgreSQL);
+		// the bytes bound may stop the loop before the last of them.
+		ids := make([]string, 0, min(len(moves), batch))
+		for _, mv := range moves[:min(len(moves), batch)] {
+			ids = append(ids, mv.id)
+		}
+		recs, err := store.GetMany(ctx, tx, KindTicket, ids)
+		if err != nil {
+			return err
+		}
+		byID := make(map[string]store.Record, len(recs))
+		for _, rec := range recs {
+			byID[rec.ID] = rec
+		}
 		var bytes int64
 		for _, mv := range moves {
 			if n == batch || bytes >= batchBytes {
 				break
 			}
 			n++
-			t, err := getTicket(ctx, tx, mv.id)
-			var nf *api.NotFoundException
-			if errors.As(err, &nf) {
-				continue
+			rec, ok := byID[mv.id]
+			if !ok {
+				continue // gone meanwhile
 			}
-			if err != nil {
+			delete(byID, mv.id) // listed twice: moved once
+			t := new(ticketRecord)
+			if err := decodeTicket(rec, t); err != nil {
 				return err
 			}
 			if t.Ticket.Status != mv.from {

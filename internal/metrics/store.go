@@ -124,6 +124,25 @@ func (t *countingTx) Get(ctx context.Context, kind store.Kind, id string) (store
 	return rec, err
 }
 
+// GetMany is store.GetMany on the transaction, remembering the Keys of
+// watched records as Get does.
+func (t *countingTx) GetMany(ctx context.Context, kind store.Kind, ids []string) ([]store.Record, error) {
+	recs, err := store.GetMany(ctx, t.Tx, kind, ids)
+	if err == nil && watched(kind) {
+		found := make(map[string]bool, len(recs))
+		for _, r := range recs {
+			t.remember(r.Kind, r.ID, r.Key)
+			found[r.ID] = true
+		}
+		for _, id := range ids {
+			if !found[id] {
+				t.remember(kind, id, noRecord)
+			}
+		}
+	}
+	return recs, err
+}
+
 // List is the transaction's, remembering the Keys of watched records.
 func (t *countingTx) List(ctx context.Context, q store.Query) ([]store.Record, string, error) {
 	recs, next, err := t.Tx.List(ctx, q)
@@ -155,6 +174,10 @@ func (u unheldCountingTx) Get(ctx context.Context, kind store.Kind, id string) (
 	return u.reads.Get(ctx, kind, id)
 }
 
+func (u unheldCountingTx) GetMany(ctx context.Context, kind store.Kind, ids []string) ([]store.Record, error) {
+	return store.GetMany(ctx, u.reads, kind, ids)
+}
+
 func (u unheldCountingTx) List(ctx context.Context, q store.Query) ([]store.Record, string, error) {
 	return u.reads.List(ctx, q)
 }
@@ -164,6 +187,12 @@ func (t *countingTx) Insert(ctx context.Context, rec store.Record) error {
 	if err := t.Tx.Insert(ctx, rec); err != nil {
 		return err
 	}
+	t.countInsert(rec)
+	return nil
+}
+
+// countInsert counts rec, which t inserted.
+func (t *countingTx) countInsert(rec store.Record) {
 	t.writes++
 	if watched(rec.Kind) {
 		t.remember(rec.Kind, rec.ID, noRecord)
@@ -172,6 +201,14 @@ func (t *countingTx) Insert(ctx context.Context, rec store.Record) error {
 	if countedInsert(rec.Kind) && !t.deleted[recordRef{rec.Kind, rec.ID}] {
 		inserted(t, rec)
 	}
+}
+
+// InsertNew is store.InsertNew on the transaction, counted as Insert.
+func (t *countingTx) InsertNew(ctx context.Context, rec store.Record) error {
+	if err := store.InsertNew(ctx, t.Tx, rec); err != nil {
+		return err
+	}
+	t.countInsert(rec)
 	return nil
 }
 

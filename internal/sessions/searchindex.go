@@ -295,6 +295,19 @@ func (t notingTx) Insert(ctx context.Context, rec store.Record) error {
 	return t.Tx.Insert(ctx, rec)
 }
 
+// InsertNew implements store.NewInserter (store.InsertNew on the wrapped
+// transaction).
+func (t notingTx) InsertNew(ctx context.Context, rec store.Record) error {
+	t.note(rec.Kind, rec.ID)
+	return store.InsertNew(ctx, t.Tx, rec)
+}
+
+// GetMany implements store.ManyGetter (store.GetMany on the wrapped
+// transaction).
+func (t notingTx) GetMany(ctx context.Context, kind store.Kind, ids []string) ([]store.Record, error) {
+	return store.GetMany(ctx, t.Tx, kind, ids)
+}
+
 // Put implements store.Tx.
 func (t notingTx) Put(ctx context.Context, rec store.Record) error {
 	t.note(rec.Kind, rec.ID)

@@ -20,6 +20,12 @@ const (
 	sqlGet = `SELECT parent, key, rank, seq, data FROM hoist_records WHERE kind = $1 AND id = $2`
 	// A Claim's Get holds the row it reads.
 	sqlGetForUpdate = sqlGet + ` FOR UPDATE`
+	// GetMany's: the records of kind $1 with the IDs $2, in ID order (a
+	// Claim's locks them in that order, as every GetMany does).
+	sqlGetMany          = `SELECT id, parent, key, rank, seq, data FROM hoist_records WHERE kind = $1 AND id = ANY($2::bytea[]) ORDER BY id`
+	sqlGetManyForUpdate = sqlGetMany + ` FOR UPDATE`
+	// InsertNew's: an insert that fails on an existing ID.
+	sqlInsertNew = `INSERT INTO hoist_records (kind, id, parent, key, rank, data) VALUES ($1, $2, $3, $4, $5, $6)`
 
 	sqlInsert = `INSERT INTO hoist_records (kind, id, parent, key, rank, data) VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (kind, id) DO NOTHING`
@@ -30,10 +36,11 @@ const (
 
 	// The same for a watched kind: the write and its change feed row in
 	// one statement (the number of rows is the change rows').
-	sqlInsertWatched = `WITH w AS (` + sqlInsert + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
-	sqlPutWatched    = `WITH w AS (` + sqlPut + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
-	sqlDeleteWatched = `WITH w AS (` + sqlDelete + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
-	sqlChangeFrom    = `INSERT INTO hoist_changes (xid, kind, id) SELECT pg_current_xact_id()::text::bigint, kind, id FROM `
+	sqlInsertWatched    = `WITH w AS (` + sqlInsert + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
+	sqlInsertNewWatched = `WITH w AS (` + sqlInsertNew + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
+	sqlPutWatched       = `WITH w AS (` + sqlPut + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
+	sqlDeleteWatched    = `WITH w AS (` + sqlDelete + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
+	sqlChangeFrom       = `INSERT INTO hoist_changes (xid, kind, id) SELECT pg_current_xact_id()::text::bigint, kind, id FROM `
 )
 
 // querier runs statements: a connection inside a transaction.
@@ -182,6 +189,45 @@ func getRecord(ctx context.Context, q querier, sql string, kind store.Kind, id s
 	rec.Parent, rec.Key = string(parent), string(key)
 	rows.Close()
 	return rec, rows.Err()
+}
+
+// getMany reads the records of kind with the IDs ids that exist, in the
+// order of ids, each once, with sql (sqlGetMany or sqlGetManyForUpdate).
+func getMany(ctx context.Context, q querier, sql string, kind store.Kind, ids []string) ([]store.Record, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	arg := make([][]byte, len(ids))
+	for i, id := range ids {
+		arg[i] = []byte(id)
+	}
+	rows, err := q.Query(ctx, sql, string(kind), arg)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	found := make(map[string]store.Record, len(ids))
+	for rows.Next() {
+		var id, parent, key []byte
+		rec := store.Record{Kind: kind}
+		if err := rows.Scan(&id, &parent, &key, &rec.Rank, &rec.Seq, &rec.Data); err != nil {
+			return nil, err
+		}
+		rec.ID, rec.Parent, rec.Key = string(id), string(parent), string(key)
+		found[rec.ID] = rec
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]store.Record, 0, len(found))
+	for _, id := range ids {
+		if rec, ok := found[id]; ok {
+			out = append(out, rec)
+			delete(found, id)
+		}
+	}
+	return out, nil
 }
 
 // listRecords runs a List query; lock: a Claim's (see shape.lock).

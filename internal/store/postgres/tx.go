@@ -202,6 +202,13 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01" || pe.Code == "25P03")
 }
 
+// isUniqueViolation reports a unique_violation: only InsertNew's
+// statement meets one (Insert and Put resolve conflicts on the key).
+func isUniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
 // connErr returns ctx's error when ctx ended (the statement was
 // interrupted for it), else err described by op.
 func connErr(ctx context.Context, op string, err error) error {
@@ -247,6 +254,9 @@ func (tx *writeTx) fail(ctx context.Context, op string, err error) error {
 	if retryable(err) {
 		tx.conflict = true
 	}
+	if isUniqueViolation(err) { // an InsertNew's ID existed
+		err = fmt.Errorf("%w (%w)", store.ErrExists, err)
+	}
 	err = connErr(ctx, op, err)
 	if tx.err == nil {
 		tx.err = err
@@ -267,6 +277,23 @@ func (tx *writeTx) Get(ctx context.Context, kind store.Kind, id string) (store.R
 		return rec, tx.fail(ctx, "get "+string(kind)+"/"+id, err)
 	}
 	return rec, err
+}
+
+// GetMany implements store.ManyGetter: in a Claim it holds what it
+// returns, as Get does.
+func (tx *writeTx) GetMany(ctx context.Context, kind store.Kind, ids []string) ([]store.Record, error) {
+	if err := tx.check(ctx); err != nil {
+		return nil, err
+	}
+	sql := sqlGetMany
+	if tx.claim {
+		sql = sqlGetManyForUpdate
+	}
+	recs, err := getMany(ctx, tx.c, sql, kind, ids)
+	if err != nil {
+		return nil, tx.fail(ctx, "get many "+string(kind), err)
+	}
+	return recs, nil
 }
 
 func (tx *writeTx) List(ctx context.Context, q store.Query) ([]store.Record, string, error) {
@@ -302,6 +329,17 @@ func (u unheldTx) Get(ctx context.Context, kind store.Kind, id string) (store.Re
 		return rec, u.fail(ctx, "get "+string(kind)+"/"+id, err)
 	}
 	return rec, err
+}
+
+func (u unheldTx) GetMany(ctx context.Context, kind store.Kind, ids []string) ([]store.Record, error) {
+	if err := u.check(ctx); err != nil {
+		return nil, err
+	}
+	recs, err := getMany(ctx, u.c, sqlGetMany, kind, ids)
+	if err != nil {
+		return nil, u.fail(ctx, "get many "+string(kind), err)
+	}
+	return recs, nil
 }
 
 func (u unheldTx) List(ctx context.Context, q store.Query) ([]store.Record, string, error) {
@@ -372,6 +410,22 @@ func (tx *writeTx) Put(ctx context.Context, rec store.Record) error {
 	}
 	rec.Data = bytes.Clone(rec.Data) // the caller may reuse its buffer once Put returns
 	tx.c.Defer("put "+string(rec.Kind)+"/"+rec.ID, sql, recordArgs(&rec)...)
+	return nil
+}
+
+// InsertNew implements store.NewInserter: deferred as Put is; an ID that
+// exists fails the transaction's next statement or its COMMIT with an
+// error wrapping store.ErrExists (fail).
+func (tx *writeTx) InsertNew(ctx context.Context, rec store.Record) error {
+	if err := tx.check(ctx); err != nil {
+		return err
+	}
+	sql := sqlInsertNew
+	if tx.s.isWatched(rec.Kind) {
+		sql = sqlInsertNewWatched
+	}
+	rec.Data = bytes.Clone(rec.Data)
+	tx.c.Defer("insert "+string(rec.Kind)+"/"+rec.ID, sql, recordArgs(&rec)...)
 	return nil
 }
 
@@ -460,6 +514,17 @@ func (tx *readTx) List(ctx context.Context, q store.Query) ([]store.Record, stri
 	return recs, next, err
 }
 
+func (tx *readTx) GetMany(ctx context.Context, kind store.Kind, ids []string) ([]store.Record, error) {
+	if err := tx.check(ctx); err != nil {
+		return nil, err
+	}
+	recs, err := getMany(ctx, tx.c, sqlGetMany, kind, ids)
+	if err != nil {
+		return nil, connErr(ctx, "get many "+string(kind), err)
+	}
+	return recs, nil
+}
+
 func (tx *readTx) Count(ctx context.Context, q store.Query) (int, error) {
 	if err := tx.check(ctx); err != nil {
 		return 0, err
@@ -472,5 +537,6 @@ func (tx *readTx) Count(ctx context.Context, q store.Query) (int, error) {
 }
 
 func (tx *readTx) Insert(context.Context, store.Record) error       { return errReadOnly }
+func (tx *readTx) InsertNew(context.Context, store.Record) error    { return errReadOnly }
 func (tx *readTx) Put(context.Context, store.Record) error          { return errReadOnly }
 func (tx *readTx) Delete(context.Context, store.Kind, string) error { return errReadOnly }

@@ -119,6 +119,7 @@ func Run(t *testing.T, open Opener) {
 		{"LeaseTerms", termTests},
 		{"Leases", leasesTests},
 		{"Claim", claimTests},
+		{"Batch", batchTests},
 		{"Changes", changeTests},
 		{"Lifecycle", lifecycleTests},
 	}

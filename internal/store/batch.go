@@ -1,0 +1,63 @@
+package store
+
+import (
+	"context"
+	"errors"
+)
+
+// ManyGetter is implemented by the Tx of a store that reads several
+// records of a kind in one round trip (PostgreSQL). GetMany is as a Get
+// of each ID (in a Claim, it holds what it returns), in one statement.
+type ManyGetter interface {
+	GetMany(ctx context.Context, kind Kind, ids []string) ([]Record, error)
+}
+
+// GetMany returns the records of kind with the IDs ids that exist, in the
+// order of ids (an ID given twice comes once); missing IDs are left out.
+// It reads as tx.Get would, in one statement where tx is a ManyGetter,
+// else one Get after another: a loop that would otherwise read its
+// records one round trip each reads them in one.
+func GetMany(ctx context.Context, tx Tx, kind Kind, ids []string) ([]Record, error) {
+	if m, ok := tx.(ManyGetter); ok {
+		return m.GetMany(ctx, kind, ids)
+	}
+	out := make([]Record, 0, len(ids))
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		rec, err := tx.Get(ctx, kind, id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// NewInserter is implemented by the Tx of a store whose Insert costs a
+// round trip for its answer (PostgreSQL). InsertNew inserts a record
+// whose ID its writer made new (a random one, as an event's): it is not
+// answered, and goes with the transaction's next statement or its commit,
+// as a Put does.
+type NewInserter interface {
+	InsertNew(ctx context.Context, rec Record) error
+}
+
+// InsertNew inserts rec, whose ID the caller made new (random, or drawn
+// from a sequence only it uses), so that its insert needs no answer: on a
+// NewInserter it is deferred like a Put, and an ID that existed after all
+// fails the transaction (the Update returns an error that wraps
+// ErrExists) rather than InsertNew. Elsewhere it is tx.Insert. It never
+// replaces a record.
+func InsertNew(ctx context.Context, tx Tx, rec Record) error {
+	if n, ok := tx.(NewInserter); ok {
+		return n.InsertNew(ctx, rec)
+	}
+	return tx.Insert(ctx, rec)
+}

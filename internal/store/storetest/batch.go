@@ -1,0 +1,226 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/hoistgg/hoist/internal/store"
+)
+
+// The batch helpers: store.GetMany and store.InsertNew, which a backend
+// may serve in fewer round trips (store.ManyGetter, store.NewInserter)
+// and which must then mean what their one-record forms mean.
+var batchTests = []test{
+	{"GetMany", plain(testGetMany)},
+	{"GetManyReadsYourWrites", plain(testGetManyReadsYourWrites)},
+	{"GetManyInClaimHolds", plain(testGetManyInClaimHolds)},
+	{"InsertNew", plain(testInsertNew)},
+	{"InsertNewExisting", plain(testInsertNewExisting)},
+	{"InsertNewWatched", plain(testInsertNewWatched)},
+}
+
+// testGetMany: the records that exist, in the order asked, each once; in a
+// View, an Update and a Claim alike.
+func testGetMany(t *testing.T, s store.Store) {
+	a := store.Record{Kind: kindItem, ID: "a", Parent: "p", Key: "k", Rank: 7, Data: []byte(`{"a":1}`)}
+	b := store.Record{Kind: kindItem, ID: "b", Data: []byte("two")}
+	c := store.Record{Kind: kindItem, ID: "c"}
+	insert(t, s, a, b, c, store.Record{Kind: kindOther, ID: "d"})
+	want := []store.Record{c, a}
+	check := func(name string, run func(context.Context, func(store.Tx) error) error) {
+		err := run(t.Context(), func(tx store.Tx) error {
+			got, err := store.GetMany(t.Context(), tx, kindItem, []string{"c", "missing", "a", "d", "c"})
+			if err != nil {
+				return err
+			}
+			if len(got) != len(want) {
+				return fmt.Errorf("got %v, want [c a]", ids(got))
+			}
+			for i := range want {
+				if !sameRecord(got[i], want[i]) || got[i].Seq <= 0 {
+					return fmt.Errorf("record %d = %+v, want %+v with a Seq", i, got[i], want[i])
+				}
+			}
+			if got, err := store.GetMany(t.Context(), tx, kindItem, nil); err != nil || len(got) != 0 {
+				return fmt.Errorf("no IDs: %v (%v), want none", ids(got), err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	check("View", s.View)
+	check("Update", s.Update)
+	check("Claim", s.Claim)
+	seq := mustGet(t, s, kindItem, "a").Seq
+	err := s.View(t.Context(), func(tx store.Tx) error {
+		got, err := store.GetMany(t.Context(), tx, kindItem, []string{"a"})
+		if err == nil && got[0].Seq != seq {
+			err = errors.New("a different Seq than Get's")
+		}
+		return err
+	})
+	if err != nil {
+		t.Error(err)
+	}
+}
+
+// testGetManyReadsYourWrites: a GetMany after writes in the same
+// transaction (a Put that may not have reached the backend yet, an
+// insert, a delete) reads them.
+func testGetManyReadsYourWrites(t *testing.T, s store.Store) {
+	insert(t, s, store.Record{Kind: kindItem, ID: "a", Key: "old"}, store.Record{Kind: kindItem, ID: "b"})
+	for _, run := range []func(context.Context, func(store.Tx) error) error{s.Update, s.Claim} {
+		err := run(t.Context(), func(tx store.Tx) error {
+			ctx := t.Context()
+			if err := tx.Put(ctx, store.Record{Kind: kindItem, ID: "a", Key: "new"}); err != nil {
+				return err
+			}
+			if err := store.InsertNew(ctx, tx, store.Record{Kind: kindItem, ID: "n", Key: "fresh"}); err != nil {
+				return err
+			}
+			if err := tx.Delete(ctx, kindItem, "b"); err != nil {
+				return err
+			}
+			got, err := store.GetMany(ctx, tx, kindItem, []string{"a", "b", "n"})
+			if err != nil {
+				return err
+			}
+			if len(got) != 2 || got[0].Key != "new" || got[1].ID != "n" || got[1].Key != "fresh" {
+				return fmt.Errorf("got %+v, want a (new) and n (fresh)", got)
+			}
+			return errBoom // keep the store as it was for the next run
+		})
+		if !errors.Is(err, errBoom) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// testGetManyInClaimHolds: records a Claim read with GetMany are held
+// until it ends, so increments by concurrent Claims are all kept.
+func testGetManyInClaimHolds(t *testing.T, s store.Store) {
+	insert(t, s, store.Record{Kind: kindItem, ID: "n1", Data: []byte("0")}, store.Record{Kind: kindItem, ID: "n2", Data: []byte("0")})
+	const workers, each = 8, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				err := s.Claim(t.Context(), func(tx store.Tx) error {
+					recs, err := store.GetMany(t.Context(), tx, kindItem, []string{"n2", "n1"})
+					if err != nil {
+						return err
+					}
+					if len(recs) != 2 {
+						return fmt.Errorf("got %v, want n2 and n1", ids(recs))
+					}
+					for _, r := range recs {
+						n, err := strconv.Atoi(string(r.Data))
+						if err != nil {
+							return err
+						}
+						r.Data = []byte(strconv.Itoa(n + 1))
+						if err := tx.Put(t.Context(), r); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"n1", "n2"} {
+		if got := string(mustGet(t, s, kindItem, id).Data); got != strconv.Itoa(workers*each) {
+			t.Errorf("%s = %s after %d increments", id, got, workers*each)
+		}
+	}
+}
+
+// testInsertNew: the record is there after the commit, with a Seq, and
+// the transaction reads it back.
+func testInsertNew(t *testing.T, s store.Store) {
+	want := store.Record{Kind: kindItem, ID: "e-1", Parent: "p", Key: "k", Rank: 3, Data: []byte(`{"x":2}`)}
+	err := s.Update(t.Context(), func(tx store.Tx) error {
+		data := slices.Clone(want.Data)
+		rec := want
+		rec.Data = data
+		if err := store.InsertNew(t.Context(), tx, rec); err != nil {
+			return err
+		}
+		data[0] = 'X' // the caller may reuse its buffer
+		got, err := tx.Get(t.Context(), kindItem, "e-1")
+		if err != nil || !sameRecord(got, want) {
+			return fmt.Errorf("read back %+v (%v), want %+v", got, err, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, s, kindItem, "e-1"); !sameRecord(got, want) || got.Seq <= 0 {
+		t.Errorf("after the commit %+v, want %+v with a Seq", got, want)
+	}
+	err = s.View(t.Context(), func(tx store.Tx) error {
+		return store.InsertNew(t.Context(), tx, store.Record{Kind: kindItem, ID: "e-2"})
+	})
+	if err == nil {
+		t.Error("InsertNew in a View succeeded")
+	}
+	mustNotExist(t, s, kindItem, "e-2")
+}
+
+// testInsertNewExisting: an ID that exists fails the transaction (with
+// ErrExists, wherever it shows), the existing record unchanged and the
+// transaction's other writes not kept.
+func testInsertNewExisting(t *testing.T, s store.Store) {
+	orig := store.Record{Kind: kindItem, ID: "x", Key: "k1", Data: []byte("one")}
+	insert(t, s, orig)
+	for _, run := range []func(context.Context, func(store.Tx) error) error{s.Update, s.Claim} {
+		err := run(t.Context(), func(tx store.Tx) error {
+			if err := tx.Put(t.Context(), store.Record{Kind: kindItem, ID: "other"}); err != nil {
+				return err
+			}
+			return store.InsertNew(t.Context(), tx, store.Record{Kind: kindItem, ID: "x", Data: []byte("two")})
+		})
+		if !errors.Is(err, store.ErrExists) {
+			t.Fatalf("InsertNew of an existing ID: %v, want ErrExists", err)
+		}
+		if got := mustGet(t, s, kindItem, "x"); !sameRecord(got, orig) {
+			t.Errorf("x = %+v, want unchanged %+v", got, orig)
+		}
+		mustNotExist(t, s, kindItem, "other")
+	}
+}
+
+// testInsertNewWatched: an InsertNew of a watched kind is in the change
+// feed.
+func testInsertNewWatched(t *testing.T, s store.Store) {
+	s.Watch(kindItem)
+	_, head := changes(t, s, "", 0)
+	err := s.Update(t.Context(), func(tx store.Tx) error {
+		return store.InsertNew(t.Context(), tx, store.Record{Kind: kindItem, ID: "w", Key: "k"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chs, _ := changes(t, s, head, 0)
+	if len(chs) != 1 || chs[0].Record.ID != "w" || chs[0].Deleted {
+		t.Errorf("changes %+v, want the insert of w", chs)
+	}
+}
