@@ -87,14 +87,75 @@ func countValue(ctx context.Context, tx store.Tx, id string) (int64, error) {
 func addTicketBytes(ctx context.Context, tx store.Tx, config string, delta int64) error {
 	id, key := config+"/"+bytesEnded, bytesEnded
 	if delta > 0 {
-		id, key = config+"/"+strconv.Itoa(int(nextShard.Add(1)%ticketByteShards)), bytesAdded
+		id, key = nextCountID(config), bytesAdded
 	}
 	n, err := countValue(ctx, tx, id)
 	if err != nil {
 		return err
 	}
-	n += max(delta, -delta)
-	return tx.Put(ctx, store.Record{Kind: KindTicketBytes, ID: id, Parent: config, Key: key, Data: strconv.AppendInt(nil, n, 10)})
+	return putCount(ctx, tx, &heldCount{id: id, key: key, n: n}, config, max(delta, -delta))
+}
+
+// nextCountID is the ID of the record of the configuration's count that
+// the next ticket started on this replica adds to.
+func nextCountID(config string) string {
+	return config + "/" + strconv.Itoa(int(nextShard.Add(1)%ticketByteShards))
+}
+
+// heldCount is a record of a configuration's count as read: its ID, Key
+// and value.
+type heldCount struct {
+	id, key string
+	n       int64
+}
+
+// putCount writes c with delta added.
+func putCount(ctx context.Context, tx store.Tx, c *heldCount, config string, delta int64) error {
+	return tx.Put(ctx, store.Record{Kind: KindTicketBytes, ID: c.id, Parent: config, Key: c.key, Data: strconv.AppendInt(nil, c.n+delta, 10)})
+}
+
+// errRunInUpdate is the answer of StartMatchmaking's Claim when a Claim
+// cannot make it safe: the record of the count it would hold does not
+// exist (yet, or the configuration is gone), or the configuration's rule
+// set was not found. startIn runs it again in an Update.
+var errRunInUpdate = errors.New("matchmaking: this start runs in an Update, not a Claim")
+
+// holdCount reads, held (tx is a Claim's), the record id of the
+// configuration's count that the ticket being started adds to. Deleting a
+// configuration deletes every record of its count
+// (DeleteMatchmakingConfiguration, SERIALIZABLE), so while a Claim holds
+// one the configuration cannot be deleted (the delete waits, then fails
+// with a serialization error, runs again and sees the new ticket). A
+// missing record (no ticket added to it yet, or the configuration
+// deleted) is errRunInUpdate: a new record would protect nothing.
+func holdCount(ctx context.Context, tx store.Tx, id string) (*heldCount, error) {
+	rec, err := tx.Get(ctx, KindTicketBytes, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errRunInUpdate
+	}
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.ParseInt(string(rec.Data), 10, 64)
+	if err != nil {
+		return nil, err
+	}
+	return &heldCount{id: id, key: bytesAdded, n: n}, nil
+}
+
+// startIn runs a start's transaction function: on a shared store
+// (PostgreSQL) first in a Claim (claimed true: READ COMMITTED, so that
+// starts at once with neighbouring ticket IDs do not conflict on the
+// index pages SERIALIZABLE would lock for their inserts' reads), then,
+// if it answers errRunInUpdate, in an Update; elsewhere in an Update.
+func (s *Service) startIn(ctx context.Context, fn func(tx store.Tx, claimed bool) error) error {
+	if s.cfg.Shared {
+		err := s.cfg.Store.Claim(ctx, func(tx store.Tx) error { return fn(tx, true) })
+		if !errors.Is(err, errRunInUpdate) {
+			return err
+		}
+	}
+	return s.cfg.Store.Update(ctx, func(tx store.Tx) error { return fn(tx, false) })
 }
 
 // deleteTicketBytes removes the configuration's count (it is deleted).
@@ -176,7 +237,13 @@ func readCounts(ctx context.Context, tx store.Tx, config string, now time.Time) 
 // away what its start added.
 func sizeTicket(ctx context.Context, tx store.Tx, t *ticketRecord, data []byte) ([]byte, error) {
 	t.Size = int64(len(data) + len(t.id()))
-	if err := addTicketBytes(ctx, tx, t.config(), t.Size); err != nil {
+	var err error
+	if t.count != nil { // StartMatchmaking's, read (held by its Claim)
+		err = putCount(ctx, tx, t.count, t.config(), t.Size)
+	} else {
+		err = addTicketBytes(ctx, tx, t.config(), t.Size)
+	}
+	if err != nil {
 		return nil, err
 	}
 	// data is a JSON object without "size" (Size was 0, omitted): the

@@ -67,6 +67,10 @@ type ticketRecord struct {
 	// seq is the Seq of the record the ticket was read from: the version
 	// of the record, since every write of a ticket inserts it anew.
 	seq int64
+	// count is the record of the configuration's count that a ticket
+	// StartMatchmaking starts adds to, as read (held by its Claim);
+	// nil: the next in turn.
+	count *heldCount
 }
 
 func (t *ticketRecord) id() string     { return api.ToString(t.Ticket.TicketId) }
@@ -313,57 +317,93 @@ func (s *Service) StartMatchmaking(ctx context.Context, in *api.StartMatchmaking
 	if err != nil {
 		return nil, err
 	}
+	// The record of the count the ticket adds to: the same whether it
+	// starts in a Claim or, after one, in an Update (which creates it).
+	countID := nextCountID(configName(api.ToString(in.ConfigurationName)))
 	var t *ticketRecord
-	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		c, err := getConfig(ctx, tx, api.ToString(in.ConfigurationName))
-		if err != nil {
-			return err
-		}
-		cnt, err := countsIn(ctx, tx, api.ToString(c.Name), now, pre) // before putTicket counts t
-		if err != nil {
-			return err
-		}
-		rs, err := s.ruleSetOf(ctx, tx, c)
-		var ir *api.InvalidRequestException
-		if errors.As(err, &ir) {
-			return api.NewInvalidRequestException("the rule set %s of matchmaking configuration %s cannot be used: %s", api.ToString(c.RuleSetName), api.ToString(c.Name), ir.ErrorMessage())
-		}
-		if err != nil {
-			return err
-		}
-		players := toFlex(in.Players)
-		for i := range players {
-			players[i].Team = "" // a matchmaking ticket's players have no team yet
-		}
-		if err := rs.CheckTicket(flexmatch.Ticket{ID: id, Start: now, Players: players}); err != nil {
-			var fe *flexmatch.Error
-			if errors.As(err, &fe) {
-				return api.NewInvalidRequestException("%s", fe.Error())
-			}
-			return api.NewInvalidRequestException("Players: %v", err)
-		}
-		ps := slices.Clone(in.Players)
-		for i := range ps {
-			ps[i].Team = nil
-		}
-		t = &ticketRecord{Ticket: api.MatchmakingTicket{TicketId: api.String(id), ConfigurationName: c.Name,
-			ConfigurationArn: c.ConfigurationArn, Status: stQueued, StartTime: api.Time(now), Players: ps},
-			Deadline: now.Add(time.Duration(api.ToInt32(c.RequestTimeoutSeconds)) * time.Second)}
-		err = putTicket(ctx, tx, t, t.Deadline.UnixMilli(), true)
-		if errors.Is(err, store.ErrExists) {
-			return api.NewInvalidRequestException("TicketId %s was already used: ticket IDs cannot be reused", id)
-		}
+	start := func(tx store.Tx, claimed bool) error {
+		var err error
+		var cnt ticketCounts
+		t, cnt, err = s.startTx(ctx, tx, in, id, countID, now, claimed, pre)
 		if err != nil {
 			return err
 		}
 		t.Ticket.EstimatedWaitTime = estimatedSeconds(cnt.est)
 		return s.checkTicketBytes(t, cnt.bytes)
-	})
-	if err != nil {
+	}
+	if err := s.startIn(ctx, start); err != nil {
 		return nil, err
 	}
 	s.wake.Wake(t.config())
 	return &api.StartMatchmakingOutput{MatchmakingTicket: &t.Ticket}, nil
+}
+
+// startTx stores the QUEUED ticket of a StartMatchmaking request in tx.
+// Claimed (a Claim on PostgreSQL, startIn), it first holds the record of
+// the configuration's count that the ticket adds to (holdCount: a
+// configuration is deleted with every such record, so it cannot be
+// deleted while tx holds one) and reads the configuration and its rule
+// set without holding them; the ticket's Insert refuses an ID used
+// already, waiting for a transaction inserting the same ID at once.
+// countID is the record of the count the ticket adds to; pre the
+// configuration's counts read before (countsBefore; nil: read in tx,
+// before the ticket is counted). It returns the counts too.
+func (s *Service) startTx(ctx context.Context, tx store.Tx, in *api.StartMatchmakingInput, id, countID string, now time.Time, claimed bool, pre *ticketCounts) (t *ticketRecord, cnt ticketCounts, err error) {
+	var held *heldCount
+	if claimed {
+		if held, err = holdCount(ctx, tx, countID); err != nil {
+			return nil, cnt, err
+		}
+		tx = store.Unheld(tx)
+	}
+	c, err := getConfig(ctx, tx, api.ToString(in.ConfigurationName))
+	if err != nil {
+		return nil, cnt, err
+	}
+	if cnt, err = countsIn(ctx, tx, api.ToString(c.Name), now, pre); err != nil { // before putTicket counts t
+		return nil, cnt, err
+	}
+	rs, err := s.ruleSetOf(ctx, tx, c)
+	var ir *api.InvalidRequestException
+	var nf *api.NotFoundException
+	switch {
+	case claimed && errors.As(err, &nf):
+		return nil, cnt, errRunInUpdate // deleted since the configuration was read
+	case errors.As(err, &ir):
+		return nil, cnt, api.NewInvalidRequestException("the rule set %s of matchmaking configuration %s cannot be used: %s", api.ToString(c.RuleSetName), api.ToString(c.Name), ir.ErrorMessage())
+	case err != nil:
+		return nil, cnt, err
+	}
+	players := toFlex(in.Players)
+	for i := range players {
+		players[i].Team = "" // a matchmaking ticket's players have no team yet
+	}
+	if err := rs.CheckTicket(flexmatch.Ticket{ID: id, Start: now, Players: players}); err != nil {
+		var fe *flexmatch.Error
+		if errors.As(err, &fe) {
+			return nil, cnt, api.NewInvalidRequestException("%s", fe.Error())
+		}
+		return nil, cnt, api.NewInvalidRequestException("Players: %v", err)
+	}
+	ps := slices.Clone(in.Players)
+	for i := range ps {
+		ps[i].Team = nil
+	}
+	if held == nil {
+		n, err := countValue(ctx, tx, countID)
+		if err != nil {
+			return nil, cnt, err
+		}
+		held = &heldCount{id: countID, key: bytesAdded, n: n}
+	}
+	t = &ticketRecord{Ticket: api.MatchmakingTicket{TicketId: api.String(id), ConfigurationName: c.Name,
+		ConfigurationArn: c.ConfigurationArn, Status: stQueued, StartTime: api.Time(now), Players: ps},
+		Deadline: now.Add(time.Duration(api.ToInt32(c.RequestTimeoutSeconds)) * time.Second), count: held}
+	err = putTicket(ctx, tx, t, t.Deadline.UnixMilli(), true)
+	if errors.Is(err, store.ErrExists) {
+		return nil, cnt, api.NewInvalidRequestException("TicketId %s was already used: ticket IDs cannot be reused", id)
+	}
+	return t, cnt, err
 }
 
 // DescribeMatchmaking returns the tickets named (1 to 10; unknown ones are
