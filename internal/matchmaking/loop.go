@@ -315,8 +315,21 @@ func (s *Service) processConfig(ctx context.Context, g store.Grant, c *api.Match
 		var n int
 		err := s.updateIn(ctx, g, func(ctx context.Context, tx store.Tx) error {
 			w, n = 0, 0
+			// Every ticket of the batch's matches in one read.
+			var ids []string
 			for k := range part {
-				ts, err := s.applyTx(ctx, tx, c, rs, &part[k], inPool, now)
+				ids = append(ids, part[k].Tickets...)
+			}
+			recs, err := store.GetMany(ctx, tx, KindTicket, ids)
+			if err != nil {
+				return err
+			}
+			read := make(map[string]store.Record, len(recs))
+			for _, rec := range recs {
+				read[rec.ID] = rec
+			}
+			for k := range part {
+				ts, err := s.applyTx(ctx, tx, c, rs, &part[k], inPool, read, now)
 				if err != nil {
 					return err
 				}
@@ -451,17 +464,18 @@ func expiredMatches(ctx context.Context, tx store.Tx, config string, now time.Ti
 // tickets is still SEARCHING and its record the version the matcher saw
 // (inPool: the pool's tickets by ID); else it is dropped, and its tickets
 // that are still SEARCHING search on. It returns the match's tickets (none
-// when dropped).
-func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, rs *flexmatch.RuleSet, fm *flexmatch.Match, inPool map[string]*pooled, now time.Time) ([]*ticketRecord, error) {
+// when dropped). read holds the match's ticket records as tx read them
+// (a ticket missing from it does not exist).
+func (s *Service) applyTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, rs *flexmatch.RuleSet, fm *flexmatch.Match, inPool map[string]*pooled, read map[string]store.Record, now time.Time) ([]*ticketRecord, error) {
 	ts := make([]*ticketRecord, 0, len(fm.Tickets))
 	backfills := 0
 	for _, id := range fm.Tickets {
-		t, err := getTicket(ctx, tx, id)
-		var nf *api.NotFoundException
-		if errors.As(err, &nf) {
+		rec, ok := read[id]
+		if !ok {
 			return nil, nil
 		}
-		if err != nil {
+		t := new(ticketRecord)
+		if err := decodeTicket(rec, t); err != nil {
 			return nil, err
 		}
 		if e := inPool[id]; e == nil || t.seq != e.seq || t.Ticket.Status != stSearching || !now.Before(t.Deadline) {
@@ -549,6 +563,17 @@ func (s *Service) proceedTx(ctx context.Context, tx store.Tx, c *api.Matchmaking
 // succeedTx completes a match's tickets and publishes MatchmakingSucceeded
 // (gs: the game session of a placed match, nil for STANDALONE).
 func (s *Service) succeedTx(ctx context.Context, tx store.Tx, c *api.MatchmakingConfiguration, m *matchRecord, ts []*ticketRecord, now time.Time, gs *eventSession) error {
+	// The tickets leave the configuration's count in one write, not one
+	// read and write each (putTicket).
+	var ended int64
+	for _, t := range ts {
+		ended, t.Size = ended+t.Size, 0
+	}
+	if ended > 0 {
+		if err := addTicketBytes(ctx, tx, api.ToString(c.Name), -ended); err != nil {
+			return err
+		}
+	}
 	for _, t := range ts {
 		t.Ticket.Status, t.Ticket.EndTime = stCompleted, api.Time(now)
 		t.Ticket.StatusReason, t.Ticket.StatusMessage, t.Accepted = nil, nil, nil

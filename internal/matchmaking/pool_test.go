@@ -108,7 +108,15 @@ func TestApplyDropsStaleVersion(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			ts, err = h.svc.applyTx(ctx, tx, c, rs, &fm, inPool, h.svc.now())
+			recs, err := store.GetMany(ctx, tx, KindTicket, fm.Tickets)
+			if err != nil {
+				return err
+			}
+			read := map[string]store.Record{}
+			for _, rec := range recs {
+				read[rec.ID] = rec
+			}
+			ts, err = h.svc.applyTx(ctx, tx, c, rs, &fm, inPool, read, h.svc.now())
 			return err
 		})
 		if err != nil {

@@ -84,8 +84,9 @@ func (t *ticketRecord) config() string { return api.ToString(t.Ticket.Configurat
 // back. A ticket inserted is counted in its configuration's ticket bytes,
 // and a ticket that ends is taken out of them.
 //
-// Every write deletes the record and inserts it anew, so that the
-// record's Seq changes with each write: the matchmaker's pool cache knows
+// Every write replaces the record (store.Replace: as a delete and an
+// insert, in one deferred write on PostgreSQL), so that the record's Seq
+// changes with each write: the matchmaker's pool cache knows
 // a ticket changed by its Seq alone, without reading it (loop.go). It
 // also keeps the journal store from holding a ticket's earlier version,
 // with its data, in the indexes a Put leaves alone when Parent is
@@ -110,10 +111,7 @@ func putTicket(ctx context.Context, tx store.Tx, t *ticketRecord, rank int64, in
 		}
 		return tx.Insert(ctx, rec)
 	}
-	if err := tx.Delete(ctx, KindTicket, rec.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	return tx.Insert(ctx, rec)
+	return store.Replace(ctx, tx, rec) // a new Seq: a delete and insert, deferred on PostgreSQL
 }
 
 // ticketRec is t's record (see putTicket), without its size when insert.

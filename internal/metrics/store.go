@@ -212,6 +212,25 @@ func (t *countingTx) InsertNew(ctx context.Context, rec store.Record) error {
 	return nil
 }
 
+// Replace is store.Replace on the transaction, counted as a Put (a new
+// version of a record that exists: a ticket's or a placement's next
+// status).
+func (t *countingTx) Replace(ctx context.Context, rec store.Record) error {
+	if watched(rec.Kind) {
+		if err := t.readBefore(ctx, rec.Kind, rec.ID); err != nil {
+			return err
+		}
+	}
+	if err := store.Replace(ctx, t.Tx, rec); err != nil {
+		return err
+	}
+	t.writes++
+	if watched(rec.Kind) {
+		t.wrote(rec)
+	}
+	return nil
+}
+
 // Put is the transaction's, counted.
 func (t *countingTx) Put(ctx context.Context, rec store.Record) error {
 	if watched(rec.Kind) {

@@ -302,6 +302,13 @@ func (t notingTx) InsertNew(ctx context.Context, rec store.Record) error {
 	return store.InsertNew(ctx, t.Tx, rec)
 }
 
+// Replace implements store.Replacer (store.Replace on the wrapped
+// transaction).
+func (t notingTx) Replace(ctx context.Context, rec store.Record) error {
+	t.note(rec.Kind, rec.ID)
+	return store.Replace(ctx, t.Tx, rec)
+}
+
 // GetMany implements store.ManyGetter (store.GetMany on the wrapped
 // transaction).
 func (t notingTx) GetMany(ctx context.Context, kind store.Kind, ids []string) ([]store.Record, error) {

@@ -61,3 +61,23 @@ func InsertNew(ctx context.Context, tx Tx, rec Record) error {
 	}
 	return tx.Insert(ctx, rec)
 }
+
+// Replacer is implemented by the Tx of a store that writes a record's new
+// version without waiting for an answer (PostgreSQL).
+type Replacer interface {
+	Replace(ctx context.Context, rec Record) error
+}
+
+// Replace writes rec as a new version of its record: as a Delete (when it
+// exists) followed by an Insert, so that it gets a new Seq (a Put keeps
+// the Seq), but on a Replacer in one write that needs no answer, deferred
+// as a Put is. A reader that tells versions apart by Seq sees a new one.
+func Replace(ctx context.Context, tx Tx, rec Record) error {
+	if r, ok := tx.(Replacer); ok {
+		return r.Replace(ctx, rec)
+	}
+	if err := tx.Delete(ctx, rec.Kind, rec.ID); err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	return tx.Insert(ctx, rec)
+}

@@ -32,6 +32,11 @@ const (
 	sqlPut = `INSERT INTO hoist_records (kind, id, parent, key, rank, data) VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (kind, id) DO UPDATE SET
 		parent = excluded.parent, key = excluded.key, rank = excluded.rank, data = excluded.data`
+	// Replace's: a Put that gives the record a new Seq.
+	sqlReplace = `INSERT INTO hoist_records (kind, id, parent, key, rank, data) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (kind, id) DO UPDATE SET
+		parent = excluded.parent, key = excluded.key, rank = excluded.rank, data = excluded.data,
+		seq = nextval('hoist_records_seq')`
 	sqlDelete = `DELETE FROM hoist_records WHERE kind = $1 AND id = $2`
 
 	// The same for a watched kind: the write and its change feed row in
@@ -39,6 +44,7 @@ const (
 	sqlInsertWatched    = `WITH w AS (` + sqlInsert + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
 	sqlInsertNewWatched = `WITH w AS (` + sqlInsertNew + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
 	sqlPutWatched       = `WITH w AS (` + sqlPut + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
+	sqlReplaceWatched   = `WITH w AS (` + sqlReplace + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
 	sqlDeleteWatched    = `WITH w AS (` + sqlDelete + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
 	sqlChangeFrom       = `INSERT INTO hoist_changes (xid, kind, id) SELECT pg_current_xact_id()::text::bigint, kind, id FROM `
 )

@@ -429,6 +429,20 @@ func (tx *writeTx) InsertNew(ctx context.Context, rec store.Record) error {
 	return nil
 }
 
+// Replace implements store.Replacer: deferred as Put is, with a new Seq.
+func (tx *writeTx) Replace(ctx context.Context, rec store.Record) error {
+	if err := tx.check(ctx); err != nil {
+		return err
+	}
+	sql := sqlReplace
+	if tx.s.isWatched(rec.Kind) {
+		sql = sqlReplaceWatched
+	}
+	rec.Data = bytes.Clone(rec.Data)
+	tx.c.Defer("replace "+string(rec.Kind)+"/"+rec.ID, sql, recordArgs(&rec)...)
+	return nil
+}
+
 func (tx *writeTx) Delete(ctx context.Context, kind store.Kind, id string) error {
 	sql := sqlDelete
 	if tx.s.isWatched(kind) {
@@ -538,5 +552,6 @@ func (tx *readTx) Count(ctx context.Context, q store.Query) (int, error) {
 
 func (tx *readTx) Insert(context.Context, store.Record) error       { return errReadOnly }
 func (tx *readTx) InsertNew(context.Context, store.Record) error    { return errReadOnly }
+func (tx *readTx) Replace(context.Context, store.Record) error      { return errReadOnly }
 func (tx *readTx) Put(context.Context, store.Record) error          { return errReadOnly }
 func (tx *readTx) Delete(context.Context, store.Kind, string) error { return errReadOnly }

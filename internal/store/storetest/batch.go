@@ -12,8 +12,9 @@ import (
 	"github.com/hoistgg/hoist/internal/store"
 )
 
-// The batch helpers: store.GetMany and store.InsertNew, which a backend
-// may serve in fewer round trips (store.ManyGetter, store.NewInserter)
+// The batch helpers: store.GetMany, store.InsertNew and store.Replace,
+// which a backend may serve in fewer round trips (store.ManyGetter,
+// store.NewInserter, store.Replacer)
 // and which must then mean what their one-record forms mean.
 var batchTests = []test{
 	{"GetMany", plain(testGetMany)},
@@ -22,6 +23,7 @@ var batchTests = []test{
 	{"InsertNew", plain(testInsertNew)},
 	{"InsertNewExisting", plain(testInsertNewExisting)},
 	{"InsertNewWatched", plain(testInsertNewWatched)},
+	{"Replace", plain(testReplace)},
 }
 
 // testGetMany: the records that exist, in the order asked, each once; in a
@@ -222,5 +224,55 @@ func testInsertNewWatched(t *testing.T, s store.Store) {
 	chs, _ := changes(t, s, head, 0)
 	if len(chs) != 1 || chs[0].Record.ID != "w" || chs[0].Deleted {
 		t.Errorf("changes %+v, want the insert of w", chs)
+	}
+}
+
+// testReplace: a replaced record has the new contents and a new, greater
+// Seq (a Put keeps it); a missing one is inserted; the transaction reads
+// it back; the change feed records it.
+func testReplace(t *testing.T, s store.Store) {
+	s.Watch(kindItem)
+	insert(t, s, store.Record{Kind: kindItem, ID: "r", Parent: "p", Key: "old", Data: []byte("one")})
+	old := mustGet(t, s, kindItem, "r")
+	_, head := changes(t, s, "", 0)
+	want := store.Record{Kind: kindItem, ID: "r", Parent: "q", Key: "new", Rank: 5, Data: []byte("two")}
+	fresh := store.Record{Kind: kindItem, ID: "f", Key: "k"}
+	err := s.Update(t.Context(), func(tx store.Tx) error {
+		if err := store.Replace(t.Context(), tx, want); err != nil {
+			return err
+		}
+		if err := store.Replace(t.Context(), tx, fresh); err != nil {
+			return err
+		}
+		got, err := tx.Get(t.Context(), kindItem, "r")
+		if err != nil || !sameRecord(got, want) || got.Seq <= old.Seq {
+			return fmt.Errorf("read back %+v (%v), want %+v with a Seq above %d", got, err, want, old.Seq)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := mustGet(t, s, kindItem, "r")
+	if !sameRecord(got, want) || got.Seq <= old.Seq {
+		t.Errorf("after the commit %+v, want %+v with a Seq above %d", got, want, old.Seq)
+	}
+	mustGet(t, s, kindItem, "f")
+	chs, _ := changes(t, s, head, 0)
+	var seen []string
+	for _, c := range chs {
+		if !c.Deleted {
+			seen = append(seen, c.Record.ID)
+		}
+	}
+	slices.Sort(seen)
+	if !slices.Equal(seen, []string{"f", "r"}) {
+		t.Errorf("changes %+v, want r and f as they are", chs)
+	}
+	err = s.View(t.Context(), func(tx store.Tx) error {
+		return store.Replace(t.Context(), tx, store.Record{Kind: kindItem, ID: "v"})
+	})
+	if err == nil {
+		t.Error("Replace in a View succeeded")
 	}
 }
