@@ -78,7 +78,7 @@ func (e *env) placementRun(ctx context.Context, run int) ([]*PlacementPhase, err
 	cfg := e.cfg
 	// Thousands of simulated processes share one Anywhere compute, more
 	// than --sdk-compute-sockets lets one compute's credentials open.
-	rs, pprofAddr, err := e.startReplicas(ctx, "--sdk-compute-sockets", "0")
+	rs, _, err := e.startReplicas(ctx, "--sdk-compute-sockets", "0")
 	defer func() {
 		if err := rs.stop(); err != nil {
 			fmt.Fprintln(e.log, "hostingload:", err)
@@ -111,7 +111,7 @@ func (e *env) placementRun(ctx context.Context, run int) ([]*PlacementPhase, err
 	var phases []*PlacementPhase
 	for i, clients := range cfg.Clients {
 		fmt.Fprintf(e.log, "hostingload: run %d: %d placements, %d clients\n", run, cfg.Placements, clients)
-		p, err := e.placementPhase(ctx, rs, endpoint, token, fleetID, fmt.Sprintf("r%d-c%d-%d", run, clients, i), clients, pprofAddr,
+		p, err := e.placementPhase(ctx, rs, endpoint, token, fleetID, fmt.Sprintf("r%d-c%d-%d", run, clients, i), clients,
 			fmt.Sprintf("placement-clients%d-run%d", clients, run))
 		if err != nil {
 			return phases, fmt.Errorf("%w\nhoist log:\n%s", err, rs.logTail(60))
@@ -161,7 +161,7 @@ func (r *received) note(c *sdkclient.Client, f *sdkclient.Frame) {
 	}()
 }
 
-func (e *env) placementPhase(ctx context.Context, rs *replicas, endpoint, token, fleetID, tag string, clients int, pprofAddr, profName string) (*PlacementPhase, error) {
+func (e *env) placementPhase(ctx context.Context, rs *replicas, endpoint, token, fleetID, tag string, clients int, profName string) (*PlacementPhase, error) {
 	cfg := e.cfg
 	n := cfg.Placements
 	rec := &received{ctx: ctx, at: make(map[string]time.Time, n), done: make(chan struct{}), want: int64(n)}
@@ -188,7 +188,7 @@ func (e *env) placementPhase(ctx context.Context, rs *replicas, endpoint, token,
 	errs := make([]error, n)
 	var next atomic.Int64
 	a := rs.sampleCPU()
-	waitProf := e.profile(pprofAddr, time.Second, profName)
+	waitProf := rs.profile(e, time.Second, profName)
 	first := time.Now()
 	for k := range clients {
 		h := rs.hs[k%len(rs.hs)]

@@ -19,14 +19,17 @@ import (
 // replicas are the Hoists of a placement run: one on the default store,
 // or -replicas sharing a new PostgreSQL schema (-store postgres).
 type replicas struct {
-	hs   []*hoist
-	url  string // the schema's connection string ("" on the embedded store)
-	drop func() error
+	hs []*hoist
+	// pprof are the replicas' --pprof-addr listeners, when profiles are
+	// asked for.
+	pprof []string
+	url   string // the schema's connection string ("" on the embedded store)
+	drop  func() error
 }
 
-// startReplicas starts the run's Hoists with extra arguments (the first
-// also with --pprof-addr when profiles are asked for: its address is
-// returned).
+// startReplicas starts the run's Hoists with extra arguments (each also
+// with --pprof-addr when profiles are asked for: the first's address is
+// returned, all of them are in pprof).
 func (e *env) startReplicas(ctx context.Context, extra ...string) (*replicas, string, error) {
 	r := &replicas{}
 	if e.cfg.Store == "postgres" {
@@ -40,15 +43,42 @@ func (e *env) startReplicas(ctx context.Context, extra ...string) (*replicas, st
 	if err != nil {
 		return r, "", err
 	}
-	r.hs = append(r.hs, h)
+	r.hs, r.pprof = append(r.hs, h), append(r.pprof, pprofAddr)
 	for range e.cfg.Replicas - 1 {
-		h, err := startHoist(e.hoistBin, e.cfg.dataParent, extra)
+		h, addr, err := e.startHoist(extra...)
 		if err != nil {
 			return r, pprofAddr, err
 		}
-		r.hs = append(r.hs, h)
+		r.hs, r.pprof = append(r.hs, h), append(r.pprof, addr)
 	}
 	return r, pprofAddr, nil
+}
+
+// profile starts a CPU profile (and a trace) of every replica for d, as
+// env.profile does for one: name, or name-replicaN with several.
+func (r *replicas) profile(e *env, d time.Duration, name string) func() error {
+	if len(r.pprof) <= 1 {
+		return e.profile(r.pprof0(), d, name)
+	}
+	var waits []func() error
+	for i, addr := range r.pprof {
+		waits = append(waits, e.profile(addr, d, fmt.Sprintf("%s-replica%d", name, i+1)))
+	}
+	return func() error {
+		var errs []error
+		for _, w := range waits {
+			errs = append(errs, w())
+		}
+		return errors.Join(errs...)
+	}
+}
+
+// pprof0 is the first replica's --pprof-addr ("" without one).
+func (r *replicas) pprof0() string {
+	if len(r.pprof) == 0 {
+		return ""
+	}
+	return r.pprof[0]
 }
 
 // stop stops every replica and drops the schema.

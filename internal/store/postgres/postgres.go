@@ -31,6 +31,9 @@ type Options struct {
 	// ChangeRetention is how long the change feed keeps a change for its
 	// readers. Default 10 minutes.
 	ChangeRetention time.Duration
+	// AnalyzeEvery is how often the store checks whether the statistics
+	// of its table are due (analyze.go). Default 5 s; negative: never.
+	AnalyzeEvery time.Duration
 	// ClockShift, for tests only, is added to the database's clock where
 	// the store reads it (AcquireLease, UpdateFenced), so that a test
 	// makes a lease expire without waiting. Nil: none.
@@ -53,6 +56,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ChangeRetention <= 0 {
 		o.ChangeRetention = 10 * time.Minute
+	}
+	if o.AnalyzeEvery == 0 {
+		o.AnalyzeEvery = 5 * time.Second
 	}
 	return o
 }
@@ -124,6 +130,10 @@ func Open(ctx context.Context, connStr string, opts Options) (*Store, error) {
 	}
 	s.trimDone.Add(1)
 	go s.trimLoop()
+	if opts.AnalyzeEvery > 0 {
+		s.trimDone.Add(1)
+		go s.analyzeLoop()
+	}
 	s.log.Info("postgres: store opened", append(where, "schema_version", version)...)
 	return s, nil
 }
@@ -146,7 +156,7 @@ func (s *Store) setup(ctx context.Context) (int, error) {
 }
 
 // Close waits for the Updates, Views and Leases in progress, stops the
-// feed's trimming and closes the pool. Later calls wait for the first to
+// feed's trimming and the statistics' checks and closes the pool. Later calls wait for the first to
 // finish and return its result.
 func (s *Store) Close() error {
 	return s.gate.Close(func() error {
