@@ -71,20 +71,9 @@ func (s *Store) analyze(ctx context.Context) (ran bool, err error) {
 
 // analyzeLoop runs analyze every AnalyzeEvery until Close.
 func (s *Store) analyzeLoop() {
-	defer s.trimDone.Done()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { <-s.stopTrim; cancel() }()
-	t := time.NewTicker(s.opts.AnalyzeEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stopTrim:
-			return
-		case <-t.C:
-			if _, err := s.analyze(ctx); err != nil && ctx.Err() == nil {
-				s.log.Info("postgres: gathering the statistics of hoist_records (autovacuum gathers them later)", "err", err)
-			}
+	s.every(s.opts.AnalyzeEvery, func(ctx context.Context) {
+		if _, err := s.analyze(ctx); err != nil && ctx.Err() == nil {
+			s.log.Info("postgres: gathering the statistics of hoist_records (autovacuum gathers them later)", "err", err)
 		}
-	}
+	})
 }

@@ -126,25 +126,36 @@ const sqlTrim = `WITH h AS (SELECT ` + sqlHorizon + ` AS x),
 	gone AS (DELETE FROM hoist_changes WHERE xid < (SELECT x FROM cut))
 	UPDATE hoist_meta SET value = greatest(value, (SELECT x FROM cut)) WHERE name = 'changes_floor'`
 
+// every runs fn every interval until Close (a background loop of the
+// store: Close does not wait for a slow fn, whose context it cancels).
+func (s *Store) every(interval time.Duration, fn func(ctx context.Context)) {
+	s.loopsDone.Add(1)
+	go func() {
+		defer s.loopsDone.Done()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() { <-s.stopLoops; cancel() }()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stopLoops:
+				return
+			case <-t.C:
+				fn(ctx)
+			}
+		}
+	}()
+}
+
 // trimLoop trims the change feed every quarter of the retention until
 // Close. Every replica trims; they agree.
 func (s *Store) trimLoop() {
-	defer s.trimDone.Done()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { <-s.stopTrim; cancel() }() // Close does not wait for a slow trim
-	t := time.NewTicker(max(s.opts.ChangeRetention/4, time.Second))
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stopTrim:
-			return
-		case <-t.C:
-			if err := s.trim(ctx); err != nil {
-				s.log.Warn("postgres: trimming the change feed", "err", err)
-			}
+	s.every(max(s.opts.ChangeRetention/4, time.Second), func(ctx context.Context) {
+		if err := s.trim(ctx); err != nil {
+			s.log.Warn("postgres: trimming the change feed", "err", err)
 		}
-	}
+	})
 }
 
 // trim runs sqlTrim once.

@@ -84,8 +84,8 @@ type Store struct {
 
 	watched atomic.Pointer[map[store.Kind]bool]
 
-	stopTrim chan struct{}
-	trimDone sync.WaitGroup
+	stopLoops chan struct{}
+	loopsDone sync.WaitGroup
 
 	stats struct{ commits, retries, conflicts atomic.Int64 }
 
@@ -121,18 +121,16 @@ func Open(ctx context.Context, connStr string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool, log: opts.Logger, opts: opts, stopTrim: make(chan struct{})}
+	s := &Store{pool: pool, log: opts.Logger, opts: opts, stopLoops: make(chan struct{})}
 	s.watched.Store(&map[store.Kind]bool{})
 	version, err := s.setup(ctx)
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
-	s.trimDone.Add(1)
-	go s.trimLoop()
+	s.trimLoop()
 	if opts.AnalyzeEvery > 0 {
-		s.trimDone.Add(1)
-		go s.analyzeLoop()
+		s.analyzeLoop()
 	}
 	s.log.Info("postgres: store opened", append(where, "schema_version", version)...)
 	return s, nil
@@ -160,8 +158,8 @@ func (s *Store) setup(ctx context.Context) (int, error) {
 // finish and return its result.
 func (s *Store) Close() error {
 	return s.gate.Close(func() error {
-		close(s.stopTrim)
-		s.trimDone.Wait()
+		close(s.stopLoops)
+		s.loopsDone.Wait()
 		s.pool.Close()
 		s.log.Info("postgres: store closed")
 		return nil
