@@ -6,7 +6,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -512,7 +514,7 @@ func hostPID(pid int, processID, dir string) int {
 			continue
 		}
 		if processID != "-" {
-			env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+			env := procEnviron(e.Name())
 			if !bytes.Contains(append([]byte{0}, env...), []byte("\x00GAMELIFT_SDK_PROCESS_ID="+processID+"\x00")) {
 				continue
 			}
@@ -523,6 +525,21 @@ func hostPID(pid int, processID, dir string) int {
 		found = hp
 	}
 	return found
+}
+
+// procEnviron reads a process's environment. A process in the middle of
+// an exec (a script that reported its PID and then runs `exec sleep`)
+// shows an empty one for an instant, so an empty read is tried again
+// for up to 50 ms while the process exists.
+func procEnviron(pid string) []byte {
+	for range 50 {
+		env, err := os.ReadFile("/proc/" + pid + "/environ")
+		if len(env) > 0 || (err != nil && errors.Is(err, fs.ErrNotExist)) {
+			return env
+		}
+		time.Sleep(time.Millisecond) // polling interval, not a wait for time to pass
+	}
+	return nil
 }
 
 // innermostPID returns a process's PID in its own PID namespace (the last
