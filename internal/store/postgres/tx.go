@@ -401,45 +401,32 @@ func (tx *writeTx) Insert(ctx context.Context, rec store.Record) error {
 // statement or its COMMIT (a failure shows there), so that writes cost no
 // round trip of their own.
 func (tx *writeTx) Put(ctx context.Context, rec store.Record) error {
-	if err := tx.check(ctx); err != nil {
-		return err
-	}
-	sql := sqlPut
-	if tx.s.isWatched(rec.Kind) {
-		sql = sqlPutWatched
-	}
-	rec.Data = bytes.Clone(rec.Data) // the caller may reuse its buffer once Put returns
-	tx.c.Defer("put "+string(rec.Kind)+"/"+rec.ID, sql, recordArgs(&rec)...)
-	return nil
+	return tx.deferWrite(ctx, "put", sqlPut, sqlPutWatched, rec)
 }
 
 // InsertNew implements store.NewInserter: deferred as Put is; an ID that
 // exists fails the transaction's next statement or its COMMIT with an
 // error wrapping store.ErrExists (fail).
 func (tx *writeTx) InsertNew(ctx context.Context, rec store.Record) error {
-	if err := tx.check(ctx); err != nil {
-		return err
-	}
-	sql := sqlInsertNew
-	if tx.s.isWatched(rec.Kind) {
-		sql = sqlInsertNewWatched
-	}
-	rec.Data = bytes.Clone(rec.Data)
-	tx.c.Defer("insert "+string(rec.Kind)+"/"+rec.ID, sql, recordArgs(&rec)...)
-	return nil
+	return tx.deferWrite(ctx, "insert", sqlInsertNew, sqlInsertNewWatched, rec)
 }
 
 // Replace implements store.Replacer: deferred as Put is, with a new Seq.
 func (tx *writeTx) Replace(ctx context.Context, rec store.Record) error {
+	return tx.deferWrite(ctx, "replace", sqlReplace, sqlReplaceWatched, rec)
+}
+
+// deferWrite queues rec's write with sql (watched, for a kind the change
+// feed records) to go with the transaction's next statement or COMMIT.
+func (tx *writeTx) deferWrite(ctx context.Context, op, sql, watched string, rec store.Record) error {
 	if err := tx.check(ctx); err != nil {
 		return err
 	}
-	sql := sqlReplace
 	if tx.s.isWatched(rec.Kind) {
-		sql = sqlReplaceWatched
+		sql = watched
 	}
-	rec.Data = bytes.Clone(rec.Data)
-	tx.c.Defer("replace "+string(rec.Kind)+"/"+rec.ID, sql, recordArgs(&rec)...)
+	rec.Data = bytes.Clone(rec.Data) // the caller may reuse its buffer once the call returns
+	tx.c.Defer(op+" "+string(rec.Kind)+"/"+rec.ID, sql, recordArgs(&rec)...)
 	return nil
 }
 
