@@ -320,13 +320,9 @@ func (s *Service) processConfig(ctx context.Context, g store.Grant, c *api.Match
 			for k := range part {
 				ids = append(ids, part[k].Tickets...)
 			}
-			recs, err := store.GetMany(ctx, tx, KindTicket, ids)
+			read, err := ticketsByID(ctx, tx, ids)
 			if err != nil {
 				return err
-			}
-			read := make(map[string]store.Record, len(recs))
-			for _, rec := range recs {
-				read[rec.ID] = rec
 			}
 			for k := range part {
 				ts, err := s.applyTx(ctx, tx, c, rs, &part[k], inPool, read, now)
@@ -382,13 +378,9 @@ func (s *Service) moveTickets(ctx context.Context, g store.Grant, c *api.Matchma
 		for _, mv := range moves[:min(len(moves), batch)] {
 			ids = append(ids, mv.id)
 		}
-		recs, err := store.GetMany(ctx, tx, KindTicket, ids)
+		byID, err := ticketsByID(ctx, tx, ids)
 		if err != nil {
 			return err
-		}
-		byID := make(map[string]store.Record, len(recs))
-		for _, rec := range recs {
-			byID[rec.ID] = rec
 		}
 		var bytes int64
 		for _, mv := range moves {

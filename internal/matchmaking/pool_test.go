@@ -108,13 +108,9 @@ func TestApplyDropsStaleVersion(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			recs, err := store.GetMany(ctx, tx, KindTicket, fm.Tickets)
+			read, err := ticketsByID(ctx, tx, fm.Tickets)
 			if err != nil {
 				return err
-			}
-			read := map[string]store.Record{}
-			for _, rec := range recs {
-				read[rec.ID] = rec
 			}
 			ts, err = h.svc.applyTx(ctx, tx, c, rs, &fm, inPool, read, h.svc.now())
 			return err

@@ -114,9 +114,9 @@ func TestStartsAtOnceDoNotConflictOnPostgres(t *testing.T) {
 // new Seq. On both, a later write to the ticket gives it a new Seq, which
 // the pool notices.
 func TestSearchingVersionKnown(t *testing.T) {
-	stores := map[string]func() *ticketHarness{
-		"journal": func() *ticketHarness { return newTicketHarness(t) },
-		"postgres": func() *ticketHarness {
+	stores := map[string]func(t *testing.T) *ticketHarness{
+		"journal": func(t *testing.T) *ticketHarness { return newTicketHarness(t) },
+		"postgres": func(t *testing.T) *ticketHarness {
 			h := &ticketHarness{configHarness: newConfigHarnessOn(t, pgstore.Open(t)), rec: &recorder{}, placer: &fakePlacer{}}
 			h.svc.cfg.Shared = true
 			return h
@@ -124,7 +124,7 @@ func TestSearchingVersionKnown(t *testing.T) {
 	}
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
-			h := open()
+			h := open(t)
 			h.config("duel", nil)
 			h.start("duel", "lonely", "p1")
 			h.process()

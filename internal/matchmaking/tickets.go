@@ -203,6 +203,20 @@ func getTicket(ctx context.Context, tx store.Tx, id string) (*ticketRecord, erro
 	return t, nil
 }
 
+// ticketsByID reads the ticket records of ids that exist, in one
+// store.GetMany (one round trip on PostgreSQL), by ID.
+func ticketsByID(ctx context.Context, tx store.Tx, ids []string) (map[string]store.Record, error) {
+	recs, err := store.GetMany(ctx, tx, KindTicket, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]store.Record, len(recs))
+	for _, rec := range recs {
+		byID[rec.ID] = rec
+	}
+	return byID, nil
+}
+
 // activeTickets counts the configuration's tickets that have not ended.
 func activeTickets(ctx context.Context, tx store.Tx, config string) (int, error) {
 	n := 0
