@@ -112,7 +112,7 @@ func parseFlags(args []string, stderr io.Writer) (*Config, string, error) {
 	fs.StringVar(&c.Endpoint, "endpoint", "", "a running Hoist's URL (default: start one); CPU and memory are then not reported")
 	fs.StringVar(&c.akid, "access-key-id", "", "with -endpoint: the access key ($AWS_ACCESS_KEY_ID, else the e2e tests' key)")
 	fs.StringVar(&c.secret, "secret-access-key", "", "with -endpoint: the secret key ($AWS_SECRET_ACCESS_KEY, else the e2e tests' key)")
-	fs.StringVar(&c.profile, "profile", "", "write a CPU profile of Hoist (via --pprof-addr) of the first -profile-seconds from the first StartMatchmaking to this file")
+	fs.StringVar(&c.profile, "profile", "", "write a CPU profile of Hoist (via --pprof-addr) of the first -profile-seconds from the first StartMatchmaking to this file (with several replicas, one a replica: FILE-replicaN.EXT)")
 	fs.IntVar(&c.profileSeconds, "profile-seconds", 5, "the length of the -profile")
 	fs.StringVar(&c.heapProfile, "heap-profile", "", "once every ticket has ended, write a heap profile of Hoist (via --pprof-addr, after a collection: the ended tickets Hoist retains) to this file and report Hoist's live heap")
 	fs.StringVar(&c.hoistBin, "hoist", "", "a Hoist binary to run (default: go build ./cmd/hoist)")
@@ -284,16 +284,18 @@ func scenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) 
 	}
 	rep.RuleSet = source
 
-	urls, pids, pprofAddr := []string{cfg.Endpoint}, []int(nil), ""
+	urls, pids, pprofAddrs := []string{cfg.Endpoint}, []int(nil), []string(nil)
 	if cfg.Endpoint == "" {
-		var extra []string
 		if cfg.profile != "" || cfg.heapProfile != "" {
-			if pprofAddr, err = hoisttest.FreeLoopbackAddr(); err != nil {
-				return nil, err
+			for range cfg.Replicas {
+				addr, err := hoisttest.FreeLoopbackAddr()
+				if err != nil {
+					return nil, err
+				}
+				pprofAddrs = append(pprofAddrs, addr)
 			}
-			extra = []string{"--pprof-addr", pprofAddr}
 		}
-		hs, stop, err := startReplicas(ctx, cfg, extra)
+		hs, stop, err := startReplicas(ctx, cfg, pprofAddrs)
 		defer stop()
 		if err != nil {
 			return nil, err
@@ -326,9 +328,7 @@ func scenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) 
 	}
 	profiled := make(chan error, 1)
 	if cfg.profile != "" {
-		go func() {
-			profiled <- loadreport.FetchProfile(pprofAddr, "profile", fmt.Sprintf("seconds=%d", cfg.profileSeconds), time.Now(), cfg.profile)
-		}()
+		go func() { profiled <- profileReplicas(pprofAddrs, cfg.profileSeconds, cfg.profile) }()
 	} else {
 		profiled <- nil
 	}
@@ -337,7 +337,7 @@ func scenario(ctx context.Context, cfg *Config, log io.Writer) (*Report, error) 
 		err = errors.Join(err, fmt.Errorf("profile: %w", perr))
 	}
 	if err == nil && cfg.heapProfile != "" {
-		if herr := heapProfile(pprofAddr, cfg.heapProfile, rep); herr != nil {
+		if herr := heapProfile(pprofAddrs[0], cfg.heapProfile, rep); herr != nil {
 			err = fmt.Errorf("heap profile: %w", herr)
 		}
 	}
@@ -645,7 +645,28 @@ type hoistProc struct {
 // startReplicas starts the Hoist of the run, or with -store postgres
 // cfg.Replicas of them on a new schema (the first with extra, e.g. its
 // pprof listener); stop stops those started and drops the schema.
-func startReplicas(ctx context.Context, cfg *Config, extra []string) (hs []*hoistProc, stop func(), err error) {
+// profileReplicas writes a CPU profile of each replica (pprofAddrs: their
+// --pprof-addr) for the same seconds from now: to file with one replica,
+// else to file with "-replicaN" before its extension.
+func profileReplicas(pprofAddrs []string, seconds int, file string) error {
+	start, query := time.Now(), fmt.Sprintf("seconds=%d", seconds)
+	errs := make([]error, len(pprofAddrs))
+	var wg sync.WaitGroup
+	for i, addr := range pprofAddrs {
+		name := file
+		if len(pprofAddrs) > 1 {
+			ext := filepath.Ext(file)
+			name = fmt.Sprintf("%s-replica%d%s", strings.TrimSuffix(file, ext), i+1, ext)
+		}
+		wg.Go(func() { errs[i] = loadreport.FetchProfile(addr, "profile", query, start, name) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// startReplicas starts cfg.Replicas Hoists; pprofAddrs, when not empty,
+// gives each its --pprof-addr.
+func startReplicas(ctx context.Context, cfg *Config, pprofAddrs []string) (hs []*hoistProc, stop func(), err error) {
 	var drop func() error
 	stop = func() {
 		for _, h := range hs {
@@ -663,6 +684,7 @@ func startReplicas(ctx context.Context, cfg *Config, extra []string) (hs []*hois
 			return nil, stop, err
 		}
 	}
+	var extra []string
 	if cfg.Store == "postgres" {
 		var url string
 		if url, drop, err = loadreport.NewSchema(ctx, cfg.databaseURL, "hoist_matchload"); err != nil {
@@ -672,11 +694,8 @@ func startReplicas(ctx context.Context, cfg *Config, extra []string) (hs []*hois
 	}
 	for i := range cfg.Replicas {
 		args := extra
-		if i > 0 {
-			args = slices.Clone(extra)
-			if j := slices.Index(args, "--pprof-addr"); j >= 0 {
-				args = slices.Delete(args, j, j+2)
-			}
+		if i < len(pprofAddrs) {
+			args = append(slices.Clone(extra), "--pprof-addr", pprofAddrs[i])
 		}
 		h, err := startHoist(bin, cfg.dataParent, args)
 		if err != nil {

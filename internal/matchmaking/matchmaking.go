@@ -107,6 +107,7 @@ type Service struct {
 	// activeTickets counts a configuration's active tickets (configs.go).
 	activeTickets func(ctx context.Context, tx store.Tx, config string) (int, error)
 	ruleSets      ruleSetCache
+	counts        recentCounts // a shared store's counts, read for several starts (countsBefore)
 	pool          poolCache
 	tally         ruleTally
 	sweeper       sweeper

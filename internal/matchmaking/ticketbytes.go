@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -192,24 +193,110 @@ func (s *Service) checkTicketBytes(t *ticketRecord, before int64) error {
 // the bytes its active tickets hold and its estimated wait (estimate).
 type ticketCounts struct{ bytes, est int64 }
 
-// countsBefore reads a configuration's ticketCounts in a View before the
-// transaction that starts a ticket, on a shared store (Config.Shared:
-// PostgreSQL), so that the transaction reads neither (records the loop
-// and the other starts write: serializable conflicts) and the bound holds
-// to within what the calls in flight at once add. Elsewhere it returns
-// nil, and the transaction reads them itself (countsIn): one replica's
-// bound is exact and costs no second transaction.
+// countsBefore returns a configuration's ticketCounts for a start on a
+// shared store (Config.Shared: PostgreSQL), read in a View before the
+// transaction that starts the ticket, so that the transaction reads
+// neither (records the loop and the other starts write: serializable
+// conflicts). A read serves this replica's starts for countsFresh
+// (recentCounts), with the bytes of the tickets they started since added:
+// the bound holds to within what the calls in flight at once add and what
+// the other replicas started in that time. Elsewhere it returns nil, and
+// the transaction reads them itself (countsIn): one replica's bound is
+// exact and costs no second transaction.
 func (s *Service) countsBefore(ctx context.Context, config string, now time.Time) (*ticketCounts, error) {
 	if !s.cfg.Shared {
 		return nil, nil
 	}
-	var c ticketCounts
-	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
-		var err error
-		c, err = readCounts(ctx, tx, config, now)
-		return err
+	return s.counts.get(config, now, func() (c ticketCounts, err error) {
+		err = s.cfg.Store.View(ctx, func(tx store.Tx) error {
+			c, err = readCounts(ctx, tx, config, now)
+			return err
+		})
+		return c, err
 	})
-	return &c, err
+}
+
+// countsFresh is how long a read of a configuration's counts serves the
+// starts of a replica on a shared store (recentCounts): at 600 starts a
+// second, a read for about 60 of them instead of one each.
+const countsFresh = 100 * time.Millisecond
+
+// recentCounts keeps, by configuration, the latest read of its
+// ticketCounts (countsBefore) and the bytes of the tickets this replica
+// started since.
+type recentCounts struct {
+	mu sync.Mutex
+	m  map[string]*countsRead
+}
+
+// countsRead is one configuration's read; mu is held while it is read
+// again, so that starts at once wait for one read rather than each
+// making its own. added counts the bytes of the tickets started here
+// (never waiting for a read); the read serves c plus what was added since
+// addedAt, its value when the read began (a ticket that committed while
+// the read ran may count twice: the bound errs the safe way).
+type countsRead struct {
+	mu      sync.Mutex
+	at      time.Time // the clock when read (zero: never)
+	c       ticketCounts
+	addedAt int64
+	added   atomic.Int64
+}
+
+// entry returns config's countsRead, made on first use. Making one
+// drops the others that are past fresh (configurations deleted, or no
+// longer started here), so the map holds the configurations started in
+// the last moment.
+func (r *recentCounts) entry(config string, now time.Time) *countsRead {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.m[config]; ok {
+		return e
+	}
+	if r.m == nil {
+		r.m = map[string]*countsRead{}
+	}
+	for name, e := range r.m {
+		if e.mu.TryLock() {
+			if now.Sub(e.at) >= countsFresh {
+				delete(r.m, name)
+			}
+			e.mu.Unlock()
+		}
+	}
+	e := &countsRead{}
+	r.m[config] = e
+	return e
+}
+
+// get returns config's counts, from a read less than countsFresh old (by
+// now) with the bytes started here since added, else from read.
+func (r *recentCounts) get(config string, now time.Time, read func() (ticketCounts, error)) (*ticketCounts, error) {
+	e := r.entry(config, now)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.at.IsZero() || now.Before(e.at) || now.Sub(e.at) >= countsFresh {
+		addedAt := e.added.Load()
+		c, err := read()
+		if err != nil {
+			return nil, err
+		}
+		e.at, e.c, e.addedAt = now, c, addedAt
+	}
+	c := e.c
+	c.bytes += e.added.Load() - e.addedAt
+	return &c, nil
+}
+
+// started adds the bytes of a ticket started here to config's read, if
+// any: the starts it serves count it.
+func (r *recentCounts) started(config string, size int64) {
+	r.mu.Lock()
+	e := r.m[config]
+	r.mu.Unlock()
+	if e != nil {
+		e.added.Add(size)
+	}
 }
 
 // countsIn returns pre (read by countsBefore), or reads the counts in tx

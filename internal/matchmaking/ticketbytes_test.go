@@ -161,3 +161,41 @@ func TestTicketBytesBoundExactAtOnce(t *testing.T) {
 		t.Fatalf("the count is %d, past the bound of %d", got, h.svc.maxTicketBytes)
 	}
 }
+
+// TestTicketBytesReadForSeveralStarts: on a shared store (PostgreSQL) a
+// replica reads a configuration's count once for the starts of
+// countsFresh, adding the bytes of the tickets it started since: its own
+// starts in that time count against the bound at once, another replica
+// reads the count itself, and a ticket that ended elsewhere is seen once
+// the read is countsFresh old.
+func TestTicketBytesReadForSeveralStarts(t *testing.T) {
+	h := newTicketHarness(t)
+	h.svc.cfg.Shared = true
+	h.searchingConfig("big")
+	other := New(Config{Store: h.st, Region: "us-west-2", Account: "123456789012", Now: h.clock.Now, Shared: true})
+	if err := h.startSmall("big", "t00", 1); err != nil {
+		t.Fatal(err)
+	}
+	one := h.bytesOf("big")
+	h.svc.maxTicketBytes, other.maxTicketBytes = 2*one+one/2, 2*one+one/2
+	if err := h.startSmall("big", "t01", 1); err != nil { // read 0, started here since: one
+		t.Fatal(err)
+	}
+	wantBound(t, "a third ticket here", h.startSmall("big", "t02", 1), h.svc.maxTicketBytes)
+	_, err := other.StartMatchmaking(h.ctx, &api.StartMatchmakingInput{ConfigurationName: cfgStr("big"),
+		TicketId: cfgStr("t03"), Players: smallPlayers(1)})
+	wantBound(t, "a third ticket on another replica", err, other.maxTicketBytes)
+
+	if _, err := other.StopMatchmaking(h.ctx, &api.StopMatchmakingInput{TicketId: cfgStr("t00")}); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(countsFresh - time.Millisecond)
+	wantBound(t, "a start here before the read is countsFresh old", h.startSmall("big", "t04", 1), h.svc.maxTicketBytes)
+	h.clock.Advance(time.Millisecond)
+	if err := h.startSmall("big", "t05", 1); err != nil {
+		t.Fatalf("a start once the read is countsFresh old, with t00 ended on another replica: %v", err)
+	}
+	if got := h.bytesOf("big"); got > h.svc.maxTicketBytes || got < 2*one-one/10 {
+		t.Fatalf("the count is %d, want about %d (two tickets)", got, 2*one)
+	}
+}

@@ -346,6 +346,7 @@ func (s *Service) StartMatchmaking(ctx context.Context, in *api.StartMatchmaking
 	if err := s.startIn(ctx, start); err != nil {
 		return nil, err
 	}
+	s.counts.started(t.config(), t.Size)
 	s.wake.Wake(t.config())
 	return &api.StartMatchmakingOutput{MatchmakingTicket: &t.Ticket}, nil
 }
@@ -429,13 +430,17 @@ func (s *Service) DescribeMatchmaking(ctx context.Context, in *api.DescribeMatch
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
 		out.TicketList = make([]api.MatchmakingTicket, 0, len(in.TicketIds))
 		ests := map[string]int64{}
+		recs, err := ticketsByID(ctx, tx, in.TicketIds) // one read, not one a ticket
+		if err != nil {
+			return err
+		}
 		for _, id := range in.TicketIds {
-			t, err := getTicket(ctx, tx, id)
-			var nf *api.NotFoundException
-			if errors.As(err, &nf) {
+			rec, ok := recs[id]
+			if !ok {
 				continue
 			}
-			if err != nil {
+			t := new(ticketRecord)
+			if err := decodeTicket(rec, t); err != nil {
 				return err
 			}
 			if st := t.Ticket.Status; st == stQueued || st == stSearching {
