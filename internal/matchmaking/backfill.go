@@ -189,8 +189,9 @@ func (s *Service) startBackfill(ctx context.Context, config, gameSession, id str
 		return s.checkTicketBytes(t, cnt.bytes)
 	})
 	if err != nil {
-		return nil, err
+		return nil, usedTicketID(err, id)
 	}
+	s.counts.started(t.config(), t.Size)
 	s.wake.Wake(t.config())
 	return t, nil
 }
@@ -215,10 +216,7 @@ func (s *Service) startBackfillTx(ctx context.Context, tx store.Tx, c *api.Match
 		Deadline: now.Add(time.Duration(api.ToInt32(c.RequestTimeoutSeconds)) * time.Second),
 		Backfill: true, GameSessionArn: gameSession}
 	if err := putTicket(ctx, tx, t, t.Deadline.UnixMilli(), true); err != nil {
-		if errors.Is(err, store.ErrExists) {
-			return nil, api.NewInvalidRequestException("TicketId %s was already used: ticket IDs cannot be reused", id)
-		}
-		return nil, err
+		return nil, usedTicketID(err, id)
 	}
 	if gameSession == "" {
 		return t, nil

@@ -108,6 +108,7 @@ type Service struct {
 	activeTickets func(ctx context.Context, tx store.Tx, config string) (int, error)
 	ruleSets      ruleSetCache
 	counts        recentCounts // a shared store's counts, read for several starts (countsBefore)
+	ruleSetNames  sync.Map     // configuration name -> the rule set it named when last read here (readForStart)
 	pool          poolCache
 	tally         ruleTally
 	sweeper       sweeper

@@ -208,7 +208,9 @@ func TestConsecutiveStartsDoNotConflictOnPostgres(t *testing.T) {
 // with one ticket ID, exactly one succeeds and the other is refused with
 // InvalidRequestException (the ID was used), although neither reads the
 // other's ticket: the second insert of the ID waits for the first and
-// finds it. The ticket's bytes are counted once.
+// finds it (the insert is not answered: the failure ends the transaction,
+// and the call answers as for an ID used before, as a third call after
+// both is). The ticket's bytes are counted once.
 func TestSameTicketIDAtOnceOnPostgres(t *testing.T) {
 	h := newPostgresTicketHarness(t)
 	h.config("duel", nil)
@@ -241,6 +243,10 @@ func TestSameTicketIDAtOnceOnPostgres(t *testing.T) {
 		}
 		if ok != 1 {
 			t.Fatalf("round %d: %d of 2 calls with ticket ID %s succeeded, want 1 (%v)", round, ok, id, errs)
+		}
+		var ir *api.InvalidRequestException
+		if err := h.startSmall("duel", id, round); !errors.As(err, &ir) || !strings.Contains(err.Error(), "already used") {
+			t.Fatalf("round %d: a start with ticket ID %s after both: %v, want InvalidRequestException", round, id, err)
 		}
 		err := h.st.View(h.ctx, func(tx store.Tx) error {
 			tk, err := getTicket(h.ctx, tx, id)
@@ -322,4 +328,40 @@ func newPostgresTicketHarness(t *testing.T) *ticketHarness {
 	h := &ticketHarness{configHarness: newConfigHarnessOn(t, st), rec: &recorder{}, placer: &fakePlacer{}}
 	h.svc.cfg.Shared = true
 	return h
+}
+
+// TestStartReadsTheConfigurationsRuleSetOnPostgres: a start's Claim reads
+// the rule set its configuration named when last read on this replica
+// with the configuration, in one round trip (readForStart); once the
+// configuration names another rule set, the starts after are checked
+// against the new one, the first reading it itself and the next with
+// the configuration.
+func TestStartReadsTheConfigurationsRuleSetOnPostgres(t *testing.T) {
+	h := newPostgresTicketHarness(t)
+	const stringsBody = `{"name":"strings","ruleLanguageVersion":"1.0",
+ "playerAttributes":[{"name":"skill","type":"string","default":"ten"}],
+ "teams":[{"name":"red","minPlayers":1,"maxPlayers":1},{"name":"blue","minPlayers":1,"maxPlayers":1}]}`
+	if _, err := h.svc.CreateMatchmakingRuleSet(h.ctx, &api.CreateMatchmakingRuleSetInput{Name: cfgStr("strings"), RuleSetBody: cfgStr(stringsBody)}); err != nil {
+		t.Fatal(err)
+	}
+	h.config("duel", nil)
+	for i := range 2 * ticketByteShards { // every record of the count exists: the starts run as Claims
+		h.start("duel", fmt.Sprintf("t-%03d", i), fmt.Sprintf("p-%03d", i))
+	}
+	if _, err := h.svc.UpdateMatchmakingConfiguration(h.ctx, &api.UpdateMatchmakingConfigurationInput{Name: cfgStr("duel"), RuleSetName: cfgStr("strings")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"after-1", "after-2"} {
+		_, err := h.svc.StartMatchmaking(h.ctx, &api.StartMatchmakingInput{ConfigurationName: cfgStr("duel"), TicketId: cfgStr(id),
+			Players: []api.Player{{PlayerId: cfgStr(id), PlayerAttributes: map[string]api.AttributeValue{"skill": {N: new(12.0)}}}}})
+		cfgWantInvalid(t, id+": a number where the configuration's new rule set declares a string", err, "declares skill as string")
+		_, err = h.svc.StartMatchmaking(h.ctx, &api.StartMatchmakingInput{ConfigurationName: cfgStr("duel"), TicketId: cfgStr(id + "-s"),
+			Players: []api.Player{{PlayerId: cfgStr(id), PlayerAttributes: map[string]api.AttributeValue{"skill": {S: cfgStr("high")}}}}})
+		if err != nil {
+			t.Fatalf("%s: a string, as the new rule set declares: %v", id, err)
+		}
+	}
+	if name, _ := h.svc.ruleSetNames.Load("duel"); name != "strings" {
+		t.Fatalf("the rule set the replica knows the configuration by: %v, want strings", name)
+	}
 }

@@ -75,6 +75,12 @@ func (c *ruleSetCache) parsed(ctx context.Context, tx store.Tx, nameOrARN string
 	if err != nil {
 		return nil, err
 	}
+	return c.fromRecord(name, rec)
+}
+
+// fromRecord returns the parsed rule set of rec, the record of the rule
+// set name.
+func (c *ruleSetCache) fromRecord(name string, rec store.Record) (*flexmatch.RuleSet, error) {
 	key := ruleSetKey{name, rec.Seq}
 	if v, ok := c.m.Load(key); ok {
 		return v.(*flexmatch.RuleSet), nil

@@ -121,27 +121,14 @@ func putCount(ctx context.Context, tx store.Tx, c *heldCount, config string, del
 // set was not found. startIn runs it again in an Update.
 var errRunInUpdate = errors.New("matchmaking: this start runs in an Update, not a Claim")
 
-// holdCount reads, held (tx is a Claim's), the record id of the
-// configuration's count that the ticket being started adds to. Deleting a
-// configuration deletes every record of its count
-// (DeleteMatchmakingConfiguration, SERIALIZABLE), so while a Claim holds
-// one the configuration cannot be deleted (the delete waits, then fails
-// with a serialization error, runs again and sees the new ticket). A
-// missing record (no ticket added to it yet, or the configuration
-// deleted) is errRunInUpdate: a new record would protect nothing.
-func holdCount(ctx context.Context, tx store.Tx, id string) (*heldCount, error) {
-	rec, err := tx.Get(ctx, KindTicketBytes, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errRunInUpdate
-	}
-	if err != nil {
-		return nil, err
-	}
+// heldFrom is the heldCount of rec, a record of a configuration's count
+// that a ticket started adds to, read held.
+func heldFrom(rec store.Record) (*heldCount, error) {
 	n, err := strconv.ParseInt(string(rec.Data), 10, 64)
 	if err != nil {
 		return nil, err
 	}
-	return &heldCount{id: id, key: bytesAdded, n: n}, nil
+	return &heldCount{id: rec.ID, key: bytesAdded, n: n}, nil
 }
 
 // startIn runs a start's transaction function: on a shared store

@@ -109,7 +109,9 @@ func putTicket(ctx context.Context, tx store.Tx, t *ticketRecord, rank int64, in
 		if rec.Data, err = sizeTicket(ctx, tx, t, data); err != nil {
 			return err
 		}
-		return tx.Insert(ctx, rec)
+		// Not answered on PostgreSQL: an ID used already fails the
+		// transaction with ErrExists, here or at its end (usedTicketID).
+		return store.InsertNew(ctx, tx, rec)
 	}
 	return store.Replace(ctx, tx, rec) // a new Seq: a delete and insert, deferred on PostgreSQL
 }
@@ -344,7 +346,7 @@ func (s *Service) StartMatchmaking(ctx context.Context, in *api.StartMatchmaking
 		return s.checkTicketBytes(t, cnt.bytes)
 	}
 	if err := s.startIn(ctx, start); err != nil {
-		return nil, err
+		return nil, usedTicketID(err, id)
 	}
 	s.counts.started(t.config(), t.Size)
 	s.wake.Wake(t.config())
@@ -353,30 +355,34 @@ func (s *Service) StartMatchmaking(ctx context.Context, in *api.StartMatchmaking
 
 // startTx stores the QUEUED ticket of a StartMatchmaking request in tx.
 // Claimed (a Claim on PostgreSQL, startIn), it first holds the record of
-// the configuration's count that the ticket adds to (holdCount: a
+// the configuration's count that the ticket adds to (readForStart: a
 // configuration is deleted with every such record, so it cannot be
 // deleted while tx holds one) and reads the configuration and its rule
-// set without holding them; the ticket's Insert refuses an ID used
-// already, waiting for a transaction inserting the same ID at once.
+// set without holding them, in one round trip; the ticket's insert (sent
+// with COMMIT on PostgreSQL) refuses an ID used already, waiting for a
+// transaction inserting the same ID at once.
 // countID is the record of the count the ticket adds to; pre the
 // configuration's counts read before (countsBefore; nil: read in tx,
 // before the ticket is counted). It returns the counts too.
 func (s *Service) startTx(ctx context.Context, tx store.Tx, in *api.StartMatchmakingInput, id, countID string, now time.Time, claimed bool, pre *ticketCounts) (t *ticketRecord, cnt ticketCounts, err error) {
 	var held *heldCount
+	var c *api.MatchmakingConfiguration
+	var rs *flexmatch.RuleSet
 	if claimed {
-		if held, err = holdCount(ctx, tx, countID); err != nil {
+		held, c, rs, err = s.readForStart(ctx, tx, countID, configName(api.ToString(in.ConfigurationName)))
+		if err != nil {
 			return nil, cnt, err
 		}
 		tx = store.Unheld(tx)
-	}
-	c, err := getConfig(ctx, tx, api.ToString(in.ConfigurationName))
-	if err != nil {
+	} else if c, err = getConfig(ctx, tx, api.ToString(in.ConfigurationName)); err != nil {
 		return nil, cnt, err
 	}
 	if cnt, err = countsIn(ctx, tx, api.ToString(c.Name), now, pre); err != nil { // before putTicket counts t
 		return nil, cnt, err
 	}
-	rs, err := s.ruleSetOf(ctx, tx, c)
+	if rs == nil {
+		rs, err = s.ruleSetOf(ctx, tx, c)
+	}
 	var ir *api.InvalidRequestException
 	var nf *api.NotFoundException
 	switch {
@@ -413,10 +419,61 @@ func (s *Service) startTx(ctx context.Context, tx store.Tx, in *api.StartMatchma
 		ConfigurationArn: c.ConfigurationArn, Status: stQueued, StartTime: api.Time(now), Players: ps},
 		Deadline: now.Add(time.Duration(api.ToInt32(c.RequestTimeoutSeconds)) * time.Second), count: held}
 	err = putTicket(ctx, tx, t, t.Deadline.UnixMilli(), true)
+	return t, cnt, usedTicketID(err, id)
+}
+
+// usedTicketID is err, or the answer to a ticket ID used already when err
+// is ErrExists: from the insert of the ticket (putTicket), or from the
+// end of its transaction where the insert is not answered.
+func usedTicketID(err error, id string) error {
 	if errors.Is(err, store.ErrExists) {
-		return nil, cnt, api.NewInvalidRequestException("TicketId %s was already used: ticket IDs cannot be reused", id)
+		return api.NewInvalidRequestException("TicketId %s was already used: ticket IDs cannot be reused", id)
 	}
-	return t, cnt, err
+	return err
+}
+
+// readForStart reads, in a start's Claim, in one round trip
+// (store.GetRefs): the record countID of the configuration's count that
+// the ticket adds to, held; the configuration; and the rule set it named
+// when this replica last read it (ruleSetOf), neither held. Deleting a
+// configuration deletes every record of its count
+// (DeleteMatchmakingConfiguration, SERIALIZABLE), so while a Claim holds
+// one the configuration cannot be deleted (the delete waits, then fails
+// with a serialization error, runs again and sees the new ticket). A
+// missing record (no ticket added to it yet, or the configuration
+// deleted) is errRunInUpdate: a new record would protect nothing. rs is
+// nil when the configuration names another rule set now, or the one it
+// names was not found (the caller reads it itself: ruleSetOf).
+func (s *Service) readForStart(ctx context.Context, tx store.Tx, countID, config string) (held *heldCount, c *api.MatchmakingConfiguration, rs *flexmatch.RuleSet, err error) {
+	refs := []store.Ref{{Kind: KindTicketBytes, ID: countID}, {Kind: KindConfiguration, ID: config, Unheld: true}}
+	cached, _ := s.ruleSetNames.Load(config)
+	if cached != nil {
+		refs = append(refs, store.Ref{Kind: KindRuleSet, ID: cached.(string), Unheld: true})
+	}
+	got, err := store.GetRefs(ctx, tx, refs)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if !got[0].Found {
+		return nil, nil, nil, errRunInUpdate
+	}
+	if held, err = heldFrom(got[0].Record); err != nil {
+		return nil, nil, nil, err
+	}
+	if !got[1].Found {
+		return nil, nil, nil, api.NewNotFoundException("matchmaking configuration %s does not exist", config)
+	}
+	c = new(api.MatchmakingConfiguration)
+	if err := store.Decode(got[1].Record, c); err != nil {
+		return nil, nil, nil, err
+	}
+	name := ruleSetName(api.ToString(c.RuleSetName))
+	if cached != name {
+		s.ruleSetNames.Store(config, name)
+	} else if got[2].Found {
+		rs, err = s.ruleSets.fromRecord(name, got[2].Record)
+	}
+	return held, c, rs, err
 }
 
 // DescribeMatchmaking returns the tickets named (1 to 10; unknown ones are

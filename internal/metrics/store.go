@@ -143,6 +143,25 @@ func (t *countingTx) GetMany(ctx context.Context, kind store.Kind, ids []string)
 	return recs, err
 }
 
+// GetRefs is store.GetRefs on the transaction, remembering the Keys of
+// the watched records it holds as Get does (an Unheld ref's, as
+// Unheld(tx).Get, not).
+func (t *countingTx) GetRefs(ctx context.Context, refs []store.Ref) ([]store.Got, error) {
+	got, err := store.GetRefs(ctx, t.Tx, refs)
+	if err == nil {
+		for i, r := range refs {
+			switch {
+			case r.Unheld || !watched(r.Kind):
+			case got[i].Found:
+				t.remember(r.Kind, r.ID, got[i].Record.Key)
+			default:
+				t.remember(r.Kind, r.ID, noRecord)
+			}
+		}
+	}
+	return got, err
+}
+
 // List is the transaction's, remembering the Keys of watched records.
 func (t *countingTx) List(ctx context.Context, q store.Query) ([]store.Record, string, error) {
 	recs, next, err := t.Tx.List(ctx, q)
@@ -176,6 +195,10 @@ func (u unheldCountingTx) Get(ctx context.Context, kind store.Kind, id string) (
 
 func (u unheldCountingTx) GetMany(ctx context.Context, kind store.Kind, ids []string) ([]store.Record, error) {
 	return store.GetMany(ctx, u.reads, kind, ids)
+}
+
+func (u unheldCountingTx) GetRefs(ctx context.Context, refs []store.Ref) ([]store.Got, error) {
+	return store.GetRefs(ctx, u.reads, refs)
 }
 
 func (u unheldCountingTx) List(ctx context.Context, q store.Query) ([]store.Record, string, error) {

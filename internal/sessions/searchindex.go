@@ -315,6 +315,12 @@ func (t notingTx) GetMany(ctx context.Context, kind store.Kind, ids []string) ([
 	return store.GetMany(ctx, t.Tx, kind, ids)
 }
 
+// GetRefs implements store.RefsGetter (store.GetRefs on the wrapped
+// transaction).
+func (t notingTx) GetRefs(ctx context.Context, refs []store.Ref) ([]store.Got, error) {
+	return store.GetRefs(ctx, t.Tx, refs)
+}
+
 // Put implements store.Tx.
 func (t notingTx) Put(ctx context.Context, rec store.Record) error {
 	t.note(rec.Kind, rec.ID)

@@ -81,3 +81,52 @@ func Replace(ctx context.Context, tx Tx, rec Record) error {
 	}
 	return tx.Insert(ctx, rec)
 }
+
+// Ref names a record for GetRefs. Unheld reads it as Unheld(tx).Get does:
+// in a Claim, without holding it.
+type Ref struct {
+	Kind   Kind
+	ID     string
+	Unheld bool
+}
+
+// Got is what GetRefs read of a Ref: the record, when Found.
+type Got struct {
+	Record Record
+	Found  bool
+}
+
+// RefsGetter is implemented by the Tx of a store that reads records of
+// several kinds in one round trip (PostgreSQL): GetRefs is as a Get of
+// each Ref (Unheld(tx).Get of an Unheld one), sent together.
+type RefsGetter interface {
+	GetRefs(ctx context.Context, refs []Ref) ([]Got, error)
+}
+
+// GetRefs reads the records refs name, a Got for each in the order of
+// refs (Found false for one that does not exist): as tx.Get would each
+// (Unheld(tx).Get for an Unheld ref), in one round trip where tx is a
+// RefsGetter, else one Get after another. A function that needs several
+// records whose IDs it knows before reading any (a Claim's counter, the
+// configuration it counts for) reads them at the cost of one.
+func GetRefs(ctx context.Context, tx Tx, refs []Ref) ([]Got, error) {
+	if g, ok := tx.(RefsGetter); ok {
+		return g.GetRefs(ctx, refs)
+	}
+	out := make([]Got, len(refs))
+	for i, r := range refs {
+		get := tx
+		if r.Unheld {
+			get = Unheld(tx)
+		}
+		rec, err := get.Get(ctx, r.Kind, r.ID)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[i] = Got{Record: rec, Found: true}
+	}
+	return out, nil
+}

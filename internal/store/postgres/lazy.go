@@ -55,7 +55,7 @@ func (l *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 	if l.direct() {
 		return l.c.Query(ctx, sql, args...)
 	}
-	br, err := l.send(ctx, sql, args)
+	br, err := l.send(ctx, statement{sql, args})
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (l *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 	if l.direct() {
 		return l.c.Exec(ctx, sql, args...)
 	}
-	br, err := l.send(ctx, sql, args)
+	br, err := l.send(ctx, statement{sql, args})
 	if err != nil {
 		return pgconn.CommandTag{}, err
 	}
@@ -83,11 +83,42 @@ func (l *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 	return tag, err
 }
 
+// statement is a statement with its arguments.
+type statement struct {
+	sql  string
+	args []any
+}
+
+// QueryEach runs statements that return rows in one round trip (with the
+// statements that begin the transaction and the deferred writes) and
+// passes the rows of each, in order, to each, which reads them; an error
+// of each or of a statement stops it.
+func (l *lazyTx) QueryEach(ctx context.Context, stmts []statement, each func(i int, rows pgx.Rows) error) error {
+	br, err := l.send(ctx, stmts...)
+	if err != nil {
+		return err
+	}
+	for i := range stmts {
+		rows, err := br.Query()
+		if err == nil {
+			err = each(i, rows)
+			rows.Close()
+			if err == nil {
+				err = rows.Err()
+			}
+		}
+		if err != nil {
+			return errors.Join(err, br.Close())
+		}
+	}
+	return br.Close()
+}
+
 // send sends the beginning statements (the first time), the deferred
-// writes and the statement as a batch, and reads the results of all but
-// the statement. A deferred write that failed is returned as a
-// *writeError (the transaction is then aborted).
-func (l *lazyTx) send(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
+// writes and stmts as a batch, and reads the results of all but stmts. A
+// deferred write that failed is returned as a *writeError (the
+// transaction is then aborted).
+func (l *lazyTx) send(ctx context.Context, stmts ...statement) (pgx.BatchResults, error) {
 	b := &pgx.Batch{}
 	begin := 0
 	if !l.begun {
@@ -99,7 +130,9 @@ func (l *lazyTx) send(ctx context.Context, sql string, args []any) (pgx.BatchRes
 	for _, w := range l.deferred {
 		b.Queue(w.sql, w.args...)
 	}
-	b.Queue(sql, args...)
+	for _, s := range stmts {
+		b.Queue(s.sql, s.args...)
+	}
 	writes := l.deferred
 	l.begun, l.deferred = true, nil
 	br := l.c.SendBatch(ctx, b)

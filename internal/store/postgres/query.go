@@ -181,6 +181,17 @@ func getRecord(ctx context.Context, q querier, sql string, kind store.Kind, id s
 		return store.Record{}, err
 	}
 	defer rows.Close()
+	rec, err := scanRecord(rows, kind, id)
+	if err != nil {
+		return rec, err
+	}
+	rows.Close()
+	return rec, rows.Err()
+}
+
+// scanRecord reads the record of kind and id from the rows of sqlGet (or
+// sqlGetForUpdate): store.ErrNotFound when there is none.
+func scanRecord(rows pgx.Rows, kind store.Kind, id string) (store.Record, error) {
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
 			return store.Record{}, err
@@ -193,8 +204,33 @@ func getRecord(ctx context.Context, q querier, sql string, kind store.Kind, id s
 		return store.Record{}, err
 	}
 	rec.Parent, rec.Key = string(parent), string(key)
-	rows.Close()
-	return rec, rows.Err()
+	return rec, nil
+}
+
+// getRefs reads refs in one round trip, each with sqlGet, or with
+// sqlGetForUpdate when held says so.
+func getRefs(ctx context.Context, c *lazyTx, refs []store.Ref, held func(store.Ref) bool) ([]store.Got, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	stmts := make([]statement, len(refs))
+	for i, r := range refs {
+		sql := sqlGet
+		if held(r) {
+			sql = sqlGetForUpdate
+		}
+		stmts[i] = statement{sql, []any{string(r.Kind), []byte(r.ID)}}
+	}
+	out := make([]store.Got, len(refs))
+	err := c.QueryEach(ctx, stmts, func(i int, rows pgx.Rows) error {
+		rec, err := scanRecord(rows, refs[i].Kind, refs[i].ID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		out[i] = store.Got{Record: rec, Found: err == nil}
+		return err
+	})
+	return out, err
 }
 
 // getMany reads the records of kind with the IDs ids that exist, in the

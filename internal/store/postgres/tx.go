@@ -296,6 +296,23 @@ func (tx *writeTx) GetMany(ctx context.Context, kind store.Kind, ids []string) (
 	return recs, nil
 }
 
+// GetRefs implements store.RefsGetter: in a Claim it holds what it
+// returns of the refs not Unheld, as Get does.
+func (tx *writeTx) GetRefs(ctx context.Context, refs []store.Ref) ([]store.Got, error) {
+	return tx.getRefs(ctx, refs, func(r store.Ref) bool { return tx.claim && !r.Unheld })
+}
+
+func (tx *writeTx) getRefs(ctx context.Context, refs []store.Ref, held func(store.Ref) bool) ([]store.Got, error) {
+	if err := tx.check(ctx); err != nil {
+		return nil, err
+	}
+	got, err := getRefs(ctx, tx.c, refs, held)
+	if err != nil {
+		return nil, tx.fail(ctx, "get refs", err)
+	}
+	return got, nil
+}
+
 func (tx *writeTx) List(ctx context.Context, q store.Query) ([]store.Record, string, error) {
 	if err := tx.check(ctx); err != nil {
 		return nil, "", err
@@ -340,6 +357,10 @@ func (u unheldTx) GetMany(ctx context.Context, kind store.Kind, ids []string) ([
 		return nil, u.fail(ctx, "get many "+string(kind), err)
 	}
 	return recs, nil
+}
+
+func (u unheldTx) GetRefs(ctx context.Context, refs []store.Ref) ([]store.Got, error) {
+	return u.getRefs(ctx, refs, func(store.Ref) bool { return false })
 }
 
 func (u unheldTx) List(ctx context.Context, q store.Query) ([]store.Record, string, error) {
@@ -513,6 +534,17 @@ func (tx *readTx) List(ctx context.Context, q store.Query) ([]store.Record, stri
 		return nil, "", connErr(ctx, "list "+string(q.Kind), err)
 	}
 	return recs, next, err
+}
+
+func (tx *readTx) GetRefs(ctx context.Context, refs []store.Ref) ([]store.Got, error) {
+	if err := tx.check(ctx); err != nil {
+		return nil, err
+	}
+	got, err := getRefs(ctx, tx.c, refs, func(store.Ref) bool { return false })
+	if err != nil {
+		return nil, connErr(ctx, "get refs", err)
+	}
+	return got, nil
 }
 
 func (tx *readTx) GetMany(ctx context.Context, kind store.Kind, ids []string) ([]store.Record, error) {

@@ -12,14 +12,16 @@ import (
 	"github.com/hoistgg/hoist/internal/store"
 )
 
-// The batch helpers: store.GetMany, store.InsertNew and store.Replace,
-// which a backend may serve in fewer round trips (store.ManyGetter,
-// store.NewInserter, store.Replacer)
+// The batch helpers: store.GetMany, store.GetRefs, store.InsertNew and
+// store.Replace, which a backend may serve in fewer round trips
+// (store.ManyGetter, store.RefsGetter, store.NewInserter, store.Replacer)
 // and which must then mean what their one-record forms mean.
 var batchTests = []test{
 	{"GetMany", plain(testGetMany)},
 	{"GetManyReadsYourWrites", plain(testGetManyReadsYourWrites)},
 	{"GetManyInClaimHolds", plain(testGetManyInClaimHolds)},
+	{"GetRefs", plain(testGetRefs)},
+	{"GetRefsInClaimHolds", plain(testGetRefsInClaimHolds)},
 	{"InsertNew", plain(testInsertNew)},
 	{"InsertNewExisting", plain(testInsertNewExisting)},
 	{"InsertNewWatched", plain(testInsertNewWatched)},
@@ -151,6 +153,112 @@ func testGetManyInClaimHolds(t *testing.T, s store.Store) {
 		if got := string(mustGet(t, s, kindItem, id).Data); got != strconv.Itoa(workers*each) {
 			t.Errorf("%s = %s after %d increments", id, got, workers*each)
 		}
+	}
+}
+
+// testGetRefs: a Got for each ref in order, found or not, of any kind,
+// held or not; in a View, an Update and a Claim alike; after a write in
+// the same transaction (a Put that may not have reached the backend yet),
+// the version written.
+func testGetRefs(t *testing.T, s store.Store) {
+	a := store.Record{Kind: kindItem, ID: "a", Parent: "p", Key: "k", Rank: 7, Data: []byte(`{"a":1}`)}
+	d := store.Record{Kind: kindOther, ID: "d", Data: []byte("four")}
+	insert(t, s, a, d, store.Record{Kind: kindItem, ID: "b", Key: "old"})
+	refs := []store.Ref{{Kind: kindOther, ID: "d"}, {Kind: kindItem, ID: "missing"}, {Kind: kindItem, ID: "a", Unheld: true},
+		{Kind: kindOther, ID: "a"}, {Kind: kindItem, ID: "a"}}
+	want := []*store.Record{&d, nil, &a, nil, &a}
+	check := func(name string, run func(context.Context, func(store.Tx) error) error) {
+		err := run(t.Context(), func(tx store.Tx) error {
+			got, err := store.GetRefs(t.Context(), tx, refs)
+			if err != nil {
+				return err
+			}
+			if len(got) != len(refs) {
+				return fmt.Errorf("%d results for %d refs", len(got), len(refs))
+			}
+			for i, w := range want {
+				switch {
+				case w == nil && got[i].Found:
+					return fmt.Errorf("ref %d (%+v) found %+v, want none", i, refs[i], got[i].Record)
+				case w != nil && (!got[i].Found || !sameRecord(got[i].Record, *w) || got[i].Record.Seq <= 0):
+					return fmt.Errorf("ref %d (%+v) = %+v, want %+v with a Seq", i, refs[i], got[i], *w)
+				}
+			}
+			if got, err := store.GetRefs(t.Context(), tx, nil); err != nil || len(got) != 0 {
+				return fmt.Errorf("no refs: %v (%v), want none", got, err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	check("View", s.View)
+	check("Update", s.Update)
+	check("Claim", s.Claim)
+	for _, run := range []func(context.Context, func(store.Tx) error) error{s.Update, s.Claim} {
+		err := run(t.Context(), func(tx store.Tx) error {
+			if err := tx.Put(t.Context(), store.Record{Kind: kindItem, ID: "b", Key: "new"}); err != nil {
+				return err
+			}
+			got, err := store.GetRefs(t.Context(), tx, []store.Ref{{Kind: kindItem, ID: "b"}, {Kind: kindItem, ID: "b", Unheld: true}})
+			if err != nil {
+				return err
+			}
+			for i, g := range got {
+				if !g.Found || g.Record.Key != "new" {
+					return fmt.Errorf("ref %d after a Put: %+v, want Key new", i, g)
+				}
+			}
+			return errBoom // nothing kept
+		})
+		if !errors.Is(err, errBoom) {
+			t.Error(err)
+		}
+	}
+}
+
+// testGetRefsInClaimHolds: a record a Claim read with GetRefs (not
+// Unheld) is held until it ends, so increments by concurrent Claims are
+// all kept.
+func testGetRefsInClaimHolds(t *testing.T, s store.Store) {
+	insert(t, s, store.Record{Kind: kindItem, ID: "n", Data: []byte("0")}, store.Record{Kind: kindOther, ID: "o"})
+	const workers, each = 8, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				err := s.Claim(t.Context(), func(tx store.Tx) error {
+					got, err := store.GetRefs(t.Context(), tx, []store.Ref{{Kind: kindOther, ID: "o", Unheld: true}, {Kind: kindItem, ID: "n"}})
+					if err != nil {
+						return err
+					}
+					if !got[0].Found || !got[1].Found {
+						return fmt.Errorf("got %+v, want o and n", got)
+					}
+					r := got[1].Record
+					n, err := strconv.Atoi(string(r.Data))
+					if err != nil {
+						return err
+					}
+					r.Data = []byte(strconv.Itoa(n + 1))
+					return tx.Put(t.Context(), r)
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got := string(mustGet(t, s, kindItem, "n").Data); got != strconv.Itoa(workers*each) {
+		t.Errorf("n = %s after %d increments", got, workers*each)
 	}
 }
 
