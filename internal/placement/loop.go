@@ -324,7 +324,16 @@ func (s *Service) place(ctx context.Context, g store.Grant, qs *queueState, p *p
 
 // placeTx is place's transaction (claimed: a Claim's).
 func (s *Service) placeTx(ctx context.Context, tx store.Tx, qs *queueState, p *placementRecord, cands []Candidate, fallback, claimed bool) (placed *sessions.Placed, used *Location, full []*Location, err error) {
-	cur, err := getPlacement(ctx, tx, p.id())
+	// The placement and the first candidate's fleet in one round trip.
+	refs := []store.Ref{{Kind: KindPlacement, ID: p.id()}}
+	if len(cands) > 0 {
+		refs = append(refs, sessions.FleetRef(cands[0].FleetID))
+	}
+	got, err := store.GetRefs(ctx, tx, refs)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cur, err := placementFound(p.id(), got[0])
 	if err != nil || cur.Placement.Status != api.GameSessionPlacementStatePending || cur.Attempt != "" {
 		return nil, nil, nil, err
 	}
@@ -334,17 +343,21 @@ func (s *Service) placeTx(ctx context.Context, tx store.Tx, qs *queueState, p *p
 	if cur.Attempts > 0 {
 		token = s.cfg.NewID()
 	}
-	for _, c := range cands {
-		got, err := s.cfg.Sessions.PlaceTx(ctx, tx, sessions.PlaceRequest{FleetID: c.FleetID, Location: c.Location,
+	for i, c := range cands {
+		req := sessions.PlaceRequest{FleetID: c.FleetID, Location: c.Location,
 			Token: token, PlacementID: cur.id(),
 			Name: cur.Placement.GameSessionName, GameSessionData: cur.Placement.GameSessionData,
 			MaximumPlayerSessionCount: api.ToInt32(cur.Placement.MaximumPlayerSessionCount),
 			GameProperties:            cur.Placement.GameProperties, MatchmakerData: cur.Placement.MatchmakerData,
-			Claimed: claimed})
+			Claimed: claimed}
+		if i == 0 {
+			req.Fleet = &got[1] // read with the placement
+		}
+		pl, err := s.cfg.Sessions.PlaceTx(ctx, tx, req)
 		loc := qs.find(c.FleetID, c.Location)
 		if err == nil {
-			cur.startAttempt(got)
-			return got, loc, full, putPlacement(ctx, tx, cur, false)
+			cur.startAttempt(pl)
+			return pl, loc, full, putPlacement(ctx, tx, cur, false)
 		}
 		var ae api.Error
 		if !errors.As(err, &ae) {

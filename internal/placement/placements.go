@@ -71,6 +71,19 @@ func getPlacement(ctx context.Context, tx store.Tx, id string) (*placementRecord
 	return p, nil
 }
 
+// placementFound is getPlacement's answer from got, the placement id as
+// read (store.GetRefs).
+func placementFound(id string, got store.Got) (*placementRecord, error) {
+	if !got.Found {
+		return nil, api.NewNotFoundException("game session placement %s does not exist", id)
+	}
+	p := new(placementRecord)
+	if err := store.Decode(got.Record, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 // StartGameSessionPlacement records a PENDING placement; the loop fulfils
 // it.
 func (s *Service) StartGameSessionPlacement(ctx context.Context, in *api.StartGameSessionPlacementInput) (*api.StartGameSessionPlacementOutput, error) {

@@ -25,6 +25,10 @@ type PlaceRequest struct {
 	// MatchmakerData, set for a match's game session (FlexMatch), becomes
 	// the game session's and reaches the process in CreateGameSession.
 	MatchmakerData *string
+	// Fleet, when set, is the fleet read in tx with FleetRef (found or
+	// not, read with other records in one store.GetRefs), which PlaceTx
+	// then need not read.
+	Fleet *store.Got
 	// Claimed says that tx is a Claim's (Service.ClaimIn): the process is
 	// taken passing over those other Claims hold, the fleet and compute
 	// are read unheld, and a fleet with MaxConcurrentGameSessionActivations
@@ -100,7 +104,13 @@ func (s *Service) ClaimIn(ctx context.Context, g store.Grant, fn func(tx store.T
 // location has no free process and InvalidFleetStatusException when the
 // fleet or location is not ACTIVE, as CreateGameSession does.
 func (s *Service) PlaceTx(ctx context.Context, tx store.Tx, req PlaceRequest) (*Placed, error) {
-	f, err := findFleet(ctx, store.Unheld(tx), req.FleetID)
+	var f *hosting.Fleet
+	var err error
+	if req.Fleet != nil {
+		f, err = fleetFound(fleetID(req.FleetID), *req.Fleet)
+	} else {
+		f, err = findFleet(ctx, store.Unheld(tx), req.FleetID)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -187,6 +187,28 @@ func findFleet(ctx context.Context, tx store.Tx, idOrARN string) (*hosting.Fleet
 	return f, err
 }
 
+// FleetRef is the store.Ref of a fleet (ID or ARN) as PlaceTx reads it
+// (unheld): read with other records in one store.GetRefs, its result is
+// PlaceRequest.Fleet.
+func FleetRef(idOrARN string) store.Ref {
+	return store.Ref{Kind: hosting.KindFleet, ID: fleetID(idOrARN), Unheld: true}
+}
+
+// fleetFound is findFleet's answer from got, the fleet id as read.
+func fleetFound(id string, got store.Got) (*hosting.Fleet, error) {
+	f := new(hosting.Fleet)
+	if !got.Found {
+		return nil, api.NewNotFoundException("fleet %s does not exist", id)
+	}
+	if err := store.Decode(got.Record, f); err != nil {
+		return nil, err
+	}
+	if f.Attributes.Status == api.FleetStatusTerminated {
+		return nil, api.NewNotFoundException("fleet %s does not exist", id)
+	}
+	return f, nil
+}
+
 // fleetLocation returns the fleet's location called name ("" = home).
 func fleetLocation(f *hosting.Fleet, name string) (*hosting.FleetLocation, bool) {
 	if name == "" {
