@@ -36,32 +36,24 @@ func testGetMany(t *testing.T, s store.Store) {
 	c := store.Record{Kind: kindItem, ID: "c"}
 	insert(t, s, a, b, c, store.Record{Kind: kindOther, ID: "d"})
 	want := []store.Record{c, a}
-	check := func(name string, run func(context.Context, func(store.Tx) error) error) {
-		err := run(t.Context(), func(tx store.Tx) error {
-			got, err := store.GetMany(t.Context(), tx, kindItem, []string{"c", "missing", "a", "d", "c"})
-			if err != nil {
-				return err
-			}
-			if len(got) != len(want) {
-				return fmt.Errorf("got %v, want [c a]", ids(got))
-			}
-			for i := range want {
-				if !sameRecord(got[i], want[i]) || got[i].Seq <= 0 {
-					return fmt.Errorf("record %d = %+v, want %+v with a Seq", i, got[i], want[i])
-				}
-			}
-			if got, err := store.GetMany(t.Context(), tx, kindItem, nil); err != nil || len(got) != 0 {
-				return fmt.Errorf("no IDs: %v (%v), want none", ids(got), err)
-			}
-			return nil
-		})
+	inEveryTx(t, s, func(tx store.Tx) error {
+		got, err := store.GetMany(t.Context(), tx, kindItem, []string{"c", "missing", "a", "d", "c"})
 		if err != nil {
-			t.Errorf("%s: %v", name, err)
+			return err
 		}
-	}
-	check("View", s.View)
-	check("Update", s.Update)
-	check("Claim", s.Claim)
+		if len(got) != len(want) {
+			return fmt.Errorf("got %v, want [c a]", ids(got))
+		}
+		for i := range want {
+			if !sameRecord(got[i], want[i]) || got[i].Seq <= 0 {
+				return fmt.Errorf("record %d = %+v, want %+v with a Seq", i, got[i], want[i])
+			}
+		}
+		if got, err := store.GetMany(t.Context(), tx, kindItem, nil); err != nil || len(got) != 0 {
+			return fmt.Errorf("no IDs: %v (%v), want none", ids(got), err)
+		}
+		return nil
+	})
 	seq := mustGet(t, s, kindItem, "a").Seq
 	err := s.View(t.Context(), func(tx store.Tx) error {
 		got, err := store.GetMany(t.Context(), tx, kindItem, []string{"a"})
@@ -72,6 +64,20 @@ func testGetMany(t *testing.T, s store.Store) {
 	})
 	if err != nil {
 		t.Error(err)
+	}
+}
+
+// inEveryTx runs fn in a View, an Update and a Claim, reporting each
+// error with the transaction's name.
+func inEveryTx(t *testing.T, s store.Store, fn func(tx store.Tx) error) {
+	t.Helper()
+	for _, r := range []struct {
+		name string
+		run  func(context.Context, func(store.Tx) error) error
+	}{{"View", s.View}, {"Update", s.Update}, {"Claim", s.Claim}} {
+		if err := r.run(t.Context(), fn); err != nil {
+			t.Errorf("%s: %v", r.name, err)
+		}
 	}
 }
 
@@ -178,35 +184,27 @@ func testGetRefs(t *testing.T, s store.Store) {
 	refs := []store.Ref{{Kind: kindOther, ID: "d"}, {Kind: kindItem, ID: "missing"}, {Kind: kindItem, ID: "a", Unheld: true},
 		{Kind: kindOther, ID: "a"}, {Kind: kindItem, ID: "a"}}
 	want := []*store.Record{&d, nil, &a, nil, &a}
-	check := func(name string, run func(context.Context, func(store.Tx) error) error) {
-		err := run(t.Context(), func(tx store.Tx) error {
-			got, err := store.GetRefs(t.Context(), tx, refs)
-			if err != nil {
-				return err
-			}
-			if len(got) != len(refs) {
-				return fmt.Errorf("%d results for %d refs", len(got), len(refs))
-			}
-			for i, w := range want {
-				switch {
-				case w == nil && got[i].Found:
-					return fmt.Errorf("ref %d (%+v) found %+v, want none", i, refs[i], got[i].Record)
-				case w != nil && (!got[i].Found || !sameRecord(got[i].Record, *w) || got[i].Record.Seq <= 0):
-					return fmt.Errorf("ref %d (%+v) = %+v, want %+v with a Seq", i, refs[i], got[i], *w)
-				}
-			}
-			if got, err := store.GetRefs(t.Context(), tx, nil); err != nil || len(got) != 0 {
-				return fmt.Errorf("no refs: %v (%v), want none", got, err)
-			}
-			return nil
-		})
+	inEveryTx(t, s, func(tx store.Tx) error {
+		got, err := store.GetRefs(t.Context(), tx, refs)
 		if err != nil {
-			t.Errorf("%s: %v", name, err)
+			return err
 		}
-	}
-	check("View", s.View)
-	check("Update", s.Update)
-	check("Claim", s.Claim)
+		if len(got) != len(refs) {
+			return fmt.Errorf("%d results for %d refs", len(got), len(refs))
+		}
+		for i, w := range want {
+			switch {
+			case w == nil && got[i].Found:
+				return fmt.Errorf("ref %d (%+v) found %+v, want none", i, refs[i], got[i].Record)
+			case w != nil && (!got[i].Found || !sameRecord(got[i].Record, *w) || got[i].Record.Seq <= 0):
+				return fmt.Errorf("ref %d (%+v) = %+v, want %+v with a Seq", i, refs[i], got[i], *w)
+			}
+		}
+		if got, err := store.GetRefs(t.Context(), tx, nil); err != nil || len(got) != 0 {
+			return fmt.Errorf("no refs: %v (%v), want none", got, err)
+		}
+		return nil
+	})
 	for _, run := range []func(context.Context, func(store.Tx) error) error{s.Update, s.Claim} {
 		err := run(t.Context(), func(tx store.Tx) error {
 			if err := tx.Put(t.Context(), store.Record{Kind: kindItem, ID: "b", Key: "new"}); err != nil {
