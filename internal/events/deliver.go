@@ -164,15 +164,31 @@ func (s *Service) deliverStream(ctx context.Context, w *webhook, sid string) err
 		}
 		ts := s.cfg.Now().Unix()
 		sendErr := s.send(ctx, w, h, ts)
+		if sendErr == nil && s.afterSend != nil {
+			s.afterSend()
+		}
+		if ctx.Err() != nil && sendErr != nil {
+			return nil // stopped before the receiver answered: still pending
+		}
+		// A delivery the receiver acknowledged is recorded even when ctx
+		// ended meanwhile (Hoist stopping), so that it is not sent again
+		// after a restart.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+		err = s.settle(sctx, sid, h, sendErr)
+		cancel()
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err := s.settle(ctx, sid, h, sendErr); err != nil || sendErr != nil {
+		if err != nil || sendErr != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// settleTimeout bounds the recording of a delivery's outcome once the
+// loop was asked to stop.
+const settleTimeout = 5 * time.Second
 
 // readHead reads the stream and its first pending delivery (nil: the
 // stream is gone or not due any more).

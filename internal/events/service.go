@@ -130,6 +130,10 @@ type Service struct {
 
 	counters counters
 	drops    dropLog
+
+	// afterSend, for tests, runs between a delivery the receiver
+	// acknowledged and the recording of it.
+	afterSend func()
 }
 
 // webhook is one configured URL and its delivery loop.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -357,4 +358,24 @@ func TestRemovedWebhookIsCounted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAcknowledgedDeliveryRecordedWhenStopped: a delivery the receiver
+// acknowledged just as its loop is asked to stop (Hoist stopping) is
+// recorded all the same, so that it is not sent again after a restart.
+func TestAcknowledgedDeliveryRecordedWhenStopped(t *testing.T) {
+	c := newCapture(t)
+	h := newHarness(t, map[string][]string{topic: {c.srv.URL}})
+	h.publish("r", 0)
+	ctx, stop := context.WithCancel(context.Background())
+	h.svc.afterSend = stop
+	if err := h.svc.Deliver(ctx); err != nil && !errors.Is(err, context.Canceled) { // stopped: what came after may end so
+		t.Fatal(err)
+	}
+	h.svc.afterSend = nil
+	if n := h.count(kindDelivery); n != 0 {
+		t.Fatalf("%d deliveries pending after the receiver acknowledged the one, want 0", n)
+	}
+	h.deliver() // as after a restart
+	c.only(t)
 }
