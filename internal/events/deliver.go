@@ -186,8 +186,8 @@ func (s *Service) deliverStream(ctx context.Context, w *webhook, sid string) err
 	return nil
 }
 
-// settleTimeout bounds the recording of a delivery's outcome once the
-// loop was asked to stop.
+// settleTimeout bounds the recording of a delivery's outcome, which the
+// loop's stop does not cut short.
 const settleTimeout = 5 * time.Second
 
 // readHead reads the stream and its first pending delivery (nil: the

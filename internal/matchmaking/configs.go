@@ -62,11 +62,20 @@ func ruleSetName(nameOrARN string) string {
 // getNamed reads the record of kind k named name into a new T; an unknown
 // one is NotFoundException naming what it is.
 func getNamed[T any](ctx context.Context, tx store.Tx, k store.Kind, name, what string) (*T, error) {
+	rec, err := tx.Get(ctx, k, name)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	return namedFound[T](store.Got{Record: rec, Found: err == nil}, name, what)
+}
+
+// namedFound is getNamed's answer from got, the record name as read.
+func namedFound[T any](got store.Got, name, what string) (*T, error) {
+	if !got.Found {
+		return nil, api.NewNotFoundException("%s %s does not exist", what, name)
+	}
 	v := new(T)
-	if _, err := store.GetJSON(ctx, tx, k, name, v); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, api.NewNotFoundException("%s %s does not exist", what, name)
-		}
+	if err := store.Decode(got.Record, v); err != nil {
 		return nil, err
 	}
 	return v, nil

@@ -460,11 +460,7 @@ func (s *Service) readForStart(ctx context.Context, tx store.Tx, countID, config
 	if held, err = heldFrom(got[0].Record); err != nil {
 		return nil, nil, nil, err
 	}
-	if !got[1].Found {
-		return nil, nil, nil, api.NewNotFoundException("matchmaking configuration %s does not exist", config)
-	}
-	c = new(api.MatchmakingConfiguration)
-	if err := store.Decode(got[1].Record, c); err != nil {
+	if c, err = namedFound[api.MatchmakingConfiguration](got[1], config, "matchmaking configuration"); err != nil {
 		return nil, nil, nil, err
 	}
 	name := ruleSetName(api.ToString(c.RuleSetName))

@@ -61,14 +61,11 @@ func putPlacement(ctx context.Context, tx store.Tx, p *placementRecord, insert b
 }
 
 func getPlacement(ctx context.Context, tx store.Tx, id string) (*placementRecord, error) {
-	p := new(placementRecord)
-	if _, err := store.GetJSON(ctx, tx, KindPlacement, id, p); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, api.NewNotFoundException("game session placement %s does not exist", id)
-		}
+	rec, err := tx.Get(ctx, KindPlacement, id)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	return p, nil
+	return placementFound(id, store.Got{Record: rec, Found: err == nil})
 }
 
 // placementFound is getPlacement's answer from got, the placement id as

@@ -180,11 +180,11 @@ func getFleet(ctx context.Context, tx store.Tx, id string) (*hosting.Fleet, erro
 // none (or it is TERMINATED).
 func findFleet(ctx context.Context, tx store.Tx, idOrARN string) (*hosting.Fleet, error) {
 	id := fleetID(idOrARN)
-	f, err := getFleet(ctx, tx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && f.Attributes.Status == api.FleetStatusTerminated) {
-		return nil, api.NewNotFoundException("fleet %s does not exist", id)
+	rec, err := tx.Get(ctx, hosting.KindFleet, id)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
 	}
-	return f, err
+	return fleetFound(id, store.Got{Record: rec, Found: err == nil})
 }
 
 // FleetRef is the store.Ref of a fleet (ID or ARN) as PlaceTx reads it
@@ -194,7 +194,8 @@ func FleetRef(idOrARN string) store.Ref {
 	return store.Ref{Kind: hosting.KindFleet, ID: fleetID(idOrARN), Unheld: true}
 }
 
-// fleetFound is findFleet's answer from got, the fleet id as read.
+// fleetFound is findFleet's answer from got, the fleet id as read:
+// NotFoundException when there is none (or it is TERMINATED).
 func fleetFound(id string, got store.Got) (*hosting.Fleet, error) {
 	f := new(hosting.Fleet)
 	if !got.Found {
