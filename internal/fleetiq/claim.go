@@ -53,6 +53,7 @@ func (s *Service) ClaimGameServer(ctx context.Context, in *api.ClaimGameServerIn
 	if g == nil {
 		return nil, api.NewOutOfCapacityException("Game server group %s has no available game server to claim", nameOrARN)
 	}
+	s.known.note(g)
 	return &api.ClaimGameServerOutput{GameServer: s.serverOut(g, now)}, nil
 }
 

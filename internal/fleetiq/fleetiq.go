@@ -106,6 +106,8 @@ type Service struct {
 	// ranksDone holds the groups whose instance records the sweep found
 	// all written with this Hoist's Rank (instanceRanksStep).
 	ranksDone sync.Map
+	// known: the instances of the game servers this replica has seen.
+	known knownInstances
 }
 
 // New returns a Service.

@@ -177,6 +177,14 @@ func get[T any](ctx context.Context, tx store.Tx, kind store.Kind, id string) (*
 	return decode[T](rec)
 }
 
+// gotAs decodes what store.GetRefs read; nil (and no error) when missing.
+func gotAs[T any](got store.Got) (*T, error) {
+	if !got.Found {
+		return nil, nil
+	}
+	return decode[T](got.Record)
+}
+
 func loadGroup(ctx context.Context, tx store.Tx, name string) (*groupRec, error) {
 	return get[groupRec](ctx, tx, kindGroup, name)
 }

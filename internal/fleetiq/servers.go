@@ -43,6 +43,7 @@ func (s *Service) RegisterGameServer(ctx context.Context, in *api.RegisterGameSe
 	if err != nil {
 		return nil, err
 	}
+	s.known.note(g)
 	return &api.RegisterGameServerOutput{GameServer: s.serverOut(g, now)}, nil
 }
 
@@ -111,21 +112,38 @@ func findServer(ctx context.Context, tx store.Tx, groupNameOrARN, id string) (*s
 	if err != nil {
 		return nil, err
 	}
-	if g == nil || g.Group != groupName(groupNameOrARN) {
-		return nil, api.NewNotFoundException("Game server %s not found in game server group %s", id, groupNameOrARN)
+	if err := serverIn(g, groupNameOrARN, id); err != nil {
+		return nil, err
 	}
 	return g, nil
+}
+
+// serverIn is the NotFoundException for game server id, read as g (nil
+// when missing), unless g exists in the group groupNameOrARN names.
+func serverIn(g *serverRec, groupNameOrARN, id string) error {
+	if g == nil || g.Group != groupName(groupNameOrARN) {
+		return api.NewNotFoundException("Game server %s not found in game server group %s", id, groupNameOrARN)
+	}
+	return nil
 }
 
 // recount moves g between its instance's counters when it changed from busy
 // to not busy or back.
 func recount(ctx context.Context, tx store.Tx, g *serverRec, wasBusy bool) error {
+	return recountOn(ctx, tx, g, wasBusy, nil)
+}
+
+// recountOn is recount with g's instance already read as inst (held, as
+// the transaction's reads are); nil reads it.
+func recountOn(ctx context.Context, tx store.Tx, g *serverRec, wasBusy bool, inst *instanceRec) error {
 	if wasBusy == g.busy() {
 		return nil
 	}
-	inst, err := loadInstance(ctx, tx, g.Group, g.Instance)
-	if err != nil {
-		return err
+	if inst == nil {
+		var err error
+		if inst, err = loadInstance(ctx, tx, g.Group, g.Instance); err != nil {
+			return err
+		}
 	}
 	if inst == nil {
 		return fmt.Errorf("fleetiq: instance %s of game server %s missing", g.Instance, g.ID)
@@ -140,14 +158,15 @@ func recount(ctx context.Context, tx store.Tx, g *serverRec, wasBusy bool) error
 // runs as a store Claim, as claims do: it holds the game server, then its
 // instance, while it changes them (a claim passes over a game server being
 // updated), so that updates and claims of one instance wait for each other
-// briefly instead of failing over and running again.
+// briefly instead of failing over and running again. An update to
+// AVAILABLE reads both in one round trip where it can (readForUpdate).
 func (s *Service) UpdateGameServer(ctx context.Context, in *api.UpdateGameServerInput) (*api.UpdateGameServerOutput, error) {
 	now := s.now()
 	var g *serverRec
 	err := s.cfg.Store.Claim(ctx, func(tx store.Tx) error {
+		var inst *instanceRec
 		var err error
-		g, err = findServer(ctx, tx, api.ToString(in.GameServerGroupName), api.ToString(in.GameServerId))
-		if err != nil {
+		if g, inst, err = s.readForUpdate(ctx, tx, in); err != nil {
 			return err
 		}
 		wasBusy := g.busy()
@@ -170,7 +189,7 @@ func (s *Service) UpdateGameServer(ctx context.Context, in *api.UpdateGameServer
 		if err := putServer(ctx, tx, g); err != nil {
 			return err
 		}
-		return recount(ctx, tx, g, wasBusy)
+		return recountOn(ctx, tx, g, wasBusy, inst)
 	})
 	if err != nil {
 		return nil, err
@@ -180,6 +199,7 @@ func (s *Service) UpdateGameServer(ctx context.Context, in *api.UpdateGameServer
 
 // DeregisterGameServer removes a game server (whatever its status).
 func (s *Service) DeregisterGameServer(ctx context.Context, in *api.DeregisterGameServerInput) error {
+	s.known.forget(api.ToString(in.GameServerId))
 	return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		g, err := findServer(ctx, tx, api.ToString(in.GameServerGroupName), api.ToString(in.GameServerId))
 		if err != nil {
