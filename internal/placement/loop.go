@@ -324,10 +324,17 @@ func (s *Service) place(ctx context.Context, g store.Grant, qs *queueState, p *p
 
 // placeTx is place's transaction (claimed: a Claim's).
 func (s *Service) placeTx(ctx context.Context, tx store.Tx, qs *queueState, p *placementRecord, cands []Candidate, fallback, claimed bool) (placed *sessions.Placed, used *Location, full []*Location, err error) {
-	// The placement and the first candidate's fleet in one round trip.
+	// The placement, the first candidate's fleet and, for a first attempt
+	// (whose game session's ID ends in the placement's), whether that ID
+	// is taken, in one round trip.
 	refs := []store.Ref{{Kind: KindPlacement, ID: p.id()}}
+	var sessionRefs []store.Ref
 	if len(cands) > 0 {
 		refs = append(refs, sessions.FleetRef(cands[0].FleetID))
+		if p.Attempts == 0 {
+			sessionRefs = s.cfg.Sessions.GameSessionRefs(cands[0].FleetID, cands[0].Location, p.id())
+			refs = append(refs, sessionRefs...)
+		}
 	}
 	got, err := store.GetRefs(ctx, tx, refs)
 	if err != nil {
@@ -352,6 +359,9 @@ func (s *Service) placeTx(ctx context.Context, tx store.Tx, qs *queueState, p *p
 			Claimed: claimed}
 		if i == 0 {
 			req.Fleet = &got[1] // read with the placement
+			if token == p.id() && sessionRefs != nil {
+				req.Sessions = got[2:]
+			}
 		}
 		pl, err := s.cfg.Sessions.PlaceTx(ctx, tx, req)
 		loc := qs.find(c.FleetID, c.Location)

@@ -66,6 +66,7 @@ type Sessions interface {
 	UpdateFenced(ctx context.Context, g store.Grant, fn func(tx store.Tx) error) error
 	ClaimIn(ctx context.Context, g store.Grant, fn func(tx store.Tx) error) error
 	PlaceTx(ctx context.Context, tx store.Tx, req sessions.PlaceRequest) (*sessions.Placed, error)
+	GameSessionRefs(fleetIDOrARN, location, token string) []store.Ref
 	StartPlaced(ctx context.Context, p *sessions.Placed)
 	AddPlacedPlayersTx(ctx context.Context, tx store.Tx, gameSessionID string, players []api.DesiredPlayerSession) (*sessions.Placed, error)
 }

@@ -1,12 +1,15 @@
 package placement
 
 import (
+	"math"
 	"testing"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/aliases"
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/store"
+	"github.com/hoistgg/hoist/internal/store/postgres/pgtest/pgstore"
 )
 
 func TestQueueCRUD(t *testing.T) {
@@ -340,4 +343,48 @@ func itoa(i int) string {
 		b = append([]byte{digits[i%10]}, b...)
 	}
 	return string(b)
+}
+
+// TestFirstAttemptsGameSessionIDTaken: a placement's first game session
+// is named by its placement ID; where a game session of the first
+// candidate already has that ID (read with the placement and the fleet),
+// the placement goes to the next candidate, and one whose ID is free is
+// placed on the first.
+func TestFirstAttemptsGameSessionIDTaken(t *testing.T) {
+	testGameSessionIDTaken(t, newHarness(t))
+}
+
+// TestFirstAttemptsGameSessionIDTakenOnPostgres is
+// TestFirstAttemptsGameSessionIDTaken on PostgreSQL, where the placement,
+// the fleet and the game session IDs are read in one round trip.
+func TestFirstAttemptsGameSessionIDTakenOnPostgres(t *testing.T) {
+	testGameSessionIDTaken(t, newHarnessOn(t, pgstore.Open(t)))
+}
+
+func testGameSessionIDTaken(t *testing.T, h *harness) {
+	// fleet-a's one location is not Hoist's region, so that its game
+	// sessions may have either of two IDs (GameSessionRefs).
+	h.addFleet("fleet-a", "eu-west-1")
+	h.addFleet("fleet-b", "us-west-2")
+	taken := "arn:aws:gamelift:eu-west-1::gamesession/fleet-a/p-taken"
+	h.put(store.Record{Kind: hosting.KindGameSession, ID: taken, Parent: "fleet-a", Key: string(api.GameSessionStatusTerminated), Rank: math.MaxInt64},
+		&hosting.GameSession{Session: api.GameSession{GameSessionId: api.String(taken), FleetId: api.String("fleet-a"),
+			Status: api.GameSessionStatusTerminated, Location: api.String("eu-west-1")}})
+	h.ready("fleet-a", "eu-west-1", "proc-a", 7000)
+	h.ready("fleet-b", "us-west-2", "proc-b", 7001)
+	h.queue("q", nil, fleetARN("fleet-a"), fleetARN("fleet-b"))
+	h.start("q", "p-taken", nil)
+	h.clock.Advance(time.Second)
+	h.process()
+	if got := h.describe("p-taken"); got.Status != api.GameSessionPlacementStateFulfilled ||
+		api.ToString(got.GameSessionArn) != "arn:aws:gamelift:us-west-2::gamesession/fleet-b/p-taken" {
+		t.Fatalf("placement whose first candidate's ID is taken = %s on %s, want FULFILLED on fleet-b", got.Status, api.ToString(got.GameSessionArn))
+	}
+	h.start("q", "p-free", nil)
+	h.clock.Advance(time.Second)
+	h.process()
+	if got := h.describe("p-free"); got.Status != api.GameSessionPlacementStateFulfilled ||
+		api.ToString(got.GameSessionArn) != "arn:aws:gamelift:eu-west-1::gamesession/fleet-a/p-free" {
+		t.Fatalf("placement with a free ID = %s on %s, want FULFILLED on fleet-a", got.Status, api.ToString(got.GameSessionArn))
+	}
 }

@@ -107,7 +107,11 @@ func (s *Service) gameSessionARN(f *hosting.Fleet, loc, id string) string {
 	if region == "" || f.Attributes.ComputeType == api.ComputeTypeAnywhere {
 		region = s.cfg.Region
 	}
-	return "arn:aws:gamelift:" + region + "::gamesession/" + api.ToString(f.Attributes.FleetId) + "/" + id
+	return gameSessionARNIn(region, api.ToString(f.Attributes.FleetId), id)
+}
+
+func gameSessionARNIn(region, fleetID, id string) string {
+	return "arn:aws:gamelift:" + region + "::gamesession/" + fleetID + "/" + id
 }
 
 // tokenUsedElsewhere refuses an idempotency token that already named a game

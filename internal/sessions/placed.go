@@ -29,6 +29,10 @@ type PlaceRequest struct {
 	// not, read with other records in one store.GetRefs), which PlaceTx
 	// then need not read.
 	Fleet *store.Got
+	// Sessions, when set, is what the same store.GetRefs read of
+	// GameSessionRefs(FleetID, Location, Token): PlaceTx then need not
+	// read whether the new game session's ID is taken.
+	Sessions []store.Got
 	// Claimed says that tx is a Claim's (Service.ClaimIn): the process is
 	// taken passing over those other Claims hold, the fleet and compute
 	// are read unheld, and a fleet with MaxConcurrentGameSessionActivations
@@ -122,9 +126,7 @@ func (s *Service) PlaceTx(ctx context.Context, tx store.Tx, req PlaceRequest) (*
 		return nil, err
 	}
 	id := s.gameSessionARN(f, loc.Location, req.Token)
-	if _, err := getGameSession(ctx, tx, id); err == nil {
-		return nil, api.NewInvalidRequestException("game session %s already exists", id)
-	} else if !errors.Is(err, store.ErrNotFound) {
+	if err := s.newGameSessionID(ctx, tx, req, id); err != nil {
 		return nil, err
 	}
 	proc, comp, err := s.placeTx(ctx, tx, f, loc.Location, req.Claimed)
@@ -150,6 +152,47 @@ func (s *Service) PlaceTx(ctx context.Context, tx store.Tx, req PlaceRequest) (*
 		}
 	}
 	return out, nil
+}
+
+// GameSessionRefs are the store.Refs (unheld) of the IDs the game
+// session of a PlaceRequest for that fleet location and token can have:
+// its ARN's region is the location's, or Hoist's Region for an Anywhere
+// fleet, which only the fleet's record tells. Read with the fleet
+// (FleetRef) in one store.GetRefs, their results are
+// PlaceRequest.Sessions.
+func (s *Service) GameSessionRefs(fleetIDOrARN, location, token string) []store.Ref {
+	id := fleetID(fleetIDOrARN)
+	refs := []store.Ref{{Kind: hosting.KindGameSession, ID: gameSessionARNIn(s.cfg.Region, id, token), Unheld: true}}
+	if location != "" && location != s.cfg.Region {
+		refs = append(refs, store.Ref{Kind: hosting.KindGameSession, ID: gameSessionARNIn(location, id, token), Unheld: true})
+	}
+	return refs
+}
+
+// newGameSessionID is the InvalidRequestException for a placed game
+// session whose ID id a game session has already, as req.Sessions read
+// it when it has id, else as read now.
+func (s *Service) newGameSessionID(ctx context.Context, tx store.Tx, req PlaceRequest, id string) error {
+	taken, known := false, false
+	if req.Sessions != nil {
+		refs := s.GameSessionRefs(req.FleetID, req.Location, req.Token)
+		for i, r := range refs {
+			if r.ID == id && i < len(req.Sessions) {
+				taken, known = req.Sessions[i].Found, true
+			}
+		}
+	}
+	if !known {
+		_, err := getGameSession(ctx, tx, id)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		taken = err == nil
+	}
+	if taken {
+		return api.NewInvalidRequestException("game session %s already exists", id)
+	}
+	return nil
 }
 
 // StartPlaced sends a committed placed game session to its process (a
