@@ -35,79 +35,65 @@ func testKnownInstances(t *testing.T, h *harness) {
 	h.register(seedGroup, "gs-1", "i-1")
 	h.register(seedGroup, "gs-2", "i-1")
 	h.register(seedGroup, "gs-3", "i-2")
+	const utilized, available = api.GameServerUtilizationStatusUtilized, api.GameServerUtilizationStatusAvailable
+	// update sets gs-1's status through svc; the reads A's last update
+	// made are then traced.reads().
+	update := func(svc *Service, st api.GameServerUtilizationStatus) {
+		t.Helper()
+		traced.reset()
+		out, err := svc.UpdateGameServer(h.ctx, &api.UpdateGameServerInput{GameServerGroupName: api.String(seedGroup),
+			GameServerId: api.String("gs-1"), UtilizationStatus: st})
+		if err != nil || out.GameServer.UtilizationStatus != st {
+			t.Fatalf("UpdateGameServer %s: %+v %v", st, out, err)
+		}
+		h.checkCounts()
+	}
+	// moveTo has B deregister gs-1 and register it again on inst.
+	moveTo := func(inst string) {
+		t.Helper()
+		if err := b.DeregisterGameServer(h.ctx, &api.DeregisterGameServerInput{GameServerGroupName: api.String(seedGroup), GameServerId: api.String("gs-1")}); err != nil {
+			t.Fatal(err)
+		}
+		h.register(seedGroup, "gs-1", inst)
+		h.checkCounts()
+	}
 	pair := func(inst string) string {
 		return "GetRefs " + string(kindServer) + "/gs-1 " + string(kindInstance) + "/" + instanceID(seedGroup, inst)
+	}
+	wantReads := func(what string, want ...string) {
+		t.Helper()
+		if got := traced.reads(); !slices.Equal(got, want) {
+			t.Errorf("%s read %q, want %q", what, got, want)
+		}
 	}
 	cycle := func(reads ...string) {
 		t.Helper()
 		if _, err := a.ClaimGameServer(h.ctx, &api.ClaimGameServerInput{GameServerGroupName: api.String(seedGroup), GameServerId: api.String("gs-1")}); err != nil {
 			t.Fatal(err)
 		}
-		for _, st := range []api.GameServerUtilizationStatus{api.GameServerUtilizationStatusUtilized, api.GameServerUtilizationStatusAvailable} {
-			traced.reset()
-			out, err := a.UpdateGameServer(h.ctx, &api.UpdateGameServerInput{GameServerGroupName: api.String(seedGroup),
-				GameServerId: api.String("gs-1"), UtilizationStatus: st})
-			if err != nil || out.GameServer.UtilizationStatus != st {
-				t.Fatalf("UpdateGameServer %s: %+v %v", st, out, err)
-			}
-			h.checkCounts()
-		}
-		if got := traced.reads(); !slices.Equal(got, reads) {
-			t.Errorf("UpdateGameServer AVAILABLE read %q, want %q", got, reads)
-		}
+		update(a, utilized)
+		update(a, available)
+		wantReads("UpdateGameServer AVAILABLE", reads...)
 	}
 	// A claimed gs-1 and knows its instance: the update reads both at once.
 	cycle(pair("i-1"))
-	// B moves gs-1 to i-2; A's entry no longer holds, so the update reads
-	// i-2 after the pair.
-	if err := b.DeregisterGameServer(h.ctx, &api.DeregisterGameServerInput{GameServerGroupName: api.String(seedGroup), GameServerId: api.String("gs-1")}); err != nil {
-		t.Fatal(err)
-	}
-	h.register(seedGroup, "gs-1", "i-2")
-	h.checkCounts()
-	traced.reset()
-	if _, err := a.UpdateGameServer(h.ctx, &api.UpdateGameServerInput{GameServerGroupName: api.String(seedGroup),
-		GameServerId: api.String("gs-1"), UtilizationStatus: api.GameServerUtilizationStatusUtilized}); err != nil {
-		t.Fatal(err)
-	}
-	traced.reset()
-	if _, err := a.UpdateGameServer(h.ctx, &api.UpdateGameServerInput{GameServerGroupName: api.String(seedGroup),
-		GameServerId: api.String("gs-1"), UtilizationStatus: api.GameServerUtilizationStatusAvailable}); err != nil {
-		t.Fatal(err)
-	}
-	h.checkCounts()
-	// (UTILIZED learnt the new instance: A's entry holds again.)
+	// B moves gs-1 to i-2; A's UTILIZED learns the new instance, so that
+	// its entry holds again.
+	moveTo("i-2")
+	update(a, utilized)
+	update(a, available)
 	cycle(pair("i-2"))
 	// A stale entry: B moves gs-1 back to i-1 between A's UTILIZED and
-	// AVAILABLE.
-	if _, err := a.UpdateGameServer(h.ctx, &api.UpdateGameServerInput{GameServerGroupName: api.String(seedGroup),
-		GameServerId: api.String("gs-1"), UtilizationStatus: api.GameServerUtilizationStatusUtilized}); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.DeregisterGameServer(h.ctx, &api.DeregisterGameServerInput{GameServerGroupName: api.String(seedGroup), GameServerId: api.String("gs-1")}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.RegisterGameServer(h.ctx, &api.RegisterGameServerInput{GameServerGroupName: api.String(seedGroup),
-		GameServerId: api.String("gs-1"), InstanceId: api.String("i-1")}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.UpdateGameServer(h.ctx, &api.UpdateGameServerInput{GameServerGroupName: api.String(seedGroup),
-		GameServerId: api.String("gs-1"), UtilizationStatus: api.GameServerUtilizationStatusUtilized}); err != nil {
-		t.Fatal(err)
-	}
-	traced.reset()
-	if _, err := a.UpdateGameServer(h.ctx, &api.UpdateGameServerInput{GameServerGroupName: api.String(seedGroup),
-		GameServerId: api.String("gs-1"), UtilizationStatus: api.GameServerUtilizationStatusAvailable}); err != nil {
-		t.Fatal(err)
-	}
-	h.checkCounts()
-	if got, want := traced.reads(), []string{pair("i-2"), "Get " + string(kindInstance) + "/" + instanceID(seedGroup, "i-1")}; !slices.Equal(got, want) {
-		t.Errorf("AVAILABLE with a stale entry read %q, want %q", got, want)
-	}
+	// AVAILABLE; A reads the pair, then the game server's instance.
+	update(a, utilized)
+	moveTo("i-1")
+	update(b, utilized)
+	update(a, available)
+	wantReads("AVAILABLE with a stale entry", pair("i-2"), "Get "+string(kindInstance)+"/"+instanceID(seedGroup, "i-1"))
 	// The game server named in another group is not found, as without the
 	// entry.
 	_, err := a.UpdateGameServer(h.ctx, &api.UpdateGameServerInput{GameServerGroupName: api.String("other"),
-		GameServerId: api.String("gs-1"), UtilizationStatus: api.GameServerUtilizationStatusAvailable})
+		GameServerId: api.String("gs-1"), UtilizationStatus: available})
 	if !isErr[*api.NotFoundException](err) {
 		t.Errorf("AVAILABLE in another group: %v", err)
 	}

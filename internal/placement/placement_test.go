@@ -373,18 +373,16 @@ func testGameSessionIDTaken(t *testing.T, h *harness) {
 	h.ready("fleet-a", "eu-west-1", "proc-a", 7000)
 	h.ready("fleet-b", "us-west-2", "proc-b", 7001)
 	h.queue("q", nil, fleetARN("fleet-a"), fleetARN("fleet-b"))
-	h.start("q", "p-taken", nil)
-	h.clock.Advance(time.Second)
-	h.process()
-	if got := h.describe("p-taken"); got.Status != api.GameSessionPlacementStateFulfilled ||
-		api.ToString(got.GameSessionArn) != "arn:aws:gamelift:us-west-2::gamesession/fleet-b/p-taken" {
-		t.Fatalf("placement whose first candidate's ID is taken = %s on %s, want FULFILLED on fleet-b", got.Status, api.ToString(got.GameSessionArn))
+	// placed starts placement id and wants it FULFILLED with game session arn.
+	placed := func(id, arn, why string) {
+		t.Helper()
+		h.start("q", id, nil)
+		h.clock.Advance(time.Second)
+		h.process()
+		if got := h.describe(id); got.Status != api.GameSessionPlacementStateFulfilled || api.ToString(got.GameSessionArn) != arn {
+			t.Fatalf("%s: placement %s is %s with %s, want FULFILLED with %s", why, id, got.Status, api.ToString(got.GameSessionArn), arn)
+		}
 	}
-	h.start("q", "p-free", nil)
-	h.clock.Advance(time.Second)
-	h.process()
-	if got := h.describe("p-free"); got.Status != api.GameSessionPlacementStateFulfilled ||
-		api.ToString(got.GameSessionArn) != "arn:aws:gamelift:eu-west-1::gamesession/fleet-a/p-free" {
-		t.Fatalf("placement with a free ID = %s on %s, want FULFILLED on fleet-a", got.Status, api.ToString(got.GameSessionArn))
-	}
+	placed("p-taken", "arn:aws:gamelift:us-west-2::gamesession/fleet-b/p-taken", "the first candidate's ID taken: the second candidate")
+	placed("p-free", "arn:aws:gamelift:eu-west-1::gamesession/fleet-a/p-free", "a free ID: the first candidate")
 }
