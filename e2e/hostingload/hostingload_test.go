@@ -102,22 +102,27 @@ func TestTinyPlacement(t *testing.T) {
 }
 
 // TestTinyPlacementOnReplicas: the placement scenario on two replicas
-// sharing a PostgreSQL schema (skipped without HOIST_TEST_DATABASE_URL):
-// the processes connect to the replica holding the queue's shard, the
-// clients call both.
+// sharing a PostgreSQL schema (skipped without HOIST_TEST_DATABASE_URL),
+// the clients calling both: with the processes connected to the replica
+// holding the queue's shard, and spread over both (the other replica's
+// processes get their game sessions through its inbox).
 func TestTinyPlacementOnReplicas(t *testing.T) {
 	base, ok := os.LookupEnv(pgtest.Env)
 	if !ok {
 		t.Skip(pgtest.Skipped)
 	}
 	t.Parallel()
-	rep := tinyRun(t, "-scenario", "placement", "-placements", "20", "-clients", "4",
-		"-store", "postgres", "-database-url", base, "-replicas", "2")
-	if len(rep.Placement) != 1 || rep.Config.Replicas != 2 {
-		t.Fatalf("%d phases, config %+v", len(rep.Placement), rep.Config)
-	}
-	if p := rep.Placement[0]; p.Fulfilled != 20 || p.NotFulfilled != 0 || p.PerSec <= 0 || p.CPU.Hoist <= 0 {
-		t.Errorf("phase: %+v", p)
+	for _, on := range []string{"holder", "spread"} {
+		t.Run(on, func(t *testing.T) {
+			rep := tinyRun(t, "-scenario", "placement", "-placements", "20", "-clients", "4",
+				"-store", "postgres", "-database-url", base, "-replicas", "2", "-processes-on", on)
+			if len(rep.Placement) != 1 || rep.Config.Replicas != 2 || rep.Config.ProcessesOn != on {
+				t.Fatalf("%d phases, config %+v", len(rep.Placement), rep.Config)
+			}
+			if p := rep.Placement[0]; p.Fulfilled != 20 || p.NotFulfilled != 0 || p.PerSec <= 0 || p.CPU.Hoist <= 0 {
+				t.Errorf("phase: %+v", p)
+			}
+		})
 	}
 }
 
@@ -193,6 +198,7 @@ func TestParseFlags(t *testing.T) {
 		{"-scenario", "processes", "-heartbeat", "5"},
 		{"-scenario", "placement", "-store", "sqlite"},
 		{"-scenario", "placement", "-replicas", "2"},
+		{"-scenario", "placement", "-processes-on", "nowhere"},
 		{"-scenario", "sessions", "-store", "postgres"},
 	} {
 		if _, err := parseFlags(args, &stderr); err == nil {

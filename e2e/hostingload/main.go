@@ -98,6 +98,11 @@ type Config struct {
 	// them.
 	Store    string `json:"store,omitempty"`
 	Replicas int    `json:"replicas,omitempty"`
+	// ProcessesOn is where the simulated processes connect: "holder"
+	// (the replica holding the queue's shard) or "spread" (process i to
+	// replica i mod N, so that the others' game sessions reach them
+	// through the holder's posts to their replicas' inboxes).
+	ProcessesOn string `json:"processes_on,omitempty"`
 
 	// sdk
 	Sockets  []int `json:"sockets,omitempty"`
@@ -129,6 +134,7 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 	fs.StringVar(&c.Store, "store", "journal", "placement: Hoist's store, journal (the default store) or postgres (a new schema of -database-url's database per run)")
 	fs.StringVar(&c.databaseURL, "database-url", os.Getenv("HOIST_DATABASE_URL"), "placement with -store postgres: the database (default $HOIST_DATABASE_URL; empty: the PG* variables)")
 	fs.IntVar(&c.Replicas, "replicas", 1, "placement with -store postgres: Hoist replicas sharing the database, the clients' calls spread over them")
+	fs.StringVar(&c.ProcessesOn, "processes-on", "holder", "placement: the replica the simulated processes connect to: holder (the queue's shard holder, which places every game session) or spread (process i to replica i mod -replicas: game sessions for the others go through replica inboxes)")
 	rates := fs.String("rate", "0", "sessions: game sessions per second all clients together start at most (0: as fast as they can), one phase each")
 	fs.IntVar(&c.Processes, "processes", 32, "sessions: server processes per instance")
 	fs.IntVar(&c.Instances, "instances", 4, "sessions: instances of the fleet (each launches its processes on its own, one per -stagger)")
@@ -190,6 +196,8 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 		return nil, errors.New("-store postgres: only with -scenario placement")
 	case c.Replicas < 1 || (c.Replicas > 1 && c.Store != "postgres"):
 		return nil, errors.New("-replicas: at least 1, and more than 1 only with -store postgres")
+	case c.ProcessesOn != "holder" && c.ProcessesOn != "spread":
+		return nil, fmt.Errorf("-processes-on: want holder or spread, got %q", c.ProcessesOn)
 	case c.Repeats <= 0 || c.Duration <= 0 || c.Warmup < 0 || c.Stagger <= 0 || c.Soak <= 0 || c.GameLength <= 0:
 		return nil, errors.New("-repeats, -duration, -stagger, -soak and -game-length must be positive")
 	case c.Processes < 1 || c.Processes > maxPerInstance:
@@ -206,13 +214,13 @@ func parseFlags(args []string, stderr io.Writer) (*Config, error) {
 	switch c.Scenario { // keep only the scenario's own settings in the report
 	case "sessions":
 		c.Counts, c.Sockets, c.Inflight, c.Heartbeats, c.Activations, c.Placements = nil, nil, nil, nil, 0, 0
-		c.Store, c.Replicas = "", 0
+		c.Store, c.Replicas, c.ProcessesOn = "", 0, ""
 	case "processes":
 		c.Clients, c.Rates, c.Sockets, c.Inflight, c.Processes, c.Instances, c.DurationS, c.WarmupS, c.Placements = nil, nil, nil, nil, 0, 0, 0, 0, 0
-		c.Store, c.Replicas = "", 0
+		c.Store, c.Replicas, c.ProcessesOn = "", 0, ""
 	case "sdk":
 		c.Clients, c.Rates, c.Counts, c.Heartbeats, c.Processes, c.Instances, c.Activations, c.StaggerMS, c.Placements = nil, nil, nil, nil, 0, 0, 0, 0, 0
-		c.Store, c.Replicas = "", 0
+		c.Store, c.Replicas, c.ProcessesOn = "", 0, ""
 	case "placement":
 		c.Rates, c.Counts, c.Sockets, c.Inflight, c.Heartbeats, c.Processes, c.Instances, c.Activations = nil, nil, nil, nil, nil, 0, 0, 0
 		c.DurationS, c.WarmupS, c.StaggerMS = 0, 0, 0

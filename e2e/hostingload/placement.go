@@ -107,7 +107,13 @@ func (e *env) placementRun(ctx context.Context, run int) ([]*PlacementPhase, err
 	if err != nil {
 		return fail(err)
 	}
-	endpoint := holder.sdkEndpoint()
+	// endpoint is where process i connects.
+	endpoint := func(i int) string {
+		if cfg.ProcessesOn == "spread" {
+			return rs.hs[i%len(rs.hs)].sdkEndpoint()
+		}
+		return holder.sdkEndpoint()
+	}
 	var phases []*PlacementPhase
 	for i, clients := range cfg.Clients {
 		fmt.Fprintf(e.log, "hostingload: run %d: %d placements, %d clients\n", run, cfg.Placements, clients)
@@ -161,7 +167,7 @@ func (r *received) note(c *sdkclient.Client, f *sdkclient.Frame) {
 	}()
 }
 
-func (e *env) placementPhase(ctx context.Context, rs *replicas, endpoint, token, fleetID, tag string, clients int, profName string) (*PlacementPhase, error) {
+func (e *env) placementPhase(ctx context.Context, rs *replicas, endpoint func(int) string, token, fleetID, tag string, clients int, profName string) (*PlacementPhase, error) {
 	cfg := e.cfg
 	n := cfg.Placements
 	rec := &received{ctx: ctx, at: make(map[string]time.Time, n), done: make(chan struct{}), want: int64(n)}
@@ -173,7 +179,7 @@ func (e *env) placementPhase(ctx context.Context, rs *replicas, endpoint, token,
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			procs[i], cerrs[i] = dialPlacementProcess(ctx, endpoint, fmt.Sprintf("sim-%s-%d", tag, i), "placement-compute", fleetID, token, 1024+i%60000, rec)
+			procs[i], cerrs[i] = dialPlacementProcess(ctx, endpoint(i), fmt.Sprintf("sim-%s-%d", tag, i), "placement-compute", fleetID, token, 1024+i%60000, rec)
 		})
 	}
 	wg.Wait()
@@ -325,8 +331,12 @@ func summarizePlacement(phases []*PlacementPhase) []PlacementSummary {
 
 func printPlacement(w io.Writer, rep *Report) {
 	cfg := rep.Config
-	fmt.Fprintf(w, "scenario placement: an Anywhere compute with %d ready simulated processes per phase, as many placements started at once by the clients; %s store, %s; %s\n\n",
-		cfg.Placements, cfg.Store, loadreport.Plural(cfg.Replicas, "replica"), loadreport.Plural(cfg.Repeats, "run"))
+	on := "connected to the queue's shard holder"
+	if cfg.ProcessesOn == "spread" {
+		on = "connected to the replicas in turn"
+	}
+	fmt.Fprintf(w, "scenario placement: an Anywhere compute with %d ready simulated processes per phase (%s), as many placements started at once by the clients; %s store, %s; %s\n\n",
+		cfg.Placements, on, cfg.Store, loadreport.Plural(cfg.Replicas, "replica"), loadreport.Plural(cfg.Repeats, "run"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "run\tclients\tplacements\tfulfilled\tseconds\tfulfilled/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tstart call p50 ms\terrors\tnot fulfilled\thoist cores\t")
 	for _, p := range rep.Placement {
