@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hoistgg/hoist/internal/ids"
@@ -53,6 +54,12 @@ const (
 	maxTries = 5
 	// pageSize is how many messages a pass reads at once.
 	pageSize = 256
+	// passWorkers is how many targets a pass handles at once: each
+	// target costs a read and a delete of its messages, a few round trips
+	// and a commit, so that a burst of messages for many processes (a
+	// placement burst's game sessions) is not delivered one commit after
+	// another.
+	passWorkers = 8
 )
 
 // ErrNoConnection is returned (wrapped) by a Route's Deliver when this
@@ -239,19 +246,33 @@ func (ib *Inbox) sendWakes(ctx context.Context) {
 	}
 }
 
-// Pass handles every target with messages in this replica's inbox, each
-// in turn, in the order their first waiting message was posted.
+// Pass handles every target with messages in this replica's inbox, up
+// to passWorkers targets at once, starting in the order their first
+// waiting message was posted. Each target is handled by one worker, its
+// messages in order; targets are distinct connections, whose messages
+// were never ordered with each other's.
 func (ib *Inbox) Pass(ctx context.Context) error {
 	targets, err := ib.targets(ctx, ib.cfg.Self)
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, t := range targets {
-		if err := ib.handleTarget(ctx, t); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", t, err))
-		}
+	errs := make([]error, len(targets))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(passWorkers, len(targets)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(targets) {
+					return
+				}
+				if err := ib.handleTarget(ctx, targets[i]); err != nil {
+					errs[i] = fmt.Errorf("%s: %w", targets[i], err)
+				}
+			}
+		})
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

@@ -365,3 +365,47 @@ func TestRemote(t *testing.T) {
 	}
 	none.Wake("B") // no panic
 }
+
+// TestInboxPassHandlesTargetsAtOnce: one pass delivers to several
+// targets at once (each target's messages still in order, by one
+// worker): p1's delivery waits for p2's to begin, which a pass handling
+// its targets one after another never lets happen.
+func TestInboxPassHandlesTargetsAtOnce(t *testing.T) {
+	eachStore(t, func(t *testing.T, open func(int) []store.Store) {
+		sts := open(2)
+		a, _ := replica(sts[0], "A", time.Hour)
+		b := New(Config{Store: sts[1], Self: "B", Poll: time.Hour})
+		sb := newSink()
+		r := sb.route()
+		began := map[string]chan struct{}{"p1": make(chan struct{}), "p2": make(chan struct{})}
+		deliver := r.Deliver
+		r.Deliver = func(ctx context.Context, id string, body json.RawMessage) error {
+			close(began[id]) // one message each
+			other := map[string]string{"p1": "p2", "p2": "p1"}[id]
+			select {
+			case <-began[other]:
+			case <-time.After(10 * time.Second):
+				return fmt.Errorf("%s's delivery did not begin while %s's was in flight", other, id)
+			}
+			return deliver(ctx, id, body)
+		}
+		b.Handle(TargetProcess, r)
+		for _, p := range []string{"p1", "p2"} {
+			hold(t, sts[0], p, "B")
+			if _, err := post(t.Context(), sts[0], a, "B", Target(TargetProcess, p)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.Pass(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"p1", "p2"} {
+			if got := sb.of(p); len(got) != 1 || got[0] != 1 {
+				t.Errorf("%s got %v, want [1]", p, got)
+			}
+		}
+		if n := messages(t, sts[0]); n != 0 {
+			t.Errorf("%d messages left", n)
+		}
+	})
+}
