@@ -44,20 +44,27 @@ func (p *placementRecord) queue() string { return api.ToString(p.Placement.GameS
 // putPlacement stores p: Key its status, Rank its deadline while PENDING,
 // else its end time.
 func putPlacement(ctx context.Context, tx store.Tx, p *placementRecord, insert bool) error {
+	rec, err := p.record()
+	if err != nil {
+		return err
+	}
+	if !insert {
+		return tx.Put(ctx, rec)
+	}
+	return tx.Insert(ctx, rec)
+}
+
+// record is p's store record.
+func (p *placementRecord) record() (store.Record, error) {
 	rank := p.Deadline.UnixMilli()
 	if p.Placement.EndTime != nil {
 		rank = p.Placement.EndTime.Time.UnixMilli()
 	}
-	rec := store.Record{Kind: KindPlacement, ID: p.id(), Parent: p.queue(), Key: string(p.Placement.Status), Rank: rank}
-	if !insert {
-		return store.PutJSON(ctx, tx, rec, p)
-	}
 	data, err := json.Marshal(p)
 	if err != nil {
-		return err
+		return store.Record{}, err
 	}
-	rec.Data = data
-	return tx.Insert(ctx, rec)
+	return store.Record{Kind: KindPlacement, ID: p.id(), Parent: p.queue(), Key: string(p.Placement.Status), Rank: rank, Data: data}, nil
 }
 
 func getPlacement(ctx context.Context, tx store.Tx, id string) (*placementRecord, error) {
@@ -104,12 +111,17 @@ func (s *Service) StartGameSessionPlacement(ctx context.Context, in *api.StartGa
 			Players:  in.DesiredPlayerSessions,
 			Deadline: now.Add(time.Duration(api.ToInt32(q.TimeoutInSeconds)) * time.Second),
 		}
-		err = putPlacement(ctx, tx, p, true)
-		if errors.Is(err, store.ErrExists) {
-			return api.NewInvalidRequestException("PlacementId %s was already used: placement IDs cannot be reused", p.id())
+		// Inserted with the commit (store.InsertNew: on PostgreSQL no
+		// round trip of its own); a used ID fails the commit.
+		rec, err := p.record()
+		if err != nil {
+			return err
 		}
-		return err
+		return store.InsertNew(ctx, tx, rec)
 	})
+	if errors.Is(err, store.ErrExists) {
+		return nil, api.NewInvalidRequestException("PlacementId %s was already used: placement IDs cannot be reused", p.id())
+	}
 	if err != nil {
 		return nil, err
 	}

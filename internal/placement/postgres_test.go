@@ -255,3 +255,34 @@ func TestReadyAndDisconnectAtOnceOnPostgres(t *testing.T) {
 		}
 	}
 }
+
+// TestStartsAtOnceOnPostgres: 64 StartGameSessionPlacement calls at once
+// on PostgreSQL, each inserting its placement with its commit
+// (store.InsertNew), all commit PENDING; a used ID, which fails the
+// commit there, is refused as on the embedded stores.
+func TestStartsAtOnceOnPostgres(t *testing.T) {
+	h := newHarnessOn(t, pgstore.Open(t))
+	h.addFleet("fleet-a", "us-west-2")
+	h.queue("q1", nil, fleetARN("fleet-a"))
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Go(func() {
+			if _, err := h.svc.StartGameSessionPlacement(h.ctx, &api.StartGameSessionPlacementInput{GameSessionQueueName: api.String("q1"),
+				PlacementId: api.String(fmt.Sprintf("pl-%03d", i)), MaximumPlayerSessionCount: api.Int32(4)}); err != nil {
+				t.Errorf("start %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range 64 {
+		if p := h.describe(fmt.Sprintf("pl-%03d", i)); p.Status != api.GameSessionPlacementStatePending {
+			t.Fatalf("placement %d is %s", i, p.Status)
+		}
+	}
+	_, err := h.svc.StartGameSessionPlacement(h.ctx, &api.StartGameSessionPlacementInput{GameSessionQueueName: api.String("q1"),
+		PlacementId: api.String("pl-007"), MaximumPlayerSessionCount: api.Int32(2)})
+	wantCode(t, err, "InvalidRequestException")
+	if p := h.describe("pl-007"); p.Status != api.GameSessionPlacementStatePending || api.ToInt32(p.MaximumPlayerSessionCount) != 4 {
+		t.Errorf("the refused start changed the placement: %+v", p)
+	}
+}
