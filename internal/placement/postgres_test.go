@@ -209,13 +209,16 @@ func TestReadyAndDisconnectAtOnceOnPostgres(t *testing.T) {
 	h.addFleet("fleet-a", "us-west-2")
 	h.readyDud("fleet-a", "us-west-2", "p-first", 6999)
 	const n = 48
+	compute := "i-fleet-a-us-west-2"
+	// Half the processes Hoist launched (their records exist before they
+	// connect), half were started by hand (their connect creates them).
 	conns := make([]hosting.Conn, n)
 	for i := range n {
 		pid := fmt.Sprintf("p%03d", i)
-		compute := "i-fleet-a-us-west-2"
-		h.must(h.sess.ProcessLaunched(h.ctx, hosting.Process{ID: pid, FleetID: "fleet-a", ComputeName: compute, Location: "us-west-2"}))
+		if i%2 == 0 {
+			h.must(h.sess.ProcessLaunched(h.ctx, hosting.Process{ID: pid, FleetID: "fleet-a", ComputeName: compute, Location: "us-west-2"}))
+		}
 		conns[i] = hosting.Conn{ConnID: "c-" + pid, ProcessID: pid, FleetID: "fleet-a", ComputeName: compute, SDKVersion: "5.6.0", SDKLanguage: "Go"}
-		h.must(h.sdk.Connected(h.ctx, conns[i]))
 	}
 	atOnce := func(what string, call func(c hosting.Conn) error) {
 		t.Helper()
@@ -236,6 +239,9 @@ func TestReadyAndDisconnectAtOnceOnPostgres(t *testing.T) {
 				n, what, r, after.Commits-before.Commits)
 		}
 	}
+	atOnce("connects", func(c hosting.Conn) error {
+		return h.sdk.Connected(h.ctx, c)
+	})
 	atOnce("ProcessReady calls", func(c hosting.Conn) error {
 		return h.sdk.ProcessReady(h.ctx, c, 7000, nil)
 	})
@@ -253,6 +259,48 @@ func TestReadyAndDisconnectAtOnceOnPostgres(t *testing.T) {
 			t.Fatalf("process %s after ProcessReady and a disconnect: state %s, connected to %q, port %d",
 				p.ID, p.State, p.ConnectedTo, p.Port)
 		}
+	}
+}
+
+// TestSameProcessConnectsAtOnceOnPostgres: 8 sockets of one process that
+// has no record yet connect at once on PostgreSQL: each connect succeeds
+// (one creates the record; one that finds it created meanwhile runs again
+// and takes it over), and the record names one of them.
+func TestSameProcessConnectsAtOnceOnPostgres(t *testing.T) {
+	h := newHarnessOn(t, pgstore.Open(t))
+	h.addFleet("fleet-a", "us-west-2")
+	// Open 8 of the pool's connections first, so that the connects
+	// below do not wait for new ones one by one.
+	var wg sync.WaitGroup
+	var open sync.WaitGroup
+	open.Add(8)
+	for range 8 {
+		wg.Go(func() {
+			h.must(h.st.View(h.ctx, func(store.Tx) error { open.Done(); open.Wait(); return nil }))
+		})
+	}
+	wg.Wait()
+	conns := map[string]bool{}
+	start := make(chan struct{})
+	for i := range 8 {
+		c := hosting.Conn{ConnID: fmt.Sprintf("c-%d", i), ProcessID: "p-shared", FleetID: "fleet-a", ComputeName: "i-fleet-a-us-west-2"}
+		conns[c.ConnID] = true
+		wg.Go(func() {
+			<-start
+			if err := h.sdk.Connected(h.ctx, c); err != nil {
+				t.Errorf("connect %s: %v", c.ConnID, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	var p hosting.Process
+	h.must(h.st.View(h.ctx, func(tx store.Tx) error {
+		_, err := store.GetJSON(h.ctx, tx, hosting.KindProcess, "p-shared", &p)
+		return err
+	}))
+	if !conns[p.ConnID] || p.ConnectedTo != "r1" || p.State != hosting.ProcessLaunching {
+		t.Errorf("process after 8 connects at once: conn %q on %q, %s", p.ConnID, p.ConnectedTo, p.State)
 	}
 }
 

@@ -54,30 +54,54 @@ func liveProcess(ctx context.Context, tx store.Tx, c hosting.Conn) (*hosting.Pro
 
 // Connected records a process's new WebSocket. A process Hoist did not
 // launch (an Anywhere game server started by hand) gets its record here.
+//
+// On a shared store it is a Claim holding the process, its compute and
+// fleet read unheld (where a process runs never changes, and a compute
+// deregistered just then ends the process at its next report, as for a
+// heartbeat), so that the processes of a host starting together, or those
+// of a replica that died reconnecting elsewhere, do not fail each other. A
+// new process's record is inserted with the commit (store.InsertNew):
+// when another socket of the same process ID created it meanwhile, the
+// connect runs again and finds it.
 func (s sdkAPI) Connected(ctx context.Context, c hosting.Conn) error {
-	return s.update(ctx, func(tx store.Tx, _ *effects) error {
-		p, err := getProcess(ctx, tx, c.ProcessID)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			p, err = s.newConnectedProcess(ctx, tx, c)
-		case err != nil: // returned below
-		case p.State == hosting.ProcessTerminated:
-			p, err = s.reconnectEnded(ctx, tx, c)
-		case p.FleetID != c.FleetID || p.ComputeName != c.ComputeName:
-			err = sdkErr(403, "process ID %s is in use by another fleet or compute", c.ProcessID)
+	for attempt := 0; ; attempt++ {
+		err := s.claim(ctx, func(tx store.Tx, _ *effects, claimed bool) error {
+			reads := tx
+			if claimed {
+				reads = store.Unheld(tx)
+			}
+			p, err := getProcess(ctx, tx, c.ProcessID)
+			created := false
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				p, err = s.newConnectedProcess(ctx, reads, c)
+				created = true
+			case err != nil: // returned below
+			case p.State == hosting.ProcessTerminated:
+				p, err = s.reconnectEnded(ctx, reads, c)
+			case p.FleetID != c.FleetID || p.ComputeName != c.ComputeName:
+				err = sdkErr(403, "process ID %s is in use by another fleet or compute", c.ProcessID)
+			}
+			if err != nil {
+				return err
+			}
+			p.ConnectedTo, p.ConnID, p.DisconnectedAt = s.cfg.ReplicaID, c.ConnID, zeroTime
+			if c.SDKVersion != "" {
+				p.SDKVersion = c.SDKVersion
+			}
+			if c.SDKLanguage != "" {
+				p.SDKLanguage = c.SDKLanguage
+			}
+			if created {
+				return s.insertProcess(ctx, tx, p)
+			}
+			return s.putProcess(ctx, tx, p)
+		})
+		if errors.Is(err, store.ErrExists) && attempt == 0 {
+			continue
 		}
-		if err != nil {
-			return err
-		}
-		p.ConnectedTo, p.ConnID, p.DisconnectedAt = s.cfg.ReplicaID, c.ConnID, zeroTime
-		if c.SDKVersion != "" {
-			p.SDKVersion = c.SDKVersion
-		}
-		if c.SDKLanguage != "" {
-			p.SDKLanguage = c.SDKLanguage
-		}
-		return s.putProcess(ctx, tx, p)
-	})
+		return err
+	}
 }
 
 func (s *Service) newConnectedProcess(ctx context.Context, tx store.Tx, c hosting.Conn) (*hosting.Process, error) {

@@ -2,7 +2,9 @@ package sessions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -51,10 +53,25 @@ func placeable(p *hosting.Process) bool {
 }
 
 func (s *Service) putProcess(ctx context.Context, tx store.Tx, p *hosting.Process) error {
+	return s.writeProcess(ctx, tx, p, tx.Put)
+}
+
+// insertProcess is putProcess for a process that has no record yet: its
+// record is inserted (store.InsertNew), so that the transaction fails with
+// store.ErrExists if it was created meanwhile.
+func (s *Service) insertProcess(ctx context.Context, tx store.Tx, p *hosting.Process) error {
+	return s.writeProcess(ctx, tx, p, func(ctx context.Context, rec store.Record) error { return store.InsertNew(ctx, tx, rec) })
+}
+
+// writeProcess writes p's record with write, and its ProcessDue entry.
+func (s *Service) writeProcess(ctx context.Context, tx store.Tx, p *hosting.Process, write func(context.Context, store.Record) error) error {
 	key := hosting.ProcessKey(p.Location, p.State, placeable(p))
 	due := s.processDue(p)
-	rec := store.Record{Kind: hosting.KindProcess, ID: p.ID, Parent: p.FleetID, Key: key, Rank: due}
-	if err := store.PutJSON(ctx, tx, rec, p); err != nil {
+	data, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("encode %s %s: %w", hosting.KindProcess, p.ID, err)
+	}
+	if err := write(ctx, store.Record{Kind: hosting.KindProcess, ID: p.ID, Parent: p.FleetID, Key: key, Rank: due, Data: data}); err != nil {
 		return err
 	}
 	return tx.Put(ctx, store.Record{Kind: kindProcessDue, ID: p.ID, Key: dueKey, Rank: due, Data: []byte("{}")})
