@@ -17,9 +17,7 @@ import (
 
 // TestMain removes the game server's build once the tests ran.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	hoisttest.RemoveGameServer()
-	os.Exit(code)
+	os.Exit(hoisttest.Main(m))
 }
 
 // gameServer is a running test game server.

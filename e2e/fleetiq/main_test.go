@@ -59,6 +59,7 @@ func TestMain(m *testing.M) {
 	sharedClients = []namedClient{{"v2", newV2(h, true)}, {"v1", newV1(h)}}
 	code := m.Run()
 	stop()
+	hoisttest.RemoveBuilds()
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "--- shared Hoist log (last 8 KiB) ---\n%s\n", tail(h.Log(), 8<<10))
 	}

@@ -67,6 +67,26 @@ func BuildBinary() (string, error) {
 	return binPath, buildErr
 }
 
+// RemoveBuilds removes what BuildBinary and GameServerBinary built, if
+// they did: a test binary calls it once its tests ran (Main), a load tool
+// when it ends. Without it every test binary leaves its build of Hoist
+// (tens of MB) in the temporary directory.
+func RemoveBuilds() {
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	RemoveGameServer()
+}
+
+// Main runs an e2e test binary's tests and then removes its builds
+// (RemoveBuilds): TestMain is func TestMain(m *testing.M) {
+// os.Exit(hoisttest.Main(m)) }.
+func Main(m *testing.M) int {
+	code := m.Run()
+	RemoveBuilds()
+	return code
+}
+
 // Hoist is a running Hoist process.
 type Hoist struct {
 	*Process

@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(roleEnv) == roleCeiling {
 		os.Exit(serveCeiling())
 	}
-	os.Exit(m.Run())
+	os.Exit(hoisttest.Main(m))
 }
 
 // TestTinyRun runs the whole load generator in a tiny configuration, with

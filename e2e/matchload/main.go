@@ -62,7 +62,9 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	hoisttest.RemoveBuilds() // the Hoist it built, when not given -hoist
+	os.Exit(code)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

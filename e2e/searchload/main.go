@@ -74,6 +74,7 @@ const (
 
 func run(n, requests int, clients, writes []int) error {
 	bin, err := hoisttest.BuildBinary()
+	defer hoisttest.RemoveBuilds()
 	if err != nil {
 		return err
 	}
