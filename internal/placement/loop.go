@@ -360,7 +360,10 @@ func (s *Service) placeTx(ctx context.Context, tx store.Tx, qs *queueState, p *p
 		if i == 0 {
 			req.Fleet = &got[1] // read with the placement
 			if token == p.id() && sessionRefs != nil {
-				req.Sessions = got[2:]
+				req.Sessions = make(map[string]bool, len(sessionRefs))
+				for j, r := range sessionRefs {
+					req.Sessions[r.ID] = got[2+j].Found
+				}
 			}
 		}
 		pl, err := s.cfg.Sessions.PlaceTx(ctx, tx, req)

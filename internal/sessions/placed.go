@@ -29,10 +29,11 @@ type PlaceRequest struct {
 	// not, read with other records in one store.GetRefs), which PlaceTx
 	// then need not read.
 	Fleet *store.Got
-	// Sessions, when set, is what the same store.GetRefs read of
-	// GameSessionRefs(FleetID, Location, Token): PlaceTx then need not
-	// read whether the new game session's ID is taken.
-	Sessions []store.Got
+	// Sessions, when set, says of the IDs GameSessionRefs(FleetID,
+	// Location, Token) names whether a game session has each, as the same
+	// store.GetRefs read them: PlaceTx then need not read whether the new
+	// game session's ID is taken.
+	Sessions map[string]bool
 	// Claimed says that tx is a Claim's (Service.ClaimIn): the process is
 	// taken passing over those other Claims hold, the fleet and compute
 	// are read unheld, and a fleet with MaxConcurrentGameSessionActivations
@@ -173,15 +174,7 @@ func (s *Service) GameSessionRefs(fleetIDOrARN, location, token string) []store.
 // session whose ID id a game session has already, as req.Sessions read
 // it when it has id, else as read now.
 func (s *Service) newGameSessionID(ctx context.Context, tx store.Tx, req PlaceRequest, id string) error {
-	taken, known := false, false
-	if req.Sessions != nil {
-		refs := s.GameSessionRefs(req.FleetID, req.Location, req.Token)
-		for i, r := range refs {
-			if r.ID == id && i < len(req.Sessions) {
-				taken, known = req.Sessions[i].Found, true
-			}
-		}
-	}
+	taken, known := req.Sessions[id]
 	if !known {
 		_, err := getGameSession(ctx, tx, id)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
