@@ -125,45 +125,32 @@ func busyPause(ctx context.Context, attempt int) error {
 
 // place finds the game server a claim takes, in the order order_test.go states: for each
 // usable status, the busiest instance with an available game server, then
-// its oldest available game server. Two indexed reads of one row each. In
-// a store Claim, both reads pass over the records other transactions hold:
-// an instance another claim is taking from gives way to the next, as does
-// one whose available game servers are all being changed. When that
-// leaves nothing while some instance counts available game servers, it
-// returns errBusy: the claim runs again once the others are done. (It
-// does not wait for a held instance instead: a claim holding one instance
-// while waiting for another could deadlock with a claim doing the
-// opposite. Nor for a game server: an update holds its game server, then
-// its instance.)
+// its oldest available game server: one store.FirstWithChild, on
+// PostgreSQL one statement that reads the instances in order (one row
+// each) until one has an available game server. In a store Claim, both
+// pass over the records other transactions hold: an instance another
+// claim is taking from gives way to the next, as does one whose
+// available game servers are all being changed. When that leaves nothing
+// while some instance counts available game servers, it returns errBusy:
+// the claim runs again once the others are done. (It does not wait for a
+// held instance instead: a claim holding one instance while waiting for
+// another could deadlock with a claim doing the opposite. Nor for a game
+// server: an update holds its game server, then its instance.)
 func place(ctx context.Context, tx store.Tx, group string, statuses []api.GameServerInstanceStatus) (*serverRec, *instanceRec, error) {
 	for _, st := range statuses {
-		q := instanceQuery(group, st)
-		for {
-			recs, next, err := tx.List(ctx, q)
-			if err != nil || len(recs) == 0 {
-				if err != nil {
-					return nil, nil, err
-				}
-				break
-			}
-			inst, err := decode[instanceRec](recs[0])
-			if err != nil {
-				return nil, nil, err
-			}
-			recs, _, err = tx.List(ctx, store.Query{Kind: kindServer, Parent: group, HasParent: true,
-				Key: availableKey(inst.ID), HasKey: true, Order: store.OrderRankAsc, Limit: 1, SkipHeld: true})
-			if err != nil {
-				return nil, nil, err
-			}
-			if len(recs) == 1 {
-				g, err := decode[serverRec](recs[0])
-				return g, inst, err
-			}
-			if next == "" {
-				break
-			}
-			q.After = next
+		instRec, srvRec, found, err := store.FirstWithChild(ctx, tx, instanceQuery(group, st), serverQuery(group), len(instanceID(group, "")))
+		if err != nil {
+			return nil, nil, err
 		}
+		if !found {
+			continue
+		}
+		inst, err := decode[instanceRec](instRec)
+		if err != nil {
+			return nil, nil, err
+		}
+		g, err := decode[serverRec](srvRec)
+		return g, inst, err
 	}
 	for _, st := range statuses {
 		n, err := tx.Count(ctx, store.Query{Kind: kindInstance, Parent: group, HasParent: true, Key: instanceKey(st, true), HasKey: true})
@@ -178,15 +165,25 @@ func place(ctx context.Context, tx store.Tx, group string, statuses []api.GameSe
 }
 
 // instanceQuery lists a group's instances of one status that have an
-// available game server, the busiest first (ties by instance ID), one at a
-// time, passing over those held: where a claim looks first. An instance's
-// Rank is minus its busy count, so that this order is Rank ascending, the
-// order of the store's index: PostgreSQL reads the instances in order and
-// stops at the first not held, where Rank descending (ties by ID
-// ascending, an order no index gives) read and sorted them all.
+// available game server, the busiest first (ties by instance ID), passing
+// over those held: where a claim looks first. An instance's Rank is minus
+// its busy count, so that this order is Rank ascending, the order of the
+// store's index: PostgreSQL reads the instances in order and stops at the
+// first not held, where Rank descending (ties by ID ascending, an order no
+// index gives) read and sorted them all.
 func instanceQuery(group string, st api.GameServerInstanceStatus) store.Query {
 	return store.Query{Kind: kindInstance, Parent: group, HasParent: true,
 		Key: instanceKey(st, true), HasKey: true, Order: store.OrderRankAsc, Limit: 1, SkipHeld: true}
+}
+
+// serverQuery is the child query of instanceQuery in a claim: an
+// instance's available game servers (Key availableKey(instance ID), the
+// instance ID the end of its record's ID: store.FirstWithChild's idFrom
+// is len(instanceID(group, ""))), the oldest first, passing over those
+// held.
+func serverQuery(group string) store.Query {
+	return store.Query{Kind: kindServer, Parent: group, HasParent: true,
+		Key: availableKey(""), HasKey: true, Order: store.OrderRankAsc, SkipHeld: true}
 }
 
 // takeClaim claims g (which was busy as stored if wasBusy) on inst at now.

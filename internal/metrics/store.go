@@ -173,6 +173,21 @@ func (t *countingTx) List(ctx context.Context, q store.Query) ([]store.Record, s
 	return recs, next, err
 }
 
+// FirstWithChild is store.FirstWithChild on the transaction (one
+// statement where it can), remembering the Keys of the watched records
+// it returns as List does (the records it passed over are not written).
+func (t *countingTx) FirstWithChild(ctx context.Context, q, child store.Query, idFrom int) (store.Record, store.Record, bool, error) {
+	p, c, found, err := store.FirstWithChild(ctx, t.Tx, q, child, idFrom)
+	if err == nil && found {
+		for _, r := range []store.Record{p, c} {
+			if watched(r.Kind) {
+				t.remember(r.Kind, r.ID, r.Key)
+			}
+		}
+	}
+	return p, c, found, err
+}
+
 // Unheld is the transaction reading without holding (store.Unheld): its
 // Gets and Lists go to the wrapped transaction's unheld reads, its writes
 // are counted here.
@@ -199,6 +214,10 @@ func (u unheldCountingTx) GetMany(ctx context.Context, kind store.Kind, ids []st
 
 func (u unheldCountingTx) GetRefs(ctx context.Context, refs []store.Ref) ([]store.Got, error) {
 	return store.GetRefs(ctx, u.reads, refs)
+}
+
+func (u unheldCountingTx) FirstWithChild(ctx context.Context, q, child store.Query, idFrom int) (store.Record, store.Record, bool, error) {
+	return store.FirstWithChild(ctx, u.reads, q, child, idFrom)
 }
 
 func (u unheldCountingTx) List(ctx context.Context, q store.Query) ([]store.Record, string, error) {

@@ -130,3 +130,59 @@ func GetRefs(ctx context.Context, tx Tx, refs []Ref) ([]Got, error) {
 	}
 	return out, nil
 }
+
+// ChildFinder is implemented by the Tx of a store that finds a record and
+// its first child in one statement (PostgreSQL): FirstWithChild is
+// FirstWithChildByLists in one round trip.
+type ChildFinder interface {
+	FirstWithChild(ctx context.Context, q, child Query, idFrom int) (parent, first Record, found bool, err error)
+}
+
+// FirstWithChild returns the first record of q, in q's order, that has a
+// child, and its first child in child's order. A child of a record r is a
+// record that child selects whose Key is child.Key followed by r.ID from
+// its byte idFrom on (child.HasKey must be set: child.Key is that prefix;
+// idFrom skips a prefix of the IDs, as a group's name in an instance's).
+// found is false when no record of q has one. The Limit and After of both
+// queries are ignored. It reads as FirstWithChildByLists: in a Claim it
+// holds every record of q it looked at (those passed over for want of a
+// child too) and the child it returns, and SkipHeld passes over held
+// records in either query. One round trip where tx is a ChildFinder. (A
+// claim's busiest instance with an available game server, and that game
+// server.)
+func FirstWithChild(ctx context.Context, tx Tx, q, child Query, idFrom int) (Record, Record, bool, error) {
+	if !child.HasKey || idFrom < 0 {
+		return Record{}, Record{}, false, errors.New("store: FirstWithChild: the child query has no Key prefix, or idFrom is negative")
+	}
+	if f, ok := tx.(ChildFinder); ok {
+		return f.FirstWithChild(ctx, q, child, idFrom)
+	}
+	return FirstWithChildByLists(ctx, tx, q, child, idFrom)
+}
+
+// FirstWithChildByLists is FirstWithChild as Lists: q one record at a
+// time, and for each the first of its children, until one has a child.
+func FirstWithChildByLists(ctx context.Context, tx Tx, q, child Query, idFrom int) (Record, Record, bool, error) {
+	q.Limit, q.After = 1, ""
+	prefix := child.Key
+	child.Limit, child.After = 1, ""
+	for {
+		recs, next, err := tx.List(ctx, q)
+		if err != nil || len(recs) == 0 {
+			return Record{}, Record{}, false, err
+		}
+		id := recs[0].ID
+		child.Key = prefix + id[min(idFrom, len(id)):]
+		kids, _, err := tx.List(ctx, child)
+		if err != nil {
+			return Record{}, Record{}, false, err
+		}
+		if len(kids) == 1 {
+			return recs[0], kids[0], true, nil
+		}
+		if next == "" {
+			return Record{}, Record{}, false, nil
+		}
+		q.After = next
+	}
+}

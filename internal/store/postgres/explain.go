@@ -16,7 +16,26 @@ func (s *Store) Explain(ctx context.Context, q store.Query, claim bool) (string,
 	if err != nil {
 		return "", err
 	}
-	rows, err := s.pool.Query(ctx, "EXPLAIN "+p.shape.sql(), p.args...)
+	return s.explain(ctx, p.shape.sql(), p.args)
+}
+
+// ExplainChild is Explain for the statement of a store.FirstWithChild
+// of q and child.
+func (s *Store) ExplainChild(ctx context.Context, q, child store.Query, idFrom int, claim bool) (string, error) {
+	q.Limit, q.After, child.Limit, child.After = 0, "", 0, ""
+	pp, err := planQuery(q, false, claim)
+	if err != nil {
+		return "", err
+	}
+	cp, err := planQuery(child, false, claim)
+	if err != nil {
+		return "", err
+	}
+	return s.explain(ctx, childSQL(pp.shape, cp.shape), childArgs(pp, cp, child, idFrom))
+}
+
+func (s *Store) explain(ctx context.Context, sql string, args []any) (string, error) {
+	rows, err := s.pool.Query(ctx, "EXPLAIN "+sql, args...)
 	if err != nil {
 		return "", connErr(ctx, "explain", err)
 	}

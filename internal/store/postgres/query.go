@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -72,21 +73,33 @@ type shape struct {
 
 // sql returns the statement text of k.
 func (k shape) sql() string {
+	n := 0
+	arg := func() string { n++; return "$" + itoa(n) }
+	return k.text(arg, nil, "")
+}
+
+// text returns the statement text of k, its placeholders numbered by arg
+// in the order of the arguments (kind first). keyIs, when set, turns the
+// Key's placeholder into the SQL that Key equals; limit, when set, is the
+// SQL after its ORDER BY in place of a LIMIT placeholder.
+func (k shape) text(arg func() string, keyIs func(string) string, limit string) string {
 	var b strings.Builder
 	switch {
 	case k.count:
-		b.WriteString(`SELECT count(*) FROM hoist_records WHERE kind = $1`)
+		b.WriteString(`SELECT count(*) FROM hoist_records WHERE kind = `)
 	case k.noData:
-		b.WriteString(`SELECT id, parent, key, rank, seq, NULL::bytea FROM hoist_records WHERE kind = $1`)
+		b.WriteString(`SELECT id, parent, key, rank, seq, NULL::bytea AS data FROM hoist_records WHERE kind = `)
 	default:
-		b.WriteString(`SELECT id, parent, key, rank, seq, data FROM hoist_records WHERE kind = $1`)
+		b.WriteString(`SELECT id, parent, key, rank, seq, data FROM hoist_records WHERE kind = `)
 	}
-	n := 2
-	arg := func() string { n++; return "$" + itoa(n-1) }
+	b.WriteString(arg())
 	if k.parent {
 		b.WriteString(` AND parent = ` + arg())
 	}
-	if k.key {
+	switch {
+	case k.key && keyIs != nil:
+		b.WriteString(` AND key = ` + keyIs(arg()))
+	case k.key:
 		b.WriteString(` AND key = ` + arg())
 	}
 	if k.rankMax {
@@ -99,7 +112,10 @@ func (k shape) sql() string {
 		b.WriteString(sqlorder.After(k.order, k.desc, arg))
 	}
 	b.WriteString(sqlorder.By(k.order, k.desc))
-	b.WriteString(` LIMIT ` + arg())
+	if limit == "" {
+		limit = ` LIMIT ` + arg()
+	}
+	b.WriteString(limit)
 	switch {
 	case k.lock && k.skip:
 		b.WriteString(` FOR UPDATE SKIP LOCKED`)
@@ -329,4 +345,69 @@ func countRecords(ctx context.Context, q querier, sq store.Query) (int, error) {
 	}
 	rows.Close()
 	return int(n), rows.Err()
+}
+
+// childSQL returns the statement of FirstWithChild for the shapes of its
+// two queries, whose arguments are the first's (without cursor or limit),
+// then the second's (its Key the children's prefix, followed by where the
+// record's ID is taken from, 1-based; no cursor or limit):
+// the records of the first in its order, each joined with its first
+// child, the first pair answered. The first query's records are read
+// (and in a Claim locked) one at a time as the join asks for them, the
+// next only when the one before had no child; the join can only be a
+// nested loop with the first query outside (the child's Key depends on the
+// record's ID), so the pairs come in the first query's order: the first
+// query's ORDER BY is kept by its OFFSET 0, which keeps PostgreSQL from
+// merging it into the join (where its order would be dropped).
+func childSQL(ps, cs shape) string {
+	n := 0
+	arg := func() string { n++; return "$" + itoa(n) }
+	parent := ps.text(arg, nil, ` OFFSET 0`)
+	child := cs.text(arg, func(prefix string) string { return prefix + ` || substr(p.id, ` + arg() + `)` }, ` LIMIT 1`)
+	return `SELECT p.id, p.parent, p.key, p.rank, p.seq, p.data, c.id, c.parent, c.key, c.rank, c.seq, c.data FROM (` +
+		parent + `) p CROSS JOIN LATERAL (` + child + `) c LIMIT 1`
+}
+
+// childArgs are the arguments of childSQL for the plans of its two
+// queries (without cursor or limit; the second's with a Key) and idFrom:
+// each plan's but its last, its LIMIT (NULL), which childSQL leaves out,
+// and after the second's Key, where the ID is taken from (1-based).
+func childArgs(pp, cp plan, cq store.Query, idFrom int) []any {
+	args := append(pp.args[:len(pp.args)-1:len(pp.args)-1], cp.args[:len(cp.args)-1]...)
+	key := len(pp.args) - 1 + 1 // the second's kind, then its parent, then its key
+	if cq.HasParent {
+		key++
+	}
+	return slices.Insert(args, key+1, any(int32(min(idFrom, math.MaxInt32-1)+1)))
+}
+
+// firstWithChild runs FirstWithChild's statement; lock: a Claim's (see
+// shape.lock).
+func firstWithChild(ctx context.Context, q querier, pq, cq store.Query, idFrom int, lock bool) (store.Record, store.Record, bool, error) {
+	pq.Limit, pq.After, cq.Limit, cq.After = 0, "", 0, ""
+	pp, err := planQuery(pq, false, lock)
+	if err != nil {
+		return store.Record{}, store.Record{}, false, err
+	}
+	cp, err := planQuery(cq, false, lock)
+	if err != nil {
+		return store.Record{}, store.Record{}, false, err
+	}
+	rows, err := q.Query(ctx, childSQL(pp.shape, cp.shape), childArgs(pp, cp, cq, idFrom)...)
+	if err != nil {
+		return store.Record{}, store.Record{}, false, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return store.Record{}, store.Record{}, false, rows.Err()
+	}
+	p, c := store.Record{Kind: pq.Kind}, store.Record{Kind: cq.Kind}
+	var pid, pparent, pkey, cid, cparent, ckey []byte
+	if err := rows.Scan(&pid, &pparent, &pkey, &p.Rank, &p.Seq, &p.Data, &cid, &cparent, &ckey, &c.Rank, &c.Seq, &c.Data); err != nil {
+		return store.Record{}, store.Record{}, false, err
+	}
+	p.ID, p.Parent, p.Key = string(pid), string(pparent), string(pkey)
+	c.ID, c.Parent, c.Key = string(cid), string(cparent), string(ckey)
+	rows.Close()
+	return p, c, true, rows.Err()
 }

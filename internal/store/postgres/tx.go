@@ -324,6 +324,23 @@ func (tx *writeTx) List(ctx context.Context, q store.Query) ([]store.Record, str
 	return recs, next, err
 }
 
+// FirstWithChild implements store.ChildFinder: in a Claim it holds what
+// it reads, as List does.
+func (tx *writeTx) FirstWithChild(ctx context.Context, q, child store.Query, idFrom int) (store.Record, store.Record, bool, error) {
+	return tx.firstWithChild(ctx, q, child, idFrom, tx.claim)
+}
+
+func (tx *writeTx) firstWithChild(ctx context.Context, q, child store.Query, idFrom int, lock bool) (store.Record, store.Record, bool, error) {
+	if err := tx.check(ctx); err != nil {
+		return store.Record{}, store.Record{}, false, err
+	}
+	p, c, found, err := firstWithChild(ctx, tx.c, q, child, idFrom, lock)
+	if err != nil {
+		return store.Record{}, store.Record{}, false, tx.fail(ctx, "first "+string(q.Kind)+" with a "+string(child.Kind), err)
+	}
+	return p, c, found, nil
+}
+
 // Unheld returns the transaction reading without locking what it reads
 // (store.Unheld): a Claim's Gets and Lists as an Update's, its writes
 // tx's. Outside a Claim it is tx.
@@ -372,6 +389,10 @@ func (u unheldTx) List(ctx context.Context, q store.Query) ([]store.Record, stri
 		return nil, "", u.fail(ctx, "list "+string(q.Kind), err)
 	}
 	return recs, next, err
+}
+
+func (u unheldTx) FirstWithChild(ctx context.Context, q, child store.Query, idFrom int) (store.Record, store.Record, bool, error) {
+	return u.firstWithChild(ctx, q, child, idFrom, false)
 }
 
 func (tx *writeTx) Count(ctx context.Context, q store.Query) (int, error) {
@@ -574,3 +595,15 @@ func (tx *readTx) InsertNew(context.Context, store.Record) error    { return err
 func (tx *readTx) Replace(context.Context, store.Record) error      { return errReadOnly }
 func (tx *readTx) Put(context.Context, store.Record) error          { return errReadOnly }
 func (tx *readTx) Delete(context.Context, store.Kind, string) error { return errReadOnly }
+
+// FirstWithChild implements store.ChildFinder.
+func (tx *readTx) FirstWithChild(ctx context.Context, q, child store.Query, idFrom int) (store.Record, store.Record, bool, error) {
+	if err := tx.check(ctx); err != nil {
+		return store.Record{}, store.Record{}, false, err
+	}
+	p, c, found, err := firstWithChild(ctx, tx.c, q, child, idFrom, false)
+	if err != nil {
+		return store.Record{}, store.Record{}, false, connErr(ctx, "first "+string(q.Kind)+" with a "+string(child.Kind), err)
+	}
+	return p, c, found, nil
+}

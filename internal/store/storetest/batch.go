@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -12,9 +13,10 @@ import (
 	"github.com/hoistgg/hoist/internal/store"
 )
 
-// The batch helpers: store.GetMany, store.GetRefs, store.InsertNew and
-// store.Replace, which a backend may serve in fewer round trips
-// (store.ManyGetter, store.RefsGetter, store.NewInserter, store.Replacer)
+// The batch helpers: store.GetMany, store.GetRefs, store.InsertNew,
+// store.Replace and store.FirstWithChild, which a backend may serve in
+// fewer round trips (store.ManyGetter, store.RefsGetter,
+// store.NewInserter, store.Replacer, store.ChildFinder)
 // and which must then mean what their one-record forms mean.
 var batchTests = []test{
 	{"GetMany", plain(testGetMany)},
@@ -26,6 +28,8 @@ var batchTests = []test{
 	{"InsertNewExisting", plain(testInsertNewExisting)},
 	{"InsertNewWatched", plain(testInsertNewWatched)},
 	{"Replace", plain(testReplace)},
+	{"FirstWithChild", plain(testFirstWithChild)},
+	{"FirstWithChildClaimsDistinct", plain(testFirstWithChildClaimsDistinct)},
 }
 
 // testGetMany: the records that exist, in the order asked, each once; in a
@@ -366,3 +370,197 @@ func testReplace(t *testing.T, s store.Store) {
 		t.Error("Replace in a View succeeded")
 	}
 }
+
+// testFirstWithChild: the first parent in its query's order that has a
+// child (a record of the child query whose Key is the prefix followed by
+// the parent's ID from byte idFrom on: "g/i2" has the children of Key
+// "A/i2" with idFrom 2), with its first child in the child query's order;
+// parents of other keys, and children of other parents, kinds or
+// prefixes, do not count; the transaction's own writes are seen; in a
+// View, an Update and a Claim alike, with and without SkipHeld.
+func testFirstWithChild(t *testing.T, s store.Store) {
+	insert(t, s,
+		store.Record{Kind: kindItem, ID: "g/i1", Parent: "g", Key: "on", Rank: -3}, // the busiest, no child
+		store.Record{Kind: kindItem, ID: "g/i2", Parent: "g", Key: "on", Rank: -2, Data: []byte("two")},
+		store.Record{Kind: kindItem, ID: "g/i3", Parent: "g", Key: "on", Rank: -2},
+		store.Record{Kind: kindItem, ID: "g/i0", Parent: "g", Key: "off", Rank: -9},
+		store.Record{Kind: kindItem, ID: "h/h1", Parent: "h", Key: "on", Rank: -9},
+		// Children: i1's are of another group, kind or prefix.
+		store.Record{Kind: kindOther, ID: "x1", Parent: "other", Key: "A/i1"},
+		store.Record{Kind: kindItem, ID: "x2", Parent: "g", Key: "A/i1"},
+		store.Record{Kind: kindOther, ID: "x3", Parent: "g", Key: "B/i1"},
+		store.Record{Kind: kindOther, ID: "x4", Parent: "g", Key: "A/i0"},
+		store.Record{Kind: kindOther, ID: "x5", Parent: "g", Key: "A/h1"},
+		store.Record{Kind: kindOther, ID: "s9", Parent: "g", Key: "A/i2", Rank: 9},
+		store.Record{Kind: kindOther, ID: "s4", Parent: "g", Key: "A/i2", Rank: 4, Data: []byte("four")},
+		store.Record{Kind: kindOther, ID: "s5", Parent: "g", Key: "A/i3", Rank: 5},
+	)
+	q := store.Query{Kind: kindItem, Parent: "g", HasParent: true, Key: "on", HasKey: true, Order: store.OrderRankAsc, Limit: 7, After: "ignored"}
+	child := store.Query{Kind: kindOther, Parent: "g", HasParent: true, Key: "A/", HasKey: true, Order: store.OrderRankAsc, Limit: 3}
+	want := func(tx store.Tx, q, child store.Query, parent, first string) error {
+		p, c, found, err := store.FirstWithChild(t.Context(), tx, q, child, 2)
+		switch {
+		case err != nil:
+			return err
+		case parent == "" && found:
+			return fmt.Errorf("found %s with %s, want none", p.ID, c.ID)
+		case parent == "":
+			return nil
+		case !found || p.ID != "g/"+parent || c.ID != first:
+			return fmt.Errorf("found %v: %s with %s, want g/%s with %s", found, p.ID, c.ID, parent, first)
+		case p.Kind != q.Kind || c.Kind != child.Kind || c.Key != "A/"+parent || p.Seq <= 0 || c.Seq <= 0:
+			return fmt.Errorf("records %+v and %+v", p, c)
+		}
+		return nil
+	}
+	for _, skip := range []bool{false, true} {
+		q.SkipHeld, child.SkipHeld = skip, skip
+		inEveryTx(t, s, func(tx store.Tx) error {
+			if err := want(tx, q, child, "i2", "s4"); err != nil {
+				return err
+			}
+			p, c, _, _ := store.FirstWithChild(t.Context(), tx, q, child, 2)
+			if string(p.Data) != "two" || string(c.Data) != "four" || p.Rank != -2 || c.Rank != 4 || p.Key != "on" || c.Parent != "g" {
+				return fmt.Errorf("data %q and %q, records %+v and %+v", p.Data, c.Data, p, c)
+			}
+			nd, ndc := q, child
+			nd.NoData, ndc.NoData = true, true
+			if p, c, _, err := store.FirstWithChild(t.Context(), tx, nd, ndc, 2); err != nil || p.Data != nil || c.Data != nil || p.ID != "g/i2" {
+				return fmt.Errorf("NoData: %+v and %+v (%v)", p, c, err)
+			}
+			other := child
+			other.Parent = "none"
+			if err := want(tx, q, other, "", ""); err != nil {
+				return err
+			}
+			// From byte 0: the children of Key "A/g/i2" (none).
+			if _, _, found, err := store.FirstWithChild(t.Context(), tx, q, child, 0); err != nil || found {
+				return fmt.Errorf("idFrom 0: found %v (%v), want none", found, err)
+			}
+			return nil
+		})
+	}
+	// Its own writes: a child for i1 (now the first), then i1 gone.
+	for _, run := range []func(context.Context, func(store.Tx) error) error{s.Update, s.Claim} {
+		err := run(t.Context(), func(tx store.Tx) error {
+			if err := tx.Put(t.Context(), store.Record{Kind: kindOther, ID: "s1", Parent: "g", Key: "A/i1", Rank: 1}); err != nil {
+				return err
+			}
+			if err := want(tx, q, child, "i1", "s1"); err != nil {
+				return err
+			}
+			if err := tx.Delete(t.Context(), kindItem, "g/i1"); err != nil {
+				return err
+			}
+			if err := want(tx, q, child, "i2", "s4"); err != nil {
+				return err
+			}
+			return errors.New("rolled back")
+		})
+		if err == nil || err.Error() != "rolled back" {
+			t.Fatal(err)
+		}
+	}
+	err := s.View(t.Context(), func(tx store.Tx) error {
+		_, _, _, err := store.FirstWithChild(t.Context(), tx, q, store.Query{Kind: kindOther}, 0)
+		if err == nil {
+			return errors.New("a child query without a Key prefix was taken")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+}
+
+// testFirstWithChildClaimsDistinct: the claim pattern of FleetIQ. Workers
+// in Claims each take the first child (Rank order) of the first parent
+// that has one, passing over held records, move it to Key "taken" and
+// count it in its parent's Data, until no child is left: every child is
+// taken once, and every parent counts its own.
+func testFirstWithChildClaimsDistinct(t *testing.T, s store.Store) {
+	const parents, per, workers = 6, 10, 12
+	var recs []store.Record
+	for p := range parents {
+		pid := "p" + strconv.Itoa(p)
+		recs = append(recs, store.Record{Kind: kindItem, ID: pid, Parent: "g", Key: "on", Rank: int64(p % 3), Data: []byte("0")})
+		for c := range per {
+			recs = append(recs, store.Record{Kind: kindOther, ID: fmt.Sprintf("%s-c%02d", pid, c), Parent: "g", Key: "A/" + pid, Rank: int64(c)})
+		}
+	}
+	insert(t, s, recs...)
+	q := store.Query{Kind: kindItem, Parent: "g", HasParent: true, Key: "on", HasKey: true, Order: store.OrderRankAsc, SkipHeld: true}
+	child := store.Query{Kind: kindOther, Parent: "g", HasParent: true, Key: "A/", HasKey: true, Order: store.OrderRankAsc, SkipHeld: true}
+	taken := store.Query{Kind: kindOther, Parent: "g", HasParent: true, Key: "taken", HasKey: true}
+	var mu sync.Mutex
+	took := map[string]int{}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for {
+				var got string
+				err := s.Claim(t.Context(), func(tx store.Tx) error {
+					got = ""
+					p, c, found, err := store.FirstWithChild(t.Context(), tx, q, child, 0)
+					if err == nil && !found {
+						// Done, or the rest are held: then this Claim runs
+						// again (waiting for a held parent while holding
+						// one could deadlock with a Claim doing the
+						// opposite).
+						n, err := tx.Count(t.Context(), taken)
+						if err == nil && n < parents*per {
+							err = errHeld
+						}
+						return err
+					}
+					if err != nil {
+						return err
+					}
+					n, err := strconv.Atoi(string(p.Data))
+					if err != nil {
+						return err
+					}
+					p.Data = []byte(strconv.Itoa(n + 1))
+					c.Key, c.Data = "taken", []byte(p.ID)
+					if err := tx.Put(t.Context(), p); err != nil {
+						return err
+					}
+					got = c.ID
+					return tx.Put(t.Context(), c)
+				})
+				if errors.Is(err, errHeld) {
+					runtime.Gosched()
+					continue
+				}
+				if err != nil {
+					t.Errorf("worker %d: %v", w, err)
+					return
+				}
+				if got == "" {
+					return
+				}
+				mu.Lock()
+				took[got]++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(took) != parents*per {
+		t.Errorf("%d children taken, want %d", len(took), parents*per)
+	}
+	for id, n := range took {
+		if n != 1 {
+			t.Errorf("%s taken %d times", id, n)
+		}
+	}
+	for p := range parents {
+		pid := "p" + strconv.Itoa(p)
+		if got := string(mustGet(t, s, kindItem, pid).Data); got != strconv.Itoa(per) {
+			t.Errorf("%s counts %s children, want %d", pid, got, per)
+		}
+	}
+}
+
+// errHeld: what a Claim looked for is held by others; it runs again.
+var errHeld = errors.New("storetest: held by another Claim")
