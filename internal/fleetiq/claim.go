@@ -199,12 +199,14 @@ func takeClaim(ctx context.Context, tx store.Tx, g *serverRec, inst *instanceRec
 	return putInstance(ctx, tx, inst)
 }
 
-// claimOne claims the game server id. It is a ConflictException when the
+// claimOne claims the game server id, reading it with its instance in one
+// round trip when this replica knows the instance (readWithInstance). It
+// is a ConflictException when the
 // game server is UTILIZED, already CLAIMED, or on an instance whose status
 // the filter does not allow (a DRAINING instance without DRAINING in the
 // filter; a SPOT_TERMINATING instance always).
 func (s *Service) claimOne(ctx context.Context, tx store.Tx, nameOrARN, id string, statuses []api.GameServerInstanceStatus, data *string, now time.Time) (*serverRec, error) {
-	g, err := findServer(ctx, tx, nameOrARN, id)
+	g, inst, err := s.readWithInstance(ctx, tx, nameOrARN, id)
 	if err != nil {
 		return nil, err
 	}
@@ -216,9 +218,10 @@ func (s *Service) claimOne(ctx context.Context, tx store.Tx, nameOrARN, id strin
 	case g.Claimed:
 		return nil, api.NewConflictException("Game server %s is already CLAIMED", id)
 	}
-	inst, err := loadInstance(ctx, tx, g.Group, g.Instance)
-	if err != nil {
-		return nil, err
+	if inst == nil { // not known to this replica, or not the one it knew
+		if inst, err = loadInstance(ctx, tx, g.Group, g.Instance); err != nil {
+			return nil, err
+		}
 	}
 	if inst == nil {
 		return nil, fmt.Errorf("fleetiq: instance %s of game server %s missing", g.Instance, id)

@@ -60,19 +60,28 @@ func (k *knownInstances) lookup(id string) (string, bool) {
 
 // readForUpdate reads the game server an UpdateGameServer names, as
 // findServer does, and, for an update to AVAILABLE (which moves a
-// UTILIZED game server back to its instance's available ones) of a game
-// server whose instance the replica knows, that instance too, in the same
-// round trip, holding both in that order (the order in which an update
-// without the instance would hold them). inst is nil when it was not read,
-// does not exist, or is not the game server's (recount then reads it).
+// UTILIZED game server back to its instance's available ones), its
+// instance as readWithInstance does.
 func (s *Service) readForUpdate(ctx context.Context, tx store.Tx, in *api.UpdateGameServerInput) (g *serverRec, inst *instanceRec, err error) {
 	group, id := api.ToString(in.GameServerGroupName), api.ToString(in.GameServerId)
-	instID, known := "", false
-	if in.UtilizationStatus == api.GameServerUtilizationStatusAvailable {
-		instID, known = s.known.lookup(id)
-	}
-	if !known {
+	if in.UtilizationStatus != api.GameServerUtilizationStatusAvailable {
 		g, err = findServer(ctx, tx, group, id)
+		s.known.note(g)
+		return g, nil, err
+	}
+	return s.readWithInstance(ctx, tx, group, id)
+}
+
+// readWithInstance reads game server id of the group groupNameOrARN
+// names, as findServer does, and, when the replica knows its instance,
+// that instance in the same round trip, holding both in that order (the
+// order in which a read of the game server, then of its instance, holds
+// them). inst is nil when it was not read, does not exist, or is not the
+// game server's (the caller then reads it).
+func (s *Service) readWithInstance(ctx context.Context, tx store.Tx, groupNameOrARN, id string) (g *serverRec, inst *instanceRec, err error) {
+	instID, known := s.known.lookup(id)
+	if !known {
+		g, err = findServer(ctx, tx, groupNameOrARN, id)
 		s.known.note(g)
 		return g, nil, err
 	}
@@ -83,7 +92,7 @@ func (s *Service) readForUpdate(ctx context.Context, tx store.Tx, in *api.Update
 	if g, err = gotAs[serverRec](got[0]); err != nil {
 		return nil, nil, err
 	}
-	if err = serverIn(g, group, id); err != nil {
+	if err = serverIn(g, groupNameOrARN, id); err != nil {
 		return nil, nil, err
 	}
 	s.known.note(g)

@@ -90,6 +90,23 @@ func testKnownInstances(t *testing.T, h *harness) {
 	update(b, utilized)
 	update(a, available)
 	wantReads("AVAILABLE with a stale entry", pair("i-2"), "Get "+string(kindInstance)+"/"+instanceID(seedGroup, "i-1"))
+	// A claim of the game server by name reads it with its instance too;
+	// with a stale entry (B moved it to i-2), then the right instance.
+	claim := func(what string, reads ...string) {
+		t.Helper()
+		traced.reset()
+		if _, err := a.ClaimGameServer(h.ctx, &api.ClaimGameServerInput{GameServerGroupName: api.String(seedGroup), GameServerId: api.String("gs-1")}); err != nil {
+			t.Fatal(err)
+		}
+		wantReads(what, reads...)
+		h.checkCounts()
+		update(a, utilized)
+		update(a, available)
+	}
+	update(a, available)
+	claim("ClaimGameServer by name", pair("i-1"))
+	moveTo("i-2")
+	claim("ClaimGameServer by name with a stale entry", pair("i-1"), "Get "+string(kindInstance)+"/"+instanceID(seedGroup, "i-2"))
 	// The game server named in another group is not found, as without the
 	// entry.
 	_, err := a.UpdateGameServer(h.ctx, &api.UpdateGameServerInput{GameServerGroupName: api.String("other"),

@@ -370,3 +370,50 @@ func TestClaimInstanceQueryReadsInOrder(t *testing.T) {
 	}
 	t.Logf("the claim's read:\n%s", plan)
 }
+
+// TestClaimCycleRoundTripsOnPostgres pins what the load generator's loop
+// costs on PostgreSQL, in round trips to the database (the store's
+// Stats.RoundTrips): ClaimGameServer 2 (its instance and game server in
+// one statement, then the writes with COMMIT), UpdateGameServer UTILIZED
+// 2 and AVAILABLE 2 (its game server and the instance this replica knows
+// for it in one batch), for a claim of any game server and of a named
+// one.
+func TestClaimCycleRoundTripsOnPostgres(t *testing.T) {
+	h := newPostgresHarness(t)
+	pg := h.st.(*postgres.Store)
+	h.group(seedGroup)
+	h.register(seedGroup, "gs-1", "i-1")
+	h.register(seedGroup, "gs-2", "i-2")
+	trips := func(what string, want int64, call func() error) {
+		t.Helper()
+		before := pg.Stats().RoundTrips
+		if err := call(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if got := pg.Stats().RoundTrips - before; got != want {
+			t.Errorf("%s: %d round trips, want %d", what, got, want)
+		}
+	}
+	for _, named := range []bool{false, true} {
+		var id string
+		trips("ClaimGameServer", 2, func() error {
+			in := &api.ClaimGameServerInput{GameServerGroupName: api.String(seedGroup)}
+			if named {
+				in.GameServerId = api.String("gs-2")
+			}
+			out, err := h.svc.ClaimGameServer(h.ctx, in)
+			if err == nil {
+				id = api.ToString(out.GameServer.GameServerId)
+			}
+			return err
+		})
+		for _, st := range []api.GameServerUtilizationStatus{api.GameServerUtilizationStatusUtilized, api.GameServerUtilizationStatusAvailable} {
+			trips("UpdateGameServer "+string(st), 2, func() error {
+				_, err := h.svc.UpdateGameServer(h.ctx, &api.UpdateGameServerInput{GameServerGroupName: api.String(seedGroup),
+					GameServerId: api.String(id), UtilizationStatus: st})
+				return err
+			})
+		}
+	}
+	h.checkCounts()
+}

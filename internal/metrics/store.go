@@ -313,6 +313,25 @@ func (t *countingTx) Delete(ctx context.Context, kind store.Kind, id string) err
 	return nil
 }
 
+// DeleteMany is store.DeleteMany on the transaction (one statement where
+// it can); a kind the metrics watch or count is deleted one record at a
+// time, as Delete does, so that each is counted.
+func (t *countingTx) DeleteMany(ctx context.Context, kind store.Kind, ids []string) error {
+	if watched(kind) || countedInsert(kind) {
+		for _, id := range ids {
+			if err := t.Delete(ctx, kind, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := store.DeleteMany(ctx, t.Tx, kind, ids); err != nil {
+		return err
+	}
+	t.writes += len(ids)
+	return nil
+}
+
 // readBefore reads the Key a watched record had before this transaction,
 // unless the transaction has read or written it already.
 func (t *countingTx) readBefore(ctx context.Context, kind store.Kind, id string) error {

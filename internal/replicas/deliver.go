@@ -109,18 +109,17 @@ func (ib *Inbox) failed(ctx context.Context, target string, route Route, id stri
 	return nil
 }
 
-// remove deletes delivered messages (one already gone is no error).
+// remove deletes delivered messages (one already gone is no error): one
+// statement, sent with the COMMIT of a Claim (on PostgreSQL a READ
+// COMMITTED transaction: deleting rows by ID needs no serializable
+// snapshot, and a poster reading the target's last message while it goes
+// either numbers its message after it or, finding none, from 1).
 func (ib *Inbox) remove(ctx context.Context, msgIDs []string) error {
 	if len(msgIDs) == 0 {
 		return nil
 	}
-	return ib.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		for _, id := range msgIDs {
-			if err := tx.Delete(ctx, KindInboxMessage, id); err != nil && !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-		}
-		return nil
+	return ib.cfg.Store.Claim(ctx, func(tx store.Tx) error {
+		return store.DeleteMany(ctx, tx, KindInboxMessage, msgIDs)
 	})
 }
 
@@ -165,12 +164,11 @@ func (ib *Inbox) drop(ctx context.Context, target string, route Route, replica, 
 			return err
 		}
 		dropped = recs
-		for _, rec := range recs {
-			if err := tx.Delete(ctx, KindInboxMessage, rec.ID); err != nil {
-				return err
-			}
+		gone := make([]string, len(recs))
+		for i, rec := range recs {
+			gone[i] = rec.ID
 		}
-		return nil
+		return store.DeleteMany(ctx, tx, KindInboxMessage, gone)
 	})
 	if err != nil {
 		return err

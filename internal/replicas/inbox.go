@@ -55,8 +55,8 @@ const (
 	// pageSize is how many messages a pass reads at once.
 	pageSize = 256
 	// passWorkers is how many targets a pass handles at once: each
-	// target costs a read and a delete of its messages, a few round trips
-	// and a commit, so that a burst of messages for many processes (a
+	// target costs a read of its messages and their delete, a few round
+	// trips and a commit, so that a burst of messages for many processes (a
 	// placement burst's game sessions) is not delivered one commit after
 	// another.
 	passWorkers = 8
@@ -159,7 +159,8 @@ func (ib *Inbox) PostTx(ctx context.Context, tx store.Tx, replica, target string
 	if err != nil {
 		return err
 	}
-	return tx.Insert(ctx, store.Record{Kind: KindInboxMessage, ID: ids.UUID(), Parent: replica, Key: target,
+	// A random ID: inserted with the commit, without a round trip of its own.
+	return store.InsertNew(ctx, tx, store.Record{Kind: KindInboxMessage, ID: ids.UUID(), Parent: replica, Key: target,
 		Rank: rank, Data: data})
 }
 

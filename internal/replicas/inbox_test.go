@@ -409,3 +409,56 @@ func TestInboxPassHandlesTargetsAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestInboxRoundTripsOnPostgres pins what a message costs on PostgreSQL,
+// in round trips (the store's Stats.RoundTrips): posting one in a
+// transaction adds one (the read of the target's last message; the insert
+// goes with COMMIT); a pass over two targets costs two for the targets (a
+// read and the end of its transaction) and four a target: its holder,
+// its messages, the end of that read, and one delete of all it delivered
+// sent with its COMMIT.
+func TestInboxRoundTripsOnPostgres(t *testing.T) {
+	sts := stores["postgres"](t, 2)
+	a, b := sts[0].(*postgres.Store), sts[1].(*postgres.Store)
+	ctx := t.Context()
+	ibA, _ := replica(a, "A", time.Hour)
+	ibB, sk := replica(b, "B", time.Hour)
+	hold(t, a, "p1", "B")
+	hold(t, a, "p2", "B")
+	trips := func(st *postgres.Store, call func() error) int64 {
+		t.Helper()
+		before := st.Stats().RoundTrips
+		if err := call(); err != nil {
+			t.Fatal(err)
+		}
+		return st.Stats().RoundTrips - before
+	}
+	for i, target := range []string{"p1", "p1", "p2"} {
+		alone := trips(a, func() error { return a.Update(ctx, func(tx store.Tx) error { return nil }) })
+		with := trips(a, func() error {
+			return a.Update(ctx, func(tx store.Tx) error {
+				if err := tx.Put(ctx, store.Record{Kind: "TestCounter", ID: target}); err != nil {
+					return err
+				}
+				return ibA.PostTx(ctx, tx, "B", Target(TargetProcess, target), i)
+			})
+		})
+		without := trips(a, func() error {
+			return a.Update(ctx, func(tx store.Tx) error {
+				return tx.Put(ctx, store.Record{Kind: "TestCounter", ID: target})
+			})
+		})
+		if alone != 0 || with-without != 1 {
+			t.Errorf("a post costs %d round trips (a transaction %d, without the post %d), want 1 more", with, alone, without)
+		}
+	}
+	if got := trips(b, func() error { return ibB.Pass(ctx) }); got != 2+2*4 {
+		t.Errorf("a pass over 2 targets and 3 messages: %d round trips, want %d", got, 2+2*4)
+	}
+	if got1, got2 := sk.of("p1"), sk.of("p2"); len(got1) != 2 || len(got2) != 1 {
+		t.Errorf("delivered %v and %v, want 2 and 1", got1, got2)
+	}
+	if n := messages(t, a); n != 0 {
+		t.Errorf("%d messages left after the pass", n)
+	}
+}

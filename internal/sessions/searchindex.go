@@ -333,6 +333,15 @@ func (t notingTx) Delete(ctx context.Context, kind store.Kind, id string) error 
 	return t.Tx.Delete(ctx, kind, id)
 }
 
+// DeleteMany implements store.ManyDeleter (store.DeleteMany on the
+// wrapped transaction).
+func (t notingTx) DeleteMany(ctx context.Context, kind store.Kind, ids []string) error {
+	for _, id := range ids {
+		t.note(kind, id)
+	}
+	return store.DeleteMany(ctx, t.Tx, kind, ids)
+}
+
 // Claim implements store.Store, noting as Update does.
 func (s searchStore) Claim(ctx context.Context, fn func(tx store.Tx) error) error {
 	return s.claimIn(ctx, store.Grant{}, fn)

@@ -82,6 +82,31 @@ func Replace(ctx context.Context, tx Tx, rec Record) error {
 	return tx.Insert(ctx, rec)
 }
 
+// ManyDeleter is implemented by the Tx of a store that deletes records
+// without waiting for an answer (PostgreSQL).
+type ManyDeleter interface {
+	DeleteMany(ctx context.Context, kind Kind, ids []string) error
+}
+
+// DeleteMany deletes the records of kind with the IDs ids that exist (a
+// missing one is no error), as a Delete of each would; on a ManyDeleter
+// in one statement that needs no answer, deferred as a Put is. (An
+// inbox's delivered messages.)
+func DeleteMany(ctx context.Context, tx Tx, kind Kind, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if d, ok := tx.(ManyDeleter); ok {
+		return d.DeleteMany(ctx, kind, ids)
+	}
+	for _, id := range ids {
+		if err := tx.Delete(ctx, kind, id); err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
 // Ref names a record for GetRefs. Unheld reads it as Unheld(tx).Get does:
 // in a Claim, without holding it.
 type Ref struct {

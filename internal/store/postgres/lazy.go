@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -19,6 +20,8 @@ type lazyTx struct {
 	c     *pgx.Conn
 	begin []string
 	begun bool
+	// trips counts the round trips to the database (Stats.RoundTrips).
+	trips *atomic.Int64
 	// deferred are the writes not sent yet, in order.
 	deferred []deferredWrite
 }
@@ -53,6 +56,7 @@ func (l *lazyTx) direct() bool { return l.begun && len(l.deferred) == 0 }
 // and sending the deferred writes with it.
 func (l *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	if l.direct() {
+		l.trips.Add(1)
 		return l.c.Query(ctx, sql, args...)
 	}
 	br, err := l.send(ctx, statement{sql, args})
@@ -70,6 +74,7 @@ func (l *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 // and sending the deferred writes with it.
 func (l *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	if l.direct() {
+		l.trips.Add(1)
 		return l.c.Exec(ctx, sql, args...)
 	}
 	br, err := l.send(ctx, statement{sql, args})
@@ -135,6 +140,7 @@ func (l *lazyTx) send(ctx context.Context, stmts ...statement) (pgx.BatchResults
 	}
 	writes := l.deferred
 	l.begun, l.deferred = true, nil
+	l.trips.Add(1)
 	br := l.c.SendBatch(ctx, b)
 	for range begin {
 		if _, err := br.Exec(); err != nil {
@@ -160,6 +166,7 @@ func (l *lazyTx) end(ctx context.Context, sql string) (tag pgconn.CommandTag, ok
 	case !l.begun && len(l.deferred) == 0:
 		return tag, false, nil
 	case l.direct():
+		l.trips.Add(1)
 		tag, err = l.c.Exec(ctx, sql)
 		return tag, true, err
 	}

@@ -87,7 +87,7 @@ type Store struct {
 	stopLoops chan struct{}
 	loopsDone sync.WaitGroup
 
-	stats struct{ commits, retries, conflicts atomic.Int64 }
+	stats struct{ commits, retries, conflicts, trips atomic.Int64 }
 
 	// renewed holds, by lease name, the latest grant AcquireLease
 	// returned (store.Grant): the fence's expiry (see sqlFence).
@@ -181,11 +181,17 @@ type Stats struct {
 	Retries int64
 	// Conflicts counts Updates that gave up with store.ErrConflict.
 	Conflicts int64
+	// RoundTrips counts the round trips of Views, Updates and Claims to
+	// the database (each statement, or batch of statements, sent and
+	// answered, the ending COMMIT or ROLLBACK included), so that a test
+	// can pin what an operation costs.
+	RoundTrips int64
 }
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
-	return Stats{Commits: s.stats.commits.Load(), Retries: s.stats.retries.Load(), Conflicts: s.stats.conflicts.Load()}
+	return Stats{Commits: s.stats.commits.Load(), Retries: s.stats.retries.Load(), Conflicts: s.stats.conflicts.Load(),
+		RoundTrips: s.stats.trips.Load()}
 }
 
 // Watch adds kinds to those the change feed records. Each replica records

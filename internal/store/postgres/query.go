@@ -39,15 +39,18 @@ const (
 		parent = excluded.parent, key = excluded.key, rank = excluded.rank, data = excluded.data,
 		seq = nextval('hoist_records_seq')`
 	sqlDelete = `DELETE FROM hoist_records WHERE kind = $1 AND id = $2`
+	// DeleteMany's: the records of kind $1 with the IDs $2 that exist.
+	sqlDeleteMany = `DELETE FROM hoist_records WHERE kind = $1 AND id = ANY($2::bytea[])`
 
 	// The same for a watched kind: the write and its change feed row in
 	// one statement (the number of rows is the change rows').
-	sqlInsertWatched    = `WITH w AS (` + sqlInsert + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
-	sqlInsertNewWatched = `WITH w AS (` + sqlInsertNew + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
-	sqlPutWatched       = `WITH w AS (` + sqlPut + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
-	sqlReplaceWatched   = `WITH w AS (` + sqlReplace + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
-	sqlDeleteWatched    = `WITH w AS (` + sqlDelete + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
-	sqlChangeFrom       = `INSERT INTO hoist_changes (xid, kind, id) SELECT pg_current_xact_id()::text::bigint, kind, id FROM `
+	sqlInsertWatched     = `WITH w AS (` + sqlInsert + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
+	sqlInsertNewWatched  = `WITH w AS (` + sqlInsertNew + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
+	sqlPutWatched        = `WITH w AS (` + sqlPut + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
+	sqlReplaceWatched    = `WITH w AS (` + sqlReplace + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
+	sqlDeleteWatched     = `WITH w AS (` + sqlDelete + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
+	sqlDeleteManyWatched = `WITH w AS (` + sqlDeleteMany + ` RETURNING kind, id) ` + sqlChangeFrom + `w`
+	sqlChangeFrom        = `INSERT INTO hoist_changes (xid, kind, id) SELECT pg_current_xact_id()::text::bigint, kind, id FROM `
 )
 
 // querier runs statements: a connection inside a transaction.

@@ -95,14 +95,14 @@ func (s *Store) attempt(ctx context.Context, fence *store.Grant, fn func(tx stor
 	if err != nil {
 		return connErr(ctx, "connect", err), false
 	}
-	tx := &writeTx{s: s, c: &lazyTx{c: pc.Conn(), begin: beginStatements(claim, serial)}, claim: claim}
+	tx := &writeTx{s: s, c: &lazyTx{c: pc.Conn(), begin: beginStatements(claim, serial), trips: &s.stats.trips}, claim: claim}
 	committed := false
 	defer func() {
 		tx.done.Store(true)
 		if !committed {
 			tx.rollback() // also when fn panicked or ended its goroutine
 		}
-		releaseAfterRollback(pc)
+		releaseAfterRollback(pc, &s.stats.trips)
 	}()
 	if err := ctx.Err(); err != nil {
 		return err, false
@@ -173,10 +173,10 @@ func (s *Store) view(ctx context.Context, fn func(tx *readTx) error) error {
 	if err != nil {
 		return connErr(ctx, "connect", err)
 	}
-	tx := &readTx{c: &lazyTx{c: pc.Conn(), begin: beginView}}
+	tx := &readTx{c: &lazyTx{c: pc.Conn(), begin: beginView, trips: &s.stats.trips}}
 	defer func() {
 		tx.done.Store(true)
-		releaseAfterRollback(pc)
+		releaseAfterRollback(pc, &s.stats.trips)
 	}()
 	return fn(tx)
 }
@@ -184,8 +184,9 @@ func (s *Store) view(ctx context.Context, fn func(tx *readTx) error) error {
 // releaseAfterRollback ends the connection's transaction, if any, and
 // gives it back to the pool (which closes a connection left in a
 // transaction).
-func releaseAfterRollback(pc *pgxpool.Conn) {
+func releaseAfterRollback(pc *pgxpool.Conn, trips *atomic.Int64) {
 	if pc.Conn().PgConn().TxStatus() != 'I' && !pc.Conn().IsClosed() {
+		trips.Add(1)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_, _ = pc.Conn().Exec(ctx, "ROLLBACK")
 		cancel()
@@ -484,6 +485,27 @@ func (tx *writeTx) Delete(ctx context.Context, kind store.Kind, id string) error
 	return err
 }
 
+// DeleteMany implements store.ManyDeleter: one DELETE of the IDs,
+// deferred as a Put is.
+func (tx *writeTx) DeleteMany(ctx context.Context, kind store.Kind, ids []string) error {
+	if err := tx.check(ctx); err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	sql := sqlDeleteMany
+	if tx.s.isWatched(kind) {
+		sql = sqlDeleteManyWatched
+	}
+	arg := make([][]byte, len(ids))
+	for i, id := range ids {
+		arg[i] = []byte(id)
+	}
+	tx.c.Defer("delete many "+string(kind), sql, string(kind), arg)
+	return nil
+}
+
 // commit commits the transaction, whatever ctx does meanwhile: once
 // COMMIT is sent, only its answer says whether the writes are kept. A
 // transaction that ran no statement has nothing to commit.
@@ -595,6 +617,9 @@ func (tx *readTx) InsertNew(context.Context, store.Record) error    { return err
 func (tx *readTx) Replace(context.Context, store.Record) error      { return errReadOnly }
 func (tx *readTx) Put(context.Context, store.Record) error          { return errReadOnly }
 func (tx *readTx) Delete(context.Context, store.Kind, string) error { return errReadOnly }
+func (tx *readTx) DeleteMany(context.Context, store.Kind, []string) error {
+	return errReadOnly
+}
 
 // FirstWithChild implements store.ChildFinder.
 func (tx *readTx) FirstWithChild(ctx context.Context, q, child store.Query, idFrom int) (store.Record, store.Record, bool, error) {

@@ -14,9 +14,10 @@ import (
 )
 
 // The batch helpers: store.GetMany, store.GetRefs, store.InsertNew,
-// store.Replace and store.FirstWithChild, which a backend may serve in
-// fewer round trips (store.ManyGetter, store.RefsGetter,
-// store.NewInserter, store.Replacer, store.ChildFinder)
+// store.Replace, store.DeleteMany and store.FirstWithChild, which a
+// backend may serve in fewer round trips (store.ManyGetter,
+// store.RefsGetter, store.NewInserter, store.Replacer,
+// store.ManyDeleter, store.ChildFinder)
 // and which must then mean what their one-record forms mean.
 var batchTests = []test{
 	{"GetMany", plain(testGetMany)},
@@ -28,6 +29,7 @@ var batchTests = []test{
 	{"InsertNewExisting", plain(testInsertNewExisting)},
 	{"InsertNewWatched", plain(testInsertNewWatched)},
 	{"Replace", plain(testReplace)},
+	{"DeleteMany", plain(testDeleteMany)},
 	{"FirstWithChild", plain(testFirstWithChild)},
 	{"FirstWithChildClaimsDistinct", plain(testFirstWithChildClaimsDistinct)},
 }
@@ -369,6 +371,69 @@ func testReplace(t *testing.T, s store.Store) {
 	if err == nil {
 		t.Error("Replace in a View succeeded")
 	}
+}
+
+// testDeleteMany: the records of the IDs that exist are deleted, missing
+// ones are no error, other kinds are kept; the transaction sees them gone;
+// a failed transaction keeps them; the change feed records the deletes;
+// a View refuses.
+func testDeleteMany(t *testing.T, s store.Store) {
+	s.Watch(kindItem)
+	insert(t, s, store.Record{Kind: kindItem, ID: "a"}, store.Record{Kind: kindItem, ID: "b"},
+		store.Record{Kind: kindItem, ID: "c"}, store.Record{Kind: kindOther, ID: "a"})
+	_, head := changes(t, s, "", 0)
+	err := s.Update(t.Context(), func(tx store.Tx) error {
+		if err := store.DeleteMany(t.Context(), tx, kindItem, []string{"a", "missing", "c"}); err != nil {
+			return err
+		}
+		return errors.New("rolled back")
+	})
+	if err == nil || err.Error() != "rolled back" {
+		t.Fatal(err)
+	}
+	mustGet(t, s, kindItem, "a")
+	for _, run := range []func(context.Context, func(store.Tx) error) error{s.Update, s.Claim} {
+		err := run(t.Context(), func(tx store.Tx) error {
+			if err := store.DeleteMany(t.Context(), tx, kindItem, []string{"a", "missing", "c"}); err != nil {
+				return err
+			}
+			if err := store.DeleteMany(t.Context(), tx, kindItem, nil); err != nil {
+				return err
+			}
+			if _, err := tx.Get(t.Context(), kindItem, "a"); !errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("a read back after its delete: %v", err)
+			}
+			if n, err := tx.Count(t.Context(), store.Query{Kind: kindItem}); err != nil || n != 1 {
+				return fmt.Errorf("%d items left (%v), want b", n, err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustNotExist(t, s, kindItem, "a")
+	mustNotExist(t, s, kindItem, "c")
+	mustGet(t, s, kindItem, "b")
+	mustGet(t, s, kindOther, "a")
+	chs, _ := changes(t, s, head, 0)
+	var gone []string
+	for _, c := range chs {
+		if c.Deleted {
+			gone = append(gone, c.Record.ID)
+		}
+	}
+	slices.Sort(gone)
+	if !slices.Equal(gone, []string{"a", "c"}) {
+		t.Errorf("changes %+v, want the deletes of a and c", chs)
+	}
+	err = s.View(t.Context(), func(tx store.Tx) error {
+		return store.DeleteMany(t.Context(), tx, kindItem, []string{"b"})
+	})
+	if err == nil {
+		t.Error("DeleteMany in a View succeeded")
+	}
+	mustGet(t, s, kindItem, "b")
 }
 
 // testFirstWithChild: the first parent in its query's order that has a
