@@ -70,6 +70,16 @@ func TestClusterMetricsAndConsole(t *testing.T) {
 		name:   "gamelift_PlacementsStarted", labels: q, by: map[string]float64{"A": 0, "B": 0, "C": 1},
 	})
 
+	// Every replica counts its round trips to PostgreSQL.
+	for i, m := range scrapeAll(t, c) {
+		if v, ok := m.Value("hoist_store_postgres_round_trips_total", nil); !ok || v <= 0 {
+			t.Errorf("replica %s: hoist_store_postgres_round_trips_total %v (%v), want some", c.Replicas[i].Name, v, ok)
+		}
+		if _, ok := m.Value("hoist_store_postgres_retries_total", nil); !ok {
+			t.Errorf("replica %s: no hoist_store_postgres_retries_total", c.Replicas[i].Name)
+		}
+	}
+
 	// The console: signed in on A, the cookie on B; the placement stopped
 	// on B with A's CSRF token.
 	consoleAcrossReplicas(t, c, aws.ToString(f.FleetAttributes.FleetId))

@@ -83,7 +83,8 @@ func exportedNames(t *testing.T) (names, histograms map[string]bool) {
 	newHoistMetrics(rec)
 	one := func() int { return 1 }
 	registerReplicaGauges(rec, ReplicaGauges{SDKConnections: one, AgentConnections: one, HostConnections: one, EventStreams: one,
-		Webhooks: func() WebhookCounts { return WebhookCounts{} }, Journal: func() (int64, int64) { return 0, 0 }})
+		Webhooks: func() WebhookCounts { return WebhookCounts{} }, Journal: func() (int64, int64) { return 0, 0 },
+		Postgres: func() (int64, int64) { return 0, 0 }})
 	rec.MustRegister(&clusterCollector{})
 	names, histograms = map[string]bool{}, map[string]bool{}
 	fq := regexp.MustCompile(`fqName: "([^"]+)"`)

@@ -83,6 +83,9 @@ type ReplicaGauges struct {
 	// Journal returns the journal store's group commits and the
 	// transactions they wrote (nil for the other stores).
 	Journal func() (batches, updates int64)
+	// Postgres returns the PostgreSQL store's round trips and the
+	// transactions it ran again (nil for the other stores).
+	Postgres func() (roundTrips, retries int64)
 }
 
 // WebhookCounts are this replica's webhook deliveries (events.Counters).
@@ -106,6 +109,9 @@ func registerReplicaGauges(reg prometheus.Registerer, g ReplicaGauges) {
 	}
 	if g.Journal != nil {
 		reg.MustRegister(&journalCollector{read: g.Journal})
+	}
+	if g.Postgres != nil {
+		reg.MustRegister(&postgresCollector{read: g.Postgres})
 	}
 }
 
@@ -159,4 +165,29 @@ func (c *journalCollector) Collect(ch chan<- prometheus.Metric) {
 	b, u := c.read()
 	ch <- prometheus.MustNewConstMetric(journalBatchesDesc, prometheus.CounterValue, float64(b))
 	ch <- prometheus.MustNewConstMetric(journalUpdatesDesc, prometheus.CounterValue, float64(u))
+}
+
+// postgresCollector exports the PostgreSQL store's counters.
+type postgresCollector struct {
+	read func() (roundTrips, retries int64)
+}
+
+var (
+	postgresTripsDesc = prometheus.NewDesc("hoist_store_postgres_round_trips_total",
+		"Round trips of this replica's store transactions to PostgreSQL (each statement or batch sent and answered, COMMIT and ROLLBACK included).", nil, nil)
+	postgresRetriesDesc = prometheus.NewDesc("hoist_store_postgres_retries_total",
+		"Store transactions this replica ran again after a serialization failure or a deadlock.", nil, nil)
+)
+
+// Describe sends the collector's descriptions.
+func (c *postgresCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- postgresTripsDesc
+	ch <- postgresRetriesDesc
+}
+
+// Collect sends the counters.
+func (c *postgresCollector) Collect(ch chan<- prometheus.Metric) {
+	trips, retries := c.read()
+	ch <- prometheus.MustNewConstMetric(postgresTripsDesc, prometheus.CounterValue, float64(trips))
+	ch <- prometheus.MustNewConstMetric(postgresRetriesDesc, prometheus.CounterValue, float64(retries))
 }

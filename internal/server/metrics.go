@@ -13,6 +13,7 @@ import (
 	"github.com/hoistgg/hoist/internal/metrics"
 	"github.com/hoistgg/hoist/internal/store"
 	"github.com/hoistgg/hoist/internal/store/journal"
+	"github.com/hoistgg/hoist/internal/store/postgres"
 )
 
 // GET /metrics: the Prometheus exposition (docs/metrics.md), on the main
@@ -35,8 +36,11 @@ func (s *Server) instrument(st store.Store) store.Store {
 				DroppedFull: c.DroppedFull, DroppedRemoved: c.DroppedRemoved, Evicted: c.Evicted}
 		},
 	}
-	if js, ok := st.(*journal.Store); ok {
-		g.Journal = func() (int64, int64) { x := js.Stats(); return x.Batches, x.Updates }
+	switch st := st.(type) {
+	case *journal.Store:
+		g.Journal = func() (int64, int64) { x := st.Stats(); return x.Batches, x.Updates }
+	case *postgres.Store:
+		g.Postgres = func() (int64, int64) { x := st.Stats(); return x.RoundTrips, x.Retries }
 	}
 	s.metrics = metrics.New(s.replica, s.cluster, g)
 	return s.metrics.WrapStore(st)
