@@ -48,6 +48,10 @@ type PlacementPhase struct {
 	NotFulfilled int         `json:"not_fulfilled"`
 	Errors       errorCounts `json:"errors,omitempty"`
 	CPU          CPUUse      `json:"cpu"`
+	// RoundTrips is the replicas' round trips to PostgreSQL from the
+	// first start to the last placement fulfilled, per placement
+	// fulfilled, their background work included (0: the embedded store).
+	RoundTrips float64 `json:"round_trips_per_placement,omitempty"`
 }
 
 func (e *env) runPlacement(ctx context.Context, rep *Report) error {
@@ -194,6 +198,7 @@ func (e *env) placementPhase(ctx context.Context, rs *replicas, endpoint func(in
 	errs := make([]error, n)
 	var next atomic.Int64
 	a := rs.sampleCPU()
+	tripsBefore, tripsOK := rs.roundTrips()
 	waitProf := rs.profile(e, time.Second, profName)
 	first := time.Now()
 	for k := range clients {
@@ -233,6 +238,7 @@ func (e *env) placementPhase(ctx context.Context, rs *replicas, endpoint func(in
 	rec.mu.Unlock()
 	secs := last.Sub(first).Seconds()
 	cpu := cpuUse(a, rs.sampleCPU(), time.Since(first).Seconds())
+	tripsAfter, tripsAfterOK := rs.roundTrips()
 	if err := waitProf(); err != nil {
 		fmt.Fprintln(e.log, "hostingload: profile:", err)
 	}
@@ -240,6 +246,9 @@ func (e *env) placementPhase(ctx context.Context, rs *replicas, endpoint func(in
 		StartToFulfilled: loadreport.Stats(lat), StartCall: loadreport.Stats(calls), Errors: errorCounts{}, CPU: cpu}
 	if secs > 0 {
 		p.PerSec = float64(len(lat)) / secs
+	}
+	if tripsOK && tripsAfterOK && len(lat) > 0 {
+		p.RoundTrips = (tripsAfter - tripsBefore) / float64(len(lat))
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -311,6 +320,7 @@ type PlacementSummary struct {
 	P50        float64 `json:"p50_ms"`
 	P99        float64 `json:"p99_ms"`
 	HoistCores float64 `json:"hoist_cores"`
+	RoundTrips float64 `json:"round_trips_per_placement,omitempty"`
 }
 
 func summarizePlacement(phases []*PlacementPhase) []PlacementSummary {
@@ -324,6 +334,7 @@ func summarizePlacement(phases []*PlacementPhase) []PlacementSummary {
 			P50:        med(func(p *PlacementPhase) float64 { return p.StartToFulfilled.P50 }),
 			P99:        med(func(p *PlacementPhase) float64 { return p.StartToFulfilled.P99 }),
 			HoistCores: med(func(p *PlacementPhase) float64 { return p.CPU.Hoist }),
+			RoundTrips: med(func(p *PlacementPhase) float64 { return p.RoundTrips }),
 		})
 	}
 	return out
@@ -347,7 +358,11 @@ func printPlacement(w io.Writer, rep *Report) {
 	tw.Flush()
 	fmt.Fprintln(w, "\nmedians:")
 	for _, s := range summarizePlacement(rep.Placement) {
-		fmt.Fprintf(w, "  %d clients, %d placements (%s): %.0f fulfilled/s, start -> fulfilled p50 %.2f ms, p99 %.2f ms; hoist %.2f cores\n",
-			s.Clients, s.Placements, loadreport.Plural(s.Runs, "run"), s.PerSec, s.P50, s.P99, s.HoistCores)
+		trips := ""
+		if s.RoundTrips > 0 {
+			trips = fmt.Sprintf("; %.1f round trips to PostgreSQL a placement", s.RoundTrips)
+		}
+		fmt.Fprintf(w, "  %d clients, %d placements (%s): %.0f fulfilled/s, start -> fulfilled p50 %.2f ms, p99 %.2f ms; hoist %.2f cores%s\n",
+			s.Clients, s.Placements, loadreport.Plural(s.Runs, "run"), s.PerSec, s.P50, s.P99, s.HoistCores, trips)
 	}
 }

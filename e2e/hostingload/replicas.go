@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hoistgg/hoist/e2e/hoisttest"
 	"github.com/hoistgg/hoist/e2e/loadreport"
 	"github.com/hoistgg/hoist/internal/store/postgres"
 )
@@ -79,6 +80,28 @@ func (r *replicas) pprof0() string {
 		return ""
 	}
 	return r.pprof[0]
+}
+
+// roundTrips sums the replicas' round trips to PostgreSQL so far
+// (hoist_store_postgres_round_trips_total); false on the embedded store or
+// when a scrape fails.
+func (r *replicas) roundTrips() (float64, bool) {
+	if r.url == "" {
+		return 0, false
+	}
+	sum := 0.0
+	for _, h := range r.hs {
+		m, err := hoisttest.Scrape(h.URL, "")
+		if err != nil {
+			return 0, false
+		}
+		v, ok := m.Value("hoist_store_postgres_round_trips_total", nil)
+		if !ok {
+			return 0, false
+		}
+		sum += v
+	}
+	return sum, true
 }
 
 // stop stops every replica and drops the schema.
