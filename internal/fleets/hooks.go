@@ -374,7 +374,7 @@ func (s *Service) processStopped(ctx context.Context, processID, reason string, 
 // instance); hosting.TokenIssuer.
 func (s *Service) ComputeTokenExpiry(ctx context.Context, token string) (time.Time, error) {
 	var t hosting.ComputeAuthToken
-	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+	err := store.Read(ctx, s.cfg.Store, func(tx store.Tx) error { // one read
 		_, err := store.GetJSON(ctx, tx, hosting.KindComputeAuthToken, tokenHash(token), &t)
 		return err
 	})
@@ -415,7 +415,9 @@ func (s *Service) VerifyComputeToken(ctx context.Context, token string) (string,
 	h := tokenHash(token)
 	var rec store.Record
 	var t hosting.ComputeAuthToken
-	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+	// Two reads that need not agree: a compute deleted between them is
+	// one deleted after the check.
+	err := store.Read(ctx, s.cfg.Store, func(tx store.Tx) error {
 		var err error
 		if rec, err = tx.Get(ctx, hosting.KindComputeAuthToken, h); err != nil {
 			return err
@@ -457,7 +459,7 @@ type ProcessLister interface {
 // IDs, as on GameLift: any is accepted.
 func (s *Service) VerifyProcess(ctx context.Context, fleetID, computeName, processID string) error {
 	var f *fleetRec
-	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+	err := store.Read(ctx, s.cfg.Store, func(tx store.Tx) error { // one read
 		var err error
 		f, err = getFleet(ctx, tx, fleetID)
 		return err

@@ -31,6 +31,11 @@ func (m *Metrics) WrapStore(st store.Store) store.Store {
 	return s
 }
 
+// Read is store.Read on the wrapped store (reads are not measured).
+func (s *Store) Read(ctx context.Context, fn func(tx store.Tx) error) error {
+	return store.Read(ctx, s.Store, fn)
+}
+
 // Update is store.Store's, measured.
 func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	return s.run("update", fn, func(f func(store.Tx) error) error { return s.Store.Update(ctx, f) })

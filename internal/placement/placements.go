@@ -181,7 +181,7 @@ func checkStart(in *api.StartGameSessionPlacementInput) error {
 // DescribeGameSessionPlacement returns one placement.
 func (s *Service) DescribeGameSessionPlacement(ctx context.Context, in *api.DescribeGameSessionPlacementInput) (*api.DescribeGameSessionPlacementOutput, error) {
 	var p *placementRecord
-	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+	err := store.Read(ctx, s.cfg.Store, func(tx store.Tx) error { // one read: one round trip on PostgreSQL
 		var err error
 		p, err = getPlacement(ctx, tx, api.ToString(in.PlacementId))
 		return err

@@ -116,14 +116,28 @@ func noConnection(err, notConnected error) error {
 // relaySend sends msg to a target that has no connection here: into the
 // inbox of the replica holding it, in a transaction of its own (the
 // senders that come here decided it in an earlier one). It returns
-// notHere when no other replica holds it either.
+// notHere when no other replica holds it either (one read).
 func (s *Server) relaySend(ctx context.Context, kind, id string, holder func(context.Context, store.Tx, string) (string, error),
 	msg any, notHere error) error {
 	if s.inbox == nil {
 		return notHere
 	}
+	// Most often no replica holds it (an Anywhere compute without an
+	// agent): one read says so, without a transaction; the post reads the
+	// holder again in its own.
 	var to string
-	err := s.store.Update(ctx, func(tx store.Tx) error {
+	err := store.Read(ctx, s.store, func(tx store.Tx) error {
+		var err error
+		to, err = holder(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !s.inbox.Remote(to) {
+		return notHere
+	}
+	err = s.store.Update(ctx, func(tx store.Tx) error {
 		var err error
 		if to, err = holder(ctx, tx, id); err != nil || !s.inbox.Remote(to) {
 			return err

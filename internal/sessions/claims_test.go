@@ -75,3 +75,25 @@ func TestDisconnectsOnPostgres(t *testing.T) {
 		t.Errorf("%d transactions ran again after a conflict, want 0", r)
 	}
 }
+
+// TestActivationRoundTripsOnPostgres pins what ActivateGameSession costs
+// on PostgreSQL: its process and game session read (and held) in one
+// round trip, then the write with COMMIT; the game sessions of a
+// placement read the placement and its queue too (placement's tests).
+func TestActivationRoundTripsOnPostgres(t *testing.T) {
+	st := pgstore.Open(t)
+	h := newHarnessOn(t, st, func(c *Config) { c.Shared = true })
+	h.addFleet("fleet-1")
+	h.addCompute("fleet-1", "i-1", "us-west-2")
+	c := h.readyProcess("fleet-1", "i-1", "us-west-2", "proc-1", 7777)
+	gs, err := h.create("fleet-1")
+	h.must(err)
+	before := st.Stats().RoundTrips
+	h.must(h.sdk.ActivateGameSession(h.ctx, c, *gs.GameSessionId))
+	if got := st.Stats().RoundTrips - before; got != 2 {
+		t.Errorf("ActivateGameSession: %d round trips, want 2", got)
+	}
+	if s := h.gameSession(*gs.GameSessionId); s.Session.Status != "ACTIVE" {
+		t.Errorf("game session %s after its activation", s.Session.Status)
+	}
+}

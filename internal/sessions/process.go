@@ -31,10 +31,19 @@ const maxSDKPlayerSessions = 1024
 func connProcess(ctx context.Context, tx store.Tx, c hosting.Conn) (*hosting.Process, error) {
 	p, err := getProcess(ctx, tx, c.ProcessID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, sdkErr(404, "process %s is not known: it must connect first", c.ProcessID)
+		p, err = nil, nil
 	}
 	if err != nil {
 		return nil, err
+	}
+	return connProcessIs(p, c)
+}
+
+// connProcessIs is connProcess's answer for the process read as p (nil:
+// none).
+func connProcessIs(p *hosting.Process, c hosting.Conn) (*hosting.Process, error) {
+	if p == nil {
+		return nil, sdkErr(404, "process %s is not known: it must connect first", c.ProcessID)
 	}
 	if p.FleetID != c.FleetID || p.ComputeName != c.ComputeName {
 		return nil, sdkErr(403, "process %s belongs to another fleet or compute", c.ProcessID)
@@ -46,6 +55,11 @@ func connProcess(ctx context.Context, tx store.Tx, c hosting.Conn) (*hosting.Pro
 // has ended.
 func liveProcess(ctx context.Context, tx store.Tx, c hosting.Conn) (*hosting.Process, error) {
 	p, err := connProcess(ctx, tx, c)
+	return liveProcessIs(p, err, c)
+}
+
+// liveProcessIs is liveProcess's answer for connProcess's.
+func liveProcessIs(p *hosting.Process, err error, c hosting.Conn) (*hosting.Process, error) {
 	if err == nil && p.State == hosting.ProcessTerminated {
 		return nil, sdkErr(403, "process %s has ended", c.ProcessID)
 	}
@@ -288,21 +302,44 @@ func deregistered(ctx context.Context, tx store.Tx, p *hosting.Process) (bool, e
 // ownSession reads game session id for a process acting on it: 404 when it
 // does not exist, 403 when another process hosts it.
 func ownSession(ctx context.Context, tx store.Tx, c hosting.Conn, id string) (*hosting.Process, *hosting.GameSession, error) {
-	p, err := liveProcess(ctx, tx, c)
+	// Both in one round trip (store.GetRefs), held in the order reading
+	// one after the other held them: the process, then the game session.
+	got, err := store.GetRefs(ctx, tx, []store.Ref{{Kind: hosting.KindProcess, ID: c.ProcessID}, {Kind: hosting.KindGameSession, ID: id}})
 	if err != nil {
 		return nil, nil, err
 	}
-	gs, err := getGameSession(ctx, tx, id)
-	if errors.Is(err, store.ErrNotFound) {
+	p, err := gotJSON[hosting.Process](got[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err = connProcessIs(p, c)
+	if p, err = liveProcessIs(p, err, c); err != nil {
+		return nil, nil, err
+	}
+	gs, err := gotJSON[hosting.GameSession](got[1])
+	if err != nil {
+		return nil, nil, err
+	}
+	if gs == nil {
 		return nil, nil, sdkErr(404, "game session %s does not exist", id)
-	}
-	if err != nil {
-		return nil, nil, err
 	}
 	if gs.ProcessID != p.ID {
 		return nil, nil, sdkErr(403, "game session %s is not hosted by process %s", id, p.ID)
 	}
 	return p, gs, nil
+}
+
+// gotJSON decodes what store.GetRefs read of a ref (nil when it did not
+// exist).
+func gotJSON[T any](g store.Got) (*T, error) {
+	if !g.Found {
+		return nil, nil
+	}
+	v := new(T)
+	if err := store.Decode(g.Record, v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // ActivateGameSession records that the process started its game session;

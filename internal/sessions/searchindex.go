@@ -342,6 +342,11 @@ func (t notingTx) DeleteMany(ctx context.Context, kind store.Kind, ids []string)
 	return store.DeleteMany(ctx, t.Tx, kind, ids)
 }
 
+// Read implements store.Reader (store.Read on the wrapped store).
+func (s searchStore) Read(ctx context.Context, fn func(tx store.Tx) error) error {
+	return store.Read(ctx, s.Store, fn)
+}
+
 // Claim implements store.Store, noting as Update does.
 func (s searchStore) Claim(ctx context.Context, fn func(tx store.Tx) error) error {
 	return s.claimIn(ctx, store.Grant{}, fn)

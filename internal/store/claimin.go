@@ -43,3 +43,23 @@ func Unheld(tx Tx) Tx {
 	}
 	return tx
 }
+
+// Reader is implemented by a store whose View costs round trips of its
+// own to begin and end its snapshot (PostgreSQL: BEGIN goes with the
+// first statement, ROLLBACK is one more): Read runs fn without them.
+type Reader interface {
+	Read(ctx context.Context, fn func(tx Tx) error) error
+}
+
+// Read runs fn in a read-only transaction whose reads need not share a
+// snapshot: each sees what was committed when it ran, which may be later
+// than what the read before it saw. For a function that reads one record
+// or one list (a Describe, a token's check), or whose reads need not
+// agree: on a Reader each statement runs on its own, so that one read
+// costs one round trip where a View costs two. Elsewhere it is st.View.
+func Read(ctx context.Context, st Store, fn func(tx Tx) error) error {
+	if r, ok := st.(Reader); ok {
+		return r.Read(ctx, fn)
+	}
+	return st.View(ctx, fn)
+}

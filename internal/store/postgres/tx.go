@@ -168,12 +168,28 @@ func (s *Store) View(ctx context.Context, fn func(tx store.Tx) error) error {
 	return s.view(ctx, func(tx *readTx) error { return fn(tx) })
 }
 
+// Read implements store.Reader: fn's statements run on their own, each
+// in the implicit transaction of its round trip (several sent at once,
+// as GetRefs does, share one), without BEGIN or ROLLBACK.
+func (s *Store) Read(ctx context.Context, fn func(tx store.Tx) error) error {
+	if err := s.gate.Begin(ctx); err != nil {
+		return err
+	}
+	defer s.gate.Leave()
+	return s.read(ctx, nil, func(tx *readTx) error { return fn(tx) })
+}
+
 func (s *Store) view(ctx context.Context, fn func(tx *readTx) error) error {
+	return s.read(ctx, beginView, fn)
+}
+
+// read runs fn on a connection whose first statement goes with begin.
+func (s *Store) read(ctx context.Context, begin []string, fn func(tx *readTx) error) error {
 	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return connErr(ctx, "connect", err)
 	}
-	tx := &readTx{c: &lazyTx{c: pc.Conn(), begin: beginView, trips: &s.stats.trips}}
+	tx := &readTx{c: &lazyTx{c: pc.Conn(), begin: begin, trips: &s.stats.trips}}
 	defer func() {
 		tx.done.Store(true)
 		releaseAfterRollback(pc, &s.stats.trips)

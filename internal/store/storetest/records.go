@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -20,6 +21,7 @@ var recordTests = []test{
 	{"DataShapes", plain(testDataShapes)},
 	{"ReadYourWrites", plain(testReadYourWrites)},
 	{"ViewIsReadOnly", plain(testViewIsReadOnly)},
+	{"Read", plain(testRead)},
 	{"TxAfterReturn", plain(testTxAfterReturn)},
 }
 
@@ -237,6 +239,67 @@ func testViewIsReadOnly(t *testing.T, s store.Store) {
 	}
 	mustNotExist(t, s, kindItem, "w")
 	mustGet(t, s, kindItem, "r")
+}
+
+// testRead: store.Read reads what is committed (Get, GetRefs, List,
+// Count, one after another), returns fn's error, refuses writes (none is
+// kept), and a read after a commit sees it.
+func testRead(t *testing.T, s store.Store) {
+	a := store.Record{Kind: kindItem, ID: "a", Parent: "p", Key: "k", Rank: 2, Data: []byte("one")}
+	insert(t, s, a, store.Record{Kind: kindItem, ID: "b", Parent: "p", Key: "k", Rank: 1})
+	err := store.Read(t.Context(), s, func(tx store.Tx) error {
+		got, err := tx.Get(t.Context(), kindItem, "a")
+		if err != nil || !sameRecord(got, a) || got.Seq <= 0 {
+			return fmt.Errorf("Get: %+v (%v), want %+v", got, err, a)
+		}
+		if _, err := tx.Get(t.Context(), kindItem, "missing"); !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("Get of a missing record: %v, want ErrNotFound", err)
+		}
+		refs, err := store.GetRefs(t.Context(), tx, []store.Ref{{Kind: kindItem, ID: "b"}, {Kind: kindItem, ID: "c"}})
+		if err != nil || !refs[0].Found || refs[1].Found {
+			return fmt.Errorf("GetRefs: %+v (%v)", refs, err)
+		}
+		recs, _, err := tx.List(t.Context(), store.Query{Kind: kindItem, Parent: "p", HasParent: true, Order: store.OrderRankAsc})
+		if err != nil || len(recs) != 2 || recs[0].ID != "b" {
+			return fmt.Errorf("List: %v (%v), want [b a]", ids(recs), err)
+		}
+		if n, err := tx.Count(t.Context(), store.Query{Kind: kindItem}); err != nil || n != 2 {
+			return fmt.Errorf("Count: %d (%v), want 2", n, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	if err := store.Read(t.Context(), s, func(tx store.Tx) error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("Read returned %v, want fn's error", err)
+	}
+	writes := map[string]func(tx store.Tx) error{
+		"Insert": func(tx store.Tx) error { return tx.Insert(t.Context(), store.Record{Kind: kindItem, ID: "w"}) },
+		"Put":    func(tx store.Tx) error { return tx.Put(t.Context(), store.Record{Kind: kindItem, ID: "w"}) },
+		"Delete": func(tx store.Tx) error { return tx.Delete(t.Context(), kindItem, "a") },
+		"InsertNew": func(tx store.Tx) error {
+			return store.InsertNew(t.Context(), tx, store.Record{Kind: kindItem, ID: "w"})
+		},
+	}
+	for name, write := range writes {
+		var werr error
+		_ = store.Read(t.Context(), s, func(tx store.Tx) error { werr = write(tx); return nil })
+		if werr == nil {
+			t.Errorf("%s in a Read succeeded", name)
+		}
+	}
+	mustNotExist(t, s, kindItem, "w")
+	mustGet(t, s, kindItem, "a")
+	insert(t, s, store.Record{Kind: kindItem, ID: "c"})
+	err = store.Read(t.Context(), s, func(tx store.Tx) error {
+		_, err := tx.Get(t.Context(), kindItem, "c")
+		return err
+	})
+	if err != nil {
+		t.Errorf("a Read after c's commit: %v", err)
+	}
 }
 
 func testTxAfterReturn(t *testing.T, s store.Store) {
