@@ -377,7 +377,8 @@ func childSQL(ps, cs shape) string {
 // and after the second's Key, where the ID is taken from (1-based).
 func childArgs(pp, cp plan, cq store.Query, idFrom int) []any {
 	args := append(pp.args[:len(pp.args)-1:len(pp.args)-1], cp.args[:len(cp.args)-1]...)
-	key := len(pp.args) - 1 + 1 // the second's kind, then its parent, then its key
+	kind := len(pp.args) - 1 // the second's arguments: kind, parent (when set), key, ...
+	key := kind + 1
 	if cq.HasParent {
 		key++
 	}
