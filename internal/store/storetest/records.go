@@ -250,21 +250,21 @@ func testRead(t *testing.T, s store.Store) {
 	err := store.Read(t.Context(), s, func(tx store.Tx) error {
 		got, err := tx.Get(t.Context(), kindItem, "a")
 		if err != nil || !sameRecord(got, a) || got.Seq <= 0 {
-			return fmt.Errorf("Get: %+v (%v), want %+v", got, err, a)
+			return fmt.Errorf("a Get: %+v (%v), want %+v", got, err, a)
 		}
 		if _, err := tx.Get(t.Context(), kindItem, "missing"); !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("Get of a missing record: %v, want ErrNotFound", err)
+			return fmt.Errorf("a Get of a missing record: %v, want ErrNotFound", err)
 		}
 		refs, err := store.GetRefs(t.Context(), tx, []store.Ref{{Kind: kindItem, ID: "b"}, {Kind: kindItem, ID: "c"}})
 		if err != nil || !refs[0].Found || refs[1].Found {
-			return fmt.Errorf("GetRefs: %+v (%v)", refs, err)
+			return fmt.Errorf("store.GetRefs: %+v (%v)", refs, err)
 		}
 		recs, _, err := tx.List(t.Context(), store.Query{Kind: kindItem, Parent: "p", HasParent: true, Order: store.OrderRankAsc})
 		if err != nil || len(recs) != 2 || recs[0].ID != "b" {
-			return fmt.Errorf("List: %v (%v), want [b a]", ids(recs), err)
+			return fmt.Errorf("a List: %v (%v), want [b a]", ids(recs), err)
 		}
 		if n, err := tx.Count(t.Context(), store.Query{Kind: kindItem}); err != nil || n != 2 {
-			return fmt.Errorf("Count: %d (%v), want 2", n, err)
+			return fmt.Errorf("a Count: %d (%v), want 2", n, err)
 		}
 		return nil
 	})
