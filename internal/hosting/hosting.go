@@ -214,6 +214,10 @@ type GameSession struct {
 	// PlacementID is the queue placement this game session is an attempt
 	// of ("" for CreateGameSession): its activation fulfils the placement.
 	PlacementID string `json:"placementId,omitempty"`
+	// PlacementQueue is that placement's queue, so that the activation
+	// reads the placement and its queue together ("" in the records of a
+	// Hoist before it: they are read one after the other).
+	PlacementQueue string `json:"placementQueue,omitempty"`
 }
 
 // PlayerSession is a player session's stored state. Record: Kind

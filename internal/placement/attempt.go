@@ -106,7 +106,7 @@ func (s *Service) follow(ctx context.Context, g store.Grant, p *placementRecord)
 		}
 		switch judge(gs, cur.Deadline, s.now()) {
 		case attemptFulfil:
-			return s.fulfilTx(ctx, tx, q, cur)
+			return s.fulfilTx(ctx, tx, q, cur, nil)
 		case attemptFail:
 			return s.finishTx(ctx, tx, q, cur, api.GameSessionPlacementStateFailed, nil)
 		case attemptTimedOut:
@@ -163,8 +163,8 @@ func (p *placementRecord) clearGameSession() {
 // fulfilTx fulfils p, whose attempt's game session is ACTIVE, in tx: the
 // player sessions are created, the placement is FULFILLED and its event
 // published.
-func (s *Service) fulfilTx(ctx context.Context, tx store.Tx, q *api.GameSessionQueue, p *placementRecord) error {
-	placed, err := s.cfg.Sessions.AddPlacedPlayersTx(ctx, tx, p.Attempt, p.Players)
+func (s *Service) fulfilTx(ctx context.Context, tx store.Tx, q *api.GameSessionQueue, p *placementRecord, known *hosting.GameSession) error {
+	placed, err := s.cfg.Sessions.AddPlacedPlayersTx(ctx, tx, p.Attempt, known, p.Players)
 	if err != nil {
 		return err
 	}
@@ -172,31 +172,62 @@ func (s *Service) fulfilTx(ctx context.Context, tx store.Tx, q *api.GameSessionQ
 }
 
 // GameSessionActivatedTx fulfils the PENDING placement whose attempt is
-// game session gameSessionID, in the transaction that activates it
+// the game session a names, in the transaction that activates it
 // (sessions.PlacementHook). A placement that ended meanwhile, or moved on
 // to another attempt, is left alone: the game session goes on without it.
-// In a Claim (claimed) the placement is held and the queue read unheld
-// (every activation of the queue reads it, none writes it); a match's
-// placement (its tickets) and an event that webhooks receive (its order
-// key: events.Service.Orders) are fulfilled in an Update instead
-// (sessions.ErrRunInUpdate).
-func (s *Service) GameSessionActivatedTx(ctx context.Context, tx store.Tx, gameSessionID, placementID string, claimed bool) error {
-	p, err := getPlacement(ctx, tx, placementID)
+// In a Claim (a.Claimed) the placement is held and the queue read unheld
+// (every activation of the queue reads it, none writes it); both are read
+// in one round trip when the game session names the queue (store.GetRefs).
+// A match's placement (its tickets) and an event that webhooks receive
+// (its order key: events.Service.Orders) are fulfilled in an Update
+// instead (sessions.ErrRunInUpdate).
+func (s *Service) GameSessionActivatedTx(ctx context.Context, tx store.Tx, a sessions.Activated) error {
+	p, q, err := s.activatedReads(ctx, tx, a)
 	var nf *api.NotFoundException
 	if errors.As(err, &nf) {
 		return nil
 	}
-	if err != nil || p.Placement.Status != api.GameSessionPlacementStatePending || p.Attempt != gameSessionID {
+	if err != nil || p == nil {
 		return err
 	}
-	q, err := queueOrNil(ctx, store.Unheld(tx), p.queue())
-	if err != nil {
-		return err
-	}
-	if claimed && (p.Match || s.orders(q)) {
+	if a.Claimed && (p.Match || s.orders(q)) {
 		return sessions.ErrRunInUpdate
 	}
-	return s.fulfilTx(ctx, tx, q, p)
+	return s.fulfilTx(ctx, tx, q, p, a.GameSession)
+}
+
+// activatedReads reads the placement of an activated game session (held)
+// and its queue (unheld; nil when it is gone): p is nil when the
+// placement is no longer PENDING with that attempt.
+func (s *Service) activatedReads(ctx context.Context, tx store.Tx, a sessions.Activated) (p *placementRecord, q *api.GameSessionQueue, err error) {
+	pending := func(p *placementRecord) bool {
+		return p.Placement.Status == api.GameSessionPlacementStatePending && p.Attempt == a.GameSessionID
+	}
+	if a.QueueName == "" { // a game session of an earlier Hoist
+		if p, err = getPlacement(ctx, tx, a.PlacementID); err != nil || !pending(p) {
+			return nil, nil, err
+		}
+		q, err = queueOrNil(ctx, store.Unheld(tx), p.queue())
+		return p, q, err
+	}
+	got, err := store.GetRefs(ctx, tx, []store.Ref{{Kind: KindPlacement, ID: a.PlacementID}, {Kind: KindQueue, ID: queueName(a.QueueName), Unheld: true}})
+	if err != nil {
+		return nil, nil, err
+	}
+	if p, err = placementFound(a.PlacementID, got[0]); err != nil || !pending(p) {
+		return nil, nil, err
+	}
+	if queueName(p.queue()) != queueName(a.QueueName) { // cannot happen: a placement keeps its queue
+		q, err = queueOrNil(ctx, store.Unheld(tx), p.queue())
+		return p, q, err
+	}
+	if got[1].Found {
+		q = new(api.GameSessionQueue)
+		if err := store.Decode(got[1].Record, q); err != nil {
+			return nil, nil, err
+		}
+	}
+	return p, q, nil
 }
 
 // orders reports whether the Publisher takes an order key's next number

@@ -352,7 +352,7 @@ func (s *Service) placeTx(ctx context.Context, tx store.Tx, qs *queueState, p *p
 	}
 	for i, c := range cands {
 		req := sessions.PlaceRequest{FleetID: c.FleetID, Location: c.Location,
-			Token: token, PlacementID: cur.id(),
+			Token: token, PlacementID: cur.id(), QueueName: cur.queue(),
 			Name: cur.Placement.GameSessionName, GameSessionData: cur.Placement.GameSessionData,
 			MaximumPlayerSessionCount: api.ToInt32(cur.Placement.MaximumPlayerSessionCount),
 			GameProperties:            cur.Placement.GameProperties, MatchmakerData: cur.Placement.MatchmakerData,

@@ -40,6 +40,7 @@ import (
 	"github.com/hoistgg/hoist/internal/arn"
 	"github.com/hoistgg/hoist/internal/clock"
 	"github.com/hoistgg/hoist/internal/events"
+	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/ids"
 	"github.com/hoistgg/hoist/internal/sessions"
 	"github.com/hoistgg/hoist/internal/store"
@@ -68,7 +69,7 @@ type Sessions interface {
 	PlaceTx(ctx context.Context, tx store.Tx, req sessions.PlaceRequest) (*sessions.Placed, error)
 	GameSessionRefs(fleetIDOrARN, location, token string) []store.Ref
 	StartPlaced(ctx context.Context, p *sessions.Placed)
-	AddPlacedPlayersTx(ctx context.Context, tx store.Tx, gameSessionID string, players []api.DesiredPlayerSession) (*sessions.Placed, error)
+	AddPlacedPlayersTx(ctx context.Context, tx store.Tx, gameSessionID string, known *hosting.GameSession, players []api.DesiredPlayerSession) (*sessions.Placed, error)
 }
 
 // Config configures a Service. Store and Sessions are required.

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -385,4 +386,46 @@ func testGameSessionIDTaken(t *testing.T, h *harness) {
 	}
 	placed("p-taken", "arn:aws:gamelift:us-west-2::gamesession/fleet-b/p-taken", "the first candidate's ID taken: the second candidate")
 	placed("p-free", "arn:aws:gamelift:eu-west-1::gamesession/fleet-a/p-free", "a free ID: the first candidate")
+}
+
+// earlierPlacedSession rewrites game session id's record as a Hoist
+// before PlacementQueue wrote it: without its placement's queue.
+func earlierPlacedSession(t testing.TB, h *harness, id string) {
+	t.Helper()
+	err := h.st.Update(h.ctx, func(tx store.Tx) error {
+		rec, err := tx.Get(h.ctx, hosting.KindGameSession, id)
+		if err != nil {
+			return err
+		}
+		var gs hosting.GameSession
+		if err := store.Decode(rec, &gs); err != nil {
+			return err
+		}
+		if gs.PlacementQueue == "" {
+			return errors.New("game session " + id + " names no queue: nothing to take away")
+		}
+		gs.PlacementQueue = ""
+		return store.PutJSON(h.ctx, tx, rec, &gs)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEarlierPlacedSessionFulfilled: a game session whose record does not
+// name its placement's queue (written by an earlier Hoist) still fulfils
+// its placement when activated.
+func TestEarlierPlacedSessionFulfilled(t *testing.T) {
+	h := newHarness(t)
+	h.addFleet("fleet-a", "us-west-2")
+	h.readyDud("fleet-a", "us-west-2", "p0", 7000)
+	h.queue("q1", nil, fleetARN("fleet-a"))
+	h.start("q1", "pl-1", nil)
+	h.process()
+	gsID := api.ToString(h.describe("pl-1").GameSessionId)
+	earlierPlacedSession(t, h, gsID)
+	h.must(h.activateNow("p0", gsID))
+	if pl := h.describe("pl-1"); pl.Status != api.GameSessionPlacementStateFulfilled {
+		t.Errorf("pl-1 is %s, want FULFILLED", pl.Status)
+	}
 }

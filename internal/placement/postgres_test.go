@@ -334,3 +334,39 @@ func TestStartsAtOnceOnPostgres(t *testing.T) {
 		t.Errorf("the refused start changed the placement: %+v", p)
 	}
 }
+
+// TestActivationRoundTripsOnPostgres pins what activating a placement's
+// game session costs on PostgreSQL: its process and game session in one
+// round trip, its placement and queue in another (the game session names
+// the queue), then the writes with COMMIT; a game session an earlier
+// Hoist placed (without the queue's name) reads the placement, then the
+// queue, and is fulfilled all the same (earlierPlacedSession).
+func TestActivationRoundTripsOnPostgres(t *testing.T) {
+	st := pgstore.Open(t)
+	h := newHarnessOn(t, st)
+	h.addFleet("fleet-a", "us-west-2")
+	h.readyDud("fleet-a", "us-west-2", "p0", 7000)
+	h.readyDud("fleet-a", "us-west-2", "p1", 7001)
+	h.queue("q1", nil, fleetARN("fleet-a"))
+	for _, c := range []struct {
+		placement string
+		earlier   bool
+		want      int64
+	}{{"pl-now", false, 3}, {"pl-earlier", true, 4}} {
+		h.start("q1", c.placement, nil)
+		h.process()
+		gsID := api.ToString(h.describe(c.placement).GameSessionId)
+		if c.earlier {
+			earlierPlacedSession(t, h, gsID)
+		}
+		pid := fmt.Sprintf("p%d", api.ToInt32(h.gameSession(gsID).Port)-7000)
+		before := st.Stats().RoundTrips
+		h.must(h.activateNow(pid, gsID))
+		if got := st.Stats().RoundTrips - before; got != c.want {
+			t.Errorf("%s: the activation took %d round trips, want %d", c.placement, got, c.want)
+		}
+		if pl := h.describe(c.placement); pl.Status != api.GameSessionPlacementStateFulfilled {
+			t.Errorf("%s is %s after its game session's activation, want FULFILLED", c.placement, pl.Status)
+		}
+	}
+}

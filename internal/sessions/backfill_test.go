@@ -39,7 +39,7 @@ func (h *harness) matchSession(pid string, max int32) (string, hosting.Conn) {
 	}
 	h.must(h.sdk.ActivateGameSession(h.ctx, c, id))
 	h.must(h.svc.Update(h.ctx, func(tx store.Tx) error {
-		_, err := h.svc.AddPlacedPlayersTx(h.ctx, tx, id, []api.DesiredPlayerSession{{PlayerId: api.String("alice")}})
+		_, err := h.svc.AddPlacedPlayersTx(h.ctx, tx, id, nil, []api.DesiredPlayerSession{{PlayerId: api.String("alice")}})
 		return err
 	}))
 	return id, c

@@ -17,8 +17,9 @@ type PlaceRequest struct {
 	// placement ID for its first attempt, a fresh ID for the others.
 	Token string
 	// PlacementID is the placement: the game session's activation is told
-	// to the PlacementHook in the activation's transaction.
-	PlacementID               string
+	// to the PlacementHook in the activation's transaction. QueueName is
+	// its queue, told with it.
+	PlacementID, QueueName    string
 	Name, GameSessionData     *string
 	MaximumPlayerSessionCount int32
 	GameProperties            []api.GameProperty
@@ -61,7 +62,19 @@ type Placed struct {
 // whose writes a Claim would not make safe answers ErrRunInUpdate,
 // and the activation runs again in an Update.
 type PlacementHook interface {
-	GameSessionActivatedTx(ctx context.Context, tx store.Tx, gameSessionID, placementID string, claimed bool) error
+	GameSessionActivatedTx(ctx context.Context, tx store.Tx, a Activated) error
+}
+
+// Activated is a placement's game session that became ACTIVE, told to the
+// PlacementHook: its ID, its placement's and that placement's queue's
+// ("" when the game session's record predates it), whether the
+// transaction is a Claim's, and the game session itself.
+type Activated struct {
+	GameSessionID, PlacementID, QueueName string
+	Claimed                               bool
+	// GameSession is the game session as the transaction holds and wrote
+	// it (for AddPlacedPlayersTx's known).
+	GameSession *hosting.GameSession
 }
 
 // ErrRunInUpdate is the answer of a transaction function run in a Claim
@@ -81,7 +94,8 @@ func (s *Service) placementActivatedTx(ctx context.Context, tx store.Tx, gs *hos
 	if gs.PlacementID == "" || h == nil || *h == nil {
 		return nil
 	}
-	return (*h).GameSessionActivatedTx(ctx, tx, api.ToString(gs.Session.GameSessionId), gs.PlacementID, claimed)
+	return (*h).GameSessionActivatedTx(ctx, tx, Activated{GameSessionID: api.ToString(gs.Session.GameSessionId),
+		PlacementID: gs.PlacementID, QueueName: gs.PlacementQueue, Claimed: claimed, GameSession: gs})
 }
 
 // Update runs fn in one transaction of the Service's store, so that the
@@ -138,7 +152,7 @@ func (s *Service) PlaceTx(ctx context.Context, tx store.Tx, req PlaceRequest) (*
 		MaximumPlayerSessionCount: api.Int32(req.MaximumPlayerSessionCount),
 		GameProperties:            req.GameProperties, GameSessionData: req.GameSessionData}
 	gs := s.newGameSession(f, id, &createRequest{in: in}, proc, comp, s.now())
-	gs.Session.MatchmakerData, gs.PlacementID = req.MatchmakerData, req.PlacementID
+	gs.Session.MatchmakerData, gs.PlacementID, gs.PlacementQueue = req.MatchmakerData, req.PlacementID, req.QueueName
 	if err := s.putGameSession(ctx, tx, gs); err != nil {
 		return nil, err
 	}
@@ -204,13 +218,19 @@ func (s *Service) StartPlaced(ctx context.Context, p *Placed) {
 // placement that is being fulfilled (GameLift creates them only then). The
 // placement reserved their slots when it started, so neither the game
 // session's PlayerSessionCreationPolicy nor a lowered maximum refuses them.
-func (s *Service) AddPlacedPlayersTx(ctx context.Context, tx store.Tx, gameSessionID string, players []api.DesiredPlayerSession) (*Placed, error) {
-	gs, err := getGameSession(ctx, tx, gameSessionID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, api.NewNotFoundException("game session %s does not exist", gameSessionID)
-	}
-	if err != nil {
-		return nil, err
+// known, when set, is the game session as tx holds and last wrote it (the
+// activation's, told in Activated), which then is not read again.
+func (s *Service) AddPlacedPlayersTx(ctx context.Context, tx store.Tx, gameSessionID string, known *hosting.GameSession, players []api.DesiredPlayerSession) (*Placed, error) {
+	gs := known
+	if gs == nil || api.ToString(gs.Session.GameSessionId) != gameSessionID {
+		var err error
+		gs, err = getGameSession(ctx, tx, gameSessionID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, api.NewNotFoundException("game session %s does not exist", gameSessionID)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if st := gs.Session.Status; st != api.GameSessionStatusActive {
 		return nil, api.NewInvalidGameSessionStatusException("game session %s is %s: player sessions are created only in an ACTIVE game session", gameSessionID, st)
@@ -220,6 +240,7 @@ func (s *Service) AddPlacedPlayersTx(ctx context.Context, tx store.Tx, gameSessi
 		reqs = append(reqs, playerReq{playerID: api.ToString(p.PlayerId), data: api.ToString(p.PlayerData), sessionID: s.playerSessionID()})
 	}
 	out := &Placed{}
+	var err error
 	if out.PlayerSessions, err = s.addPlayersTx(ctx, tx, gs, reqs); err != nil {
 		return nil, err
 	}

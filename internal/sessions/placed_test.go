@@ -14,7 +14,8 @@ type placementHook struct {
 	fail error
 }
 
-func (p *placementHook) GameSessionActivatedTx(_ context.Context, _ store.Tx, gameSessionID, placementID string, _ bool) error {
+func (p *placementHook) GameSessionActivatedTx(_ context.Context, _ store.Tx, a Activated) error {
+	gameSessionID, placementID := a.GameSessionID, a.PlacementID
 	p.got = append(p.got, placementID+" "+gameSessionID)
 	return p.fail
 }
@@ -76,7 +77,7 @@ func TestPlaceTx(t *testing.T) {
 		var out *Placed
 		err := h.svc.Update(h.ctx, func(tx store.Tx) error {
 			var err error
-			out, err = h.svc.AddPlacedPlayersTx(h.ctx, tx, id, []api.DesiredPlayerSession{{PlayerId: api.String("alice"), PlayerData: api.String("d")}})
+			out, err = h.svc.AddPlacedPlayersTx(h.ctx, tx, id, nil, []api.DesiredPlayerSession{{PlayerId: api.String("alice"), PlayerData: api.String("d")}})
 			return err
 		})
 		return out, err
