@@ -15,11 +15,14 @@ type waiting struct {
 	msgs   []store.Record
 }
 
-// look reads target's holder and waiting messages (every replica's
-// inbox: a message re-routed late still comes before the later ones).
+// look reads target's holder, then its waiting messages (every replica's
+// inbox: a message re-routed late still comes before the later ones), in
+// a store.Read: the two reads need not share a snapshot (a connection
+// that moves after either is found moved when its message is delivered,
+// as it would be after a snapshot's reads).
 func (ib *Inbox) look(ctx context.Context, route Route, target, id string) (waiting, error) {
 	var w waiting
-	err := ib.cfg.Store.View(ctx, func(tx store.Tx) error {
+	err := store.Read(ctx, ib.cfg.Store, func(tx store.Tx) error {
 		var err error
 		if w.holder, err = route.Holder(ctx, tx, id); err != nil {
 			return err

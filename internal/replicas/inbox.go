@@ -281,7 +281,7 @@ func (ib *Inbox) Pass(ctx context.Context) error {
 // page), in creation order.
 func (ib *Inbox) targets(ctx context.Context, replica string) ([]string, error) {
 	var recs []store.Record
-	err := ib.cfg.Store.View(ctx, func(tx store.Tx) error {
+	err := store.Read(ctx, ib.cfg.Store, func(tx store.Tx) error { // one read
 		var err error
 		recs, _, err = tx.List(ctx, store.Query{Kind: KindInboxMessage, Parent: replica, HasParent: true,
 			Order: store.OrderCreated, Limit: pageSize, NoData: true})
