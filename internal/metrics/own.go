@@ -108,10 +108,10 @@ func registerReplicaGauges(reg prometheus.Registerer, g ReplicaGauges) {
 		reg.MustRegister(&webhookCollector{read: g.Webhooks})
 	}
 	if g.Journal != nil {
-		reg.MustRegister(&journalCollector{read: g.Journal})
+		reg.MustRegister(&pairCollector{descs: journalDescs, read: g.Journal})
 	}
 	if g.Postgres != nil {
-		reg.MustRegister(&postgresCollector{read: g.Postgres})
+		reg.MustRegister(&pairCollector{descs: postgresDescs, read: g.Postgres})
 	}
 }
 
@@ -142,52 +142,36 @@ func (c *webhookCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(evictedDesc, prometheus.CounterValue, float64(w.Evicted))
 }
 
-// journalCollector exports the journal store's group commit counters.
-type journalCollector struct {
-	read func() (batches, updates int64)
+// pairCollector exports two counters a store keeps, read together.
+type pairCollector struct {
+	descs [2]*prometheus.Desc
+	read  func() (int64, int64)
 }
 
 var (
-	journalBatchesDesc = prometheus.NewDesc("hoist_store_journal_batches_total",
-		"Batches the journal store wrote and flushed (group commits); updates_total / batches_total is the mean batch size.", nil, nil)
-	journalUpdatesDesc = prometheus.NewDesc("hoist_store_journal_updates_total",
-		"Transactions the journal store committed in its batches.", nil, nil)
+	journalDescs = [2]*prometheus.Desc{
+		prometheus.NewDesc("hoist_store_journal_batches_total",
+			"Batches the journal store wrote and flushed (group commits); updates_total / batches_total is the mean batch size.", nil, nil),
+		prometheus.NewDesc("hoist_store_journal_updates_total",
+			"Transactions the journal store committed in its batches.", nil, nil),
+	}
+	postgresDescs = [2]*prometheus.Desc{
+		prometheus.NewDesc("hoist_store_postgres_round_trips_total",
+			"Round trips of this replica's store transactions to PostgreSQL (each statement or batch sent and answered, COMMIT and ROLLBACK included).", nil, nil),
+		prometheus.NewDesc("hoist_store_postgres_retries_total",
+			"Store transactions this replica ran again after a serialization failure or a deadlock.", nil, nil),
+	}
 )
 
 // Describe sends the collector's descriptions.
-func (c *journalCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- journalBatchesDesc
-	ch <- journalUpdatesDesc
+func (c *pairCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.descs[0]
+	ch <- c.descs[1]
 }
 
 // Collect sends the counters.
-func (c *journalCollector) Collect(ch chan<- prometheus.Metric) {
-	b, u := c.read()
-	ch <- prometheus.MustNewConstMetric(journalBatchesDesc, prometheus.CounterValue, float64(b))
-	ch <- prometheus.MustNewConstMetric(journalUpdatesDesc, prometheus.CounterValue, float64(u))
-}
-
-// postgresCollector exports the PostgreSQL store's counters.
-type postgresCollector struct {
-	read func() (roundTrips, retries int64)
-}
-
-var (
-	postgresTripsDesc = prometheus.NewDesc("hoist_store_postgres_round_trips_total",
-		"Round trips of this replica's store transactions to PostgreSQL (each statement or batch sent and answered, COMMIT and ROLLBACK included).", nil, nil)
-	postgresRetriesDesc = prometheus.NewDesc("hoist_store_postgres_retries_total",
-		"Store transactions this replica ran again after a serialization failure or a deadlock.", nil, nil)
-)
-
-// Describe sends the collector's descriptions.
-func (c *postgresCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- postgresTripsDesc
-	ch <- postgresRetriesDesc
-}
-
-// Collect sends the counters.
-func (c *postgresCollector) Collect(ch chan<- prometheus.Metric) {
-	trips, retries := c.read()
-	ch <- prometheus.MustNewConstMetric(postgresTripsDesc, prometheus.CounterValue, float64(trips))
-	ch <- prometheus.MustNewConstMetric(postgresRetriesDesc, prometheus.CounterValue, float64(retries))
+func (c *pairCollector) Collect(ch chan<- prometheus.Metric) {
+	a, b := c.read()
+	ch <- prometheus.MustNewConstMetric(c.descs[0], prometheus.CounterValue, float64(a))
+	ch <- prometheus.MustNewConstMetric(c.descs[1], prometheus.CounterValue, float64(b))
 }
