@@ -122,9 +122,11 @@ func (s *Server) relaySend(ctx context.Context, kind, id string, holder func(con
 	if s.inbox == nil {
 		return notHere
 	}
-	// Most often no replica holds it (an Anywhere compute without an
-	// agent): one read says so, without a transaction; the post reads the
-	// holder again in its own.
+	// Most often no replica holds it (a managed fleet's compute, an
+	// Anywhere compute without an agent): one read says so, without a
+	// transaction. Else the message goes to the holder's inbox; should the
+	// connection move meanwhile, that inbox re-routes it (or drops it when
+	// there is no connection anywhere), as for any message.
 	var to string
 	err := store.Read(ctx, s.store, func(tx store.Tx) error {
 		var err error
@@ -138,17 +140,10 @@ func (s *Server) relaySend(ctx context.Context, kind, id string, holder func(con
 		return notHere
 	}
 	err = s.store.Update(ctx, func(tx store.Tx) error {
-		var err error
-		if to, err = holder(ctx, tx, id); err != nil || !s.inbox.Remote(to) {
-			return err
-		}
 		return s.inbox.PostTx(ctx, tx, to, replicas.Target(kind, id), msg)
 	})
 	if err != nil {
 		return err
-	}
-	if !s.inbox.Remote(to) {
-		return notHere
 	}
 	s.inbox.Wake(to)
 	return nil
