@@ -172,17 +172,17 @@ func (s *Service) fulfilTx(ctx context.Context, tx store.Tx, q *api.GameSessionQ
 }
 
 // GameSessionActivatedTx fulfils the PENDING placement whose attempt is
-// the game session a names, in the transaction that activates it
+// game session gs, in the transaction that activates it
 // (sessions.PlacementHook). A placement that ended meanwhile, or moved on
 // to another attempt, is left alone: the game session goes on without it.
-// In a Claim (a.Claimed) the placement is held and the queue read unheld
+// In a Claim (claimed) the placement is held and the queue read unheld
 // (every activation of the queue reads it, none writes it); both are read
 // in one round trip when the game session names the queue (store.GetRefs).
 // A match's placement (its tickets) and an event that webhooks receive
 // (its order key: events.Service.Orders) are fulfilled in an Update
 // instead (sessions.ErrRunInUpdate).
-func (s *Service) GameSessionActivatedTx(ctx context.Context, tx store.Tx, a sessions.Activated) error {
-	p, q, err := s.activatedReads(ctx, tx, a)
+func (s *Service) GameSessionActivatedTx(ctx context.Context, tx store.Tx, gs *hosting.GameSession, claimed bool) error {
+	p, q, err := s.activatedReads(ctx, tx, gs)
 	var nf *api.NotFoundException
 	if errors.As(err, &nf) {
 		return nil
@@ -190,34 +190,34 @@ func (s *Service) GameSessionActivatedTx(ctx context.Context, tx store.Tx, a ses
 	if err != nil || p == nil {
 		return err
 	}
-	if a.Claimed && (p.Match || s.orders(q)) {
+	if claimed && (p.Match || s.orders(q)) {
 		return sessions.ErrRunInUpdate
 	}
-	return s.fulfilTx(ctx, tx, q, p, a.GameSession)
+	return s.fulfilTx(ctx, tx, q, p, gs)
 }
 
 // activatedReads reads the placement of an activated game session (held)
 // and its queue (unheld; nil when it is gone): p is nil when the
 // placement is no longer PENDING with that attempt.
-func (s *Service) activatedReads(ctx context.Context, tx store.Tx, a sessions.Activated) (p *placementRecord, q *api.GameSessionQueue, err error) {
+func (s *Service) activatedReads(ctx context.Context, tx store.Tx, gs *hosting.GameSession) (p *placementRecord, q *api.GameSessionQueue, err error) {
 	pending := func(p *placementRecord) bool {
-		return p.Placement.Status == api.GameSessionPlacementStatePending && p.Attempt == a.GameSessionID
+		return p.Placement.Status == api.GameSessionPlacementStatePending && p.Attempt == api.ToString(gs.Session.GameSessionId)
 	}
-	if a.QueueName == "" { // a game session of an earlier Hoist
-		if p, err = getPlacement(ctx, tx, a.PlacementID); err != nil || !pending(p) {
+	if gs.PlacementQueue == "" { // a game session of an earlier Hoist
+		if p, err = getPlacement(ctx, tx, gs.PlacementID); err != nil || !pending(p) {
 			return nil, nil, err
 		}
 		q, err = queueOrNil(ctx, store.Unheld(tx), p.queue())
 		return p, q, err
 	}
-	got, err := store.GetRefs(ctx, tx, []store.Ref{{Kind: KindPlacement, ID: a.PlacementID}, {Kind: KindQueue, ID: queueName(a.QueueName), Unheld: true}})
+	got, err := store.GetRefs(ctx, tx, []store.Ref{{Kind: KindPlacement, ID: gs.PlacementID}, {Kind: KindQueue, ID: queueName(gs.PlacementQueue), Unheld: true}})
 	if err != nil {
 		return nil, nil, err
 	}
-	if p, err = placementFound(a.PlacementID, got[0]); err != nil || !pending(p) {
+	if p, err = placementFound(gs.PlacementID, got[0]); err != nil || !pending(p) {
 		return nil, nil, err
 	}
-	if queueName(p.queue()) != queueName(a.QueueName) { // cannot happen: a placement keeps its queue
+	if queueName(p.queue()) != queueName(gs.PlacementQueue) { // cannot happen: a placement keeps its queue
 		q, err = queueOrNil(ctx, store.Unheld(tx), p.queue())
 		return p, q, err
 	}

@@ -57,24 +57,14 @@ type Placed struct {
 
 // PlacementHook is told, inside the transaction of ActivateGameSession,
 // that a placement's game session became ACTIVE (internal/placement
-// fulfils the placement there). Claimed says that tx is a Claim's
+// fulfils the placement there): gs as tx holds and wrote it (its
+// PlacementID, its PlacementQueue when Hoist recorded it). Claimed says
+// that tx is a Claim's
 // (PostgreSQL: its Gets hold what they read, at READ COMMITTED): a hook
 // whose writes a Claim would not make safe answers ErrRunInUpdate,
 // and the activation runs again in an Update.
 type PlacementHook interface {
-	GameSessionActivatedTx(ctx context.Context, tx store.Tx, a Activated) error
-}
-
-// Activated is a placement's game session that became ACTIVE, told to the
-// PlacementHook: its ID, its placement's and that placement's queue's
-// ("" when the game session's record predates it), whether the
-// transaction is a Claim's, and the game session itself.
-type Activated struct {
-	GameSessionID, PlacementID, QueueName string
-	Claimed                               bool
-	// GameSession is the game session as the transaction holds and wrote
-	// it (for AddPlacedPlayersTx's known).
-	GameSession *hosting.GameSession
+	GameSessionActivatedTx(ctx context.Context, tx store.Tx, gs *hosting.GameSession, claimed bool) error
 }
 
 // ErrRunInUpdate is the answer of a transaction function run in a Claim
@@ -94,8 +84,7 @@ func (s *Service) placementActivatedTx(ctx context.Context, tx store.Tx, gs *hos
 	if gs.PlacementID == "" || h == nil || *h == nil {
 		return nil
 	}
-	return (*h).GameSessionActivatedTx(ctx, tx, Activated{GameSessionID: api.ToString(gs.Session.GameSessionId),
-		PlacementID: gs.PlacementID, QueueName: gs.PlacementQueue, Claimed: claimed, GameSession: gs})
+	return (*h).GameSessionActivatedTx(ctx, tx, gs, claimed)
 }
 
 // Update runs fn in one transaction of the Service's store, so that the
@@ -219,7 +208,8 @@ func (s *Service) StartPlaced(ctx context.Context, p *Placed) {
 // placement reserved their slots when it started, so neither the game
 // session's PlayerSessionCreationPolicy nor a lowered maximum refuses them.
 // known, when set, is the game session as tx holds and last wrote it (the
-// activation's, told in Activated), which then is not read again.
+// one an activation tells the PlacementHook), which then is not read
+// again.
 func (s *Service) AddPlacedPlayersTx(ctx context.Context, tx store.Tx, gameSessionID string, known *hosting.GameSession, players []api.DesiredPlayerSession) (*Placed, error) {
 	gs := known
 	if gs == nil || api.ToString(gs.Session.GameSessionId) != gameSessionID {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hoistgg/hoist/internal/api"
+	"github.com/hoistgg/hoist/internal/hosting"
 	"github.com/hoistgg/hoist/internal/store"
 )
 
@@ -14,9 +15,8 @@ type placementHook struct {
 	fail error
 }
 
-func (p *placementHook) GameSessionActivatedTx(_ context.Context, _ store.Tx, a Activated) error {
-	gameSessionID, placementID := a.GameSessionID, a.PlacementID
-	p.got = append(p.got, placementID+" "+gameSessionID)
+func (p *placementHook) GameSessionActivatedTx(_ context.Context, _ store.Tx, gs *hosting.GameSession, _ bool) error {
+	p.got = append(p.got, gs.PlacementID+" "+api.ToString(gs.Session.GameSessionId))
 	return p.fail
 }
 
