@@ -217,17 +217,8 @@ func (s *Service) activatedReads(ctx context.Context, tx store.Tx, gs *hosting.G
 	if p, err = placementFound(gs.PlacementID, got[0]); err != nil || !pending(p) {
 		return nil, nil, err
 	}
-	if queueName(p.queue()) != queueName(gs.PlacementQueue) { // cannot happen: a placement keeps its queue
-		q, err = queueOrNil(ctx, store.Unheld(tx), p.queue())
-		return p, q, err
-	}
-	if got[1].Found {
-		q = new(api.GameSessionQueue)
-		if err := store.Decode(got[1].Record, q); err != nil {
-			return nil, nil, err
-		}
-	}
-	return p, q, nil
+	q, err = store.GotJSON[api.GameSessionQueue](got[1])
+	return p, q, err
 }
 
 // orders reports whether the Publisher takes an order key's next number

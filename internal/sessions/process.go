@@ -308,7 +308,7 @@ func ownSession(ctx context.Context, tx store.Tx, c hosting.Conn, id string) (*h
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := gotJSON[hosting.Process](got[0])
+	p, err := store.GotJSON[hosting.Process](got[0])
 	if err != nil {
 		return nil, nil, err
 	}
@@ -316,7 +316,7 @@ func ownSession(ctx context.Context, tx store.Tx, c hosting.Conn, id string) (*h
 	if p, err = liveProcessIs(p, err, c); err != nil {
 		return nil, nil, err
 	}
-	gs, err := gotJSON[hosting.GameSession](got[1])
+	gs, err := store.GotJSON[hosting.GameSession](got[1])
 	if err != nil {
 		return nil, nil, err
 	}
@@ -327,19 +327,6 @@ func ownSession(ctx context.Context, tx store.Tx, c hosting.Conn, id string) (*h
 		return nil, nil, sdkErr(403, "game session %s is not hosted by process %s", id, p.ID)
 	}
 	return p, gs, nil
-}
-
-// gotJSON decodes what store.GetRefs read of a ref (nil when it did not
-// exist).
-func gotJSON[T any](g store.Got) (*T, error) {
-	if !g.Found {
-		return nil, nil
-	}
-	v := new(T)
-	if err := store.Decode(g.Record, v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }
 
 // ActivateGameSession records that the process started its game session;

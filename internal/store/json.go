@@ -16,6 +16,19 @@ func Decode(rec Record, v any) error {
 	return nil
 }
 
+// GotJSON decodes what GetRefs read of a ref into a new T: nil when the
+// record did not exist.
+func GotJSON[T any](g Got) (*T, error) {
+	if !g.Found {
+		return nil, nil
+	}
+	v := new(T)
+	if err := Decode(g.Record, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
 // GetJSON reads the record of kind and id and decodes its Data into v.
 func GetJSON(ctx context.Context, tx Tx, kind Kind, id string, v any) (Record, error) {
 	rec, err := tx.Get(ctx, kind, id)
