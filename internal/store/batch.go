@@ -158,7 +158,7 @@ func GetRefs(ctx context.Context, tx Tx, refs []Ref) ([]Got, error) {
 
 // ChildFinder is implemented by the Tx of a store that finds a record and
 // its first child in one statement (PostgreSQL): FirstWithChild is
-// FirstWithChildByLists in one round trip.
+// firstWithChildByLists in one round trip.
 type ChildFinder interface {
 	FirstWithChild(ctx context.Context, q, child Query, idFrom int) (parent, first Record, found bool, err error)
 }
@@ -169,7 +169,7 @@ type ChildFinder interface {
 // its byte idFrom on (child.HasKey must be set: child.Key is that prefix;
 // idFrom skips a prefix of the IDs, as a group's name in an instance's).
 // found is false when no record of q has one. The Limit and After of both
-// queries are ignored. It reads as FirstWithChildByLists: in a Claim it
+// queries are ignored. It reads as firstWithChildByLists: in a Claim it
 // holds every record of q it looked at (those passed over for want of a
 // child too) and the child it returns, and SkipHeld passes over held
 // records in either query. One round trip where tx is a ChildFinder. (A
@@ -182,12 +182,12 @@ func FirstWithChild(ctx context.Context, tx Tx, q, child Query, idFrom int) (Rec
 	if f, ok := tx.(ChildFinder); ok {
 		return f.FirstWithChild(ctx, q, child, idFrom)
 	}
-	return FirstWithChildByLists(ctx, tx, q, child, idFrom)
+	return firstWithChildByLists(ctx, tx, q, child, idFrom)
 }
 
-// FirstWithChildByLists is FirstWithChild as Lists: q one record at a
+// firstWithChildByLists is FirstWithChild as Lists: q one record at a
 // time, and for each the first of its children, until one has a child.
-func FirstWithChildByLists(ctx context.Context, tx Tx, q, child Query, idFrom int) (Record, Record, bool, error) {
+func firstWithChildByLists(ctx context.Context, tx Tx, q, child Query, idFrom int) (Record, Record, bool, error) {
 	q.Limit, q.After = 1, ""
 	prefix := child.Key
 	child.Limit, child.After = 1, ""

@@ -22,16 +22,11 @@ func (s *Store) Explain(ctx context.Context, q store.Query, claim bool) (string,
 // ExplainChild is Explain for the statement of a store.FirstWithChild
 // of q and child.
 func (s *Store) ExplainChild(ctx context.Context, q, child store.Query, idFrom int, claim bool) (string, error) {
-	q.Limit, q.After, child.Limit, child.After = 0, "", 0, ""
-	pp, err := planQuery(q, false, claim)
+	sql, args, err := childStatement(q, child, idFrom, claim)
 	if err != nil {
 		return "", err
 	}
-	cp, err := planQuery(child, false, claim)
-	if err != nil {
-		return "", err
-	}
-	return s.explain(ctx, childSQL(pp.shape, cp.shape), childArgs(pp, cp, child, idFrom))
+	return s.explain(ctx, sql, args)
 }
 
 func (s *Store) explain(ctx context.Context, sql string, args []any) (string, error) {

@@ -385,19 +385,28 @@ func childArgs(pp, cp plan, cq store.Query, idFrom int) []any {
 	return slices.Insert(args, key+1, any(int32(min(idFrom, math.MaxInt32-1)+1)))
 }
 
-// firstWithChild runs FirstWithChild's statement; lock: a Claim's (see
-// shape.lock).
-func firstWithChild(ctx context.Context, q querier, pq, cq store.Query, idFrom int, lock bool) (store.Record, store.Record, bool, error) {
+// childStatement returns FirstWithChild's statement and its arguments;
+// lock: a Claim's (see shape.lock).
+func childStatement(pq, cq store.Query, idFrom int, lock bool) (string, []any, error) {
 	pq.Limit, pq.After, cq.Limit, cq.After = 0, "", 0, ""
 	pp, err := planQuery(pq, false, lock)
 	if err != nil {
-		return store.Record{}, store.Record{}, false, err
+		return "", nil, err
 	}
 	cp, err := planQuery(cq, false, lock)
 	if err != nil {
+		return "", nil, err
+	}
+	return childSQL(pp.shape, cp.shape), childArgs(pp, cp, cq, idFrom), nil
+}
+
+// firstWithChild runs FirstWithChild's statement; lock: a Claim's.
+func firstWithChild(ctx context.Context, q querier, pq, cq store.Query, idFrom int, lock bool) (store.Record, store.Record, bool, error) {
+	sql, args, err := childStatement(pq, cq, idFrom, lock)
+	if err != nil {
 		return store.Record{}, store.Record{}, false, err
 	}
-	rows, err := q.Query(ctx, childSQL(pp.shape, cp.shape), childArgs(pp, cp, cq, idFrom)...)
+	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return store.Record{}, store.Record{}, false, err
 	}
