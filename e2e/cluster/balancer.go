@@ -40,7 +40,18 @@ func (c *Cluster) Balancer() string {
 			DisableCompression: true},
 		FlushInterval: -1, // the live event stream's events as they come
 	}
-	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
+	// Full duplex: a replica may answer before the proxy has finished
+	// forwarding the request's body (it has read it all; the proxy's copy
+	// has not seen its end yet). Without it Go's HTTP/1 server drains the
+	// rest of the inbound body when the answer starts, the copy to the
+	// replica fails and the proxy drops that connection in the middle of
+	// the answer (golang/go#40747): a truncated response, seen once under
+	// load as an SDK's SerializationError.
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		proxy.ServeHTTP(w, r)
+	})
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			c.t.Errorf("balancer: %v", err)
