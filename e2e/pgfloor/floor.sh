@@ -15,6 +15,19 @@
 #     least: read, decide in Go, write).
 # The updates rewrite a row without changing an indexed column (HOT), the
 # cheapest write there is; a claim's writes change indexed columns.
+# A third shape, claim-cycle-in-sql, is the best a claim cycle could do if
+# FleetIQ's rules ran inside PostgreSQL: each of the cycle's three requests
+# one statement committed on its own, writing what the cycle must write
+# (100 instances of 100 game servers, in a second schema of the same
+# form):
+#   claim: the busiest instance not locked that has an available game
+#     server, with its oldest available game server (a LATERAL join, both
+#     FOR UPDATE SKIP LOCKED, as Hoist reads them); the game server's Key
+#     to claimed and the instance's Rank down by one (both indexed);
+#   utilized: the game server's Key to utilized;
+#   available: the game server's Key back to available and its instance's
+#     Rank up by one.
+# It reports cycles a second (a cycle is three transactions).
 set -euo pipefail
 pgbench=$(command -v pgbench || ls -d /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | sort -V | tail -n 1)
 [ -x "$pgbench" ] || { echo "floor.sh: pgbench not found (Debian: postgresql)" >&2; exit 1; }
@@ -24,7 +37,7 @@ conns=${FLOOR_CONNECTIONS:-32}
 schema=hoist_floor_$$
 dir=$(mktemp -d)
 sql() { if [ -n "$db" ]; then psql -qX -v ON_ERROR_STOP=1 -d "$db" "$@"; else psql -qX -v ON_ERROR_STOP=1 "$@"; fi; }
-cleanup() { sql -c "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true; rm -rf "$dir"; }
+cleanup() { sql -c "DROP SCHEMA IF EXISTS $schema, ${schema}_cycle CASCADE" >/dev/null 2>&1 || true; rm -rf "$dir"; }
 trap cleanup EXIT
 sql <<SQL
 CREATE SCHEMA $schema;
@@ -39,6 +52,17 @@ CREATE INDEX ON hoist_records (kind, parent, seq);
 CREATE INDEX ON hoist_records (kind, parent, id);
 INSERT INTO hoist_records (kind, id, parent, key, rank, data)
   SELECT 'GameServer', convert_to('g' || i, 'UTF8'), convert_to('i' || (i % 100), 'UTF8'), 'AVAILABLE', 0,
+         convert_to(repeat('x', 400), 'UTF8')
+  FROM generate_series(1, 10000) i;
+VACUUM ANALYZE hoist_records;
+CREATE SCHEMA ${schema}_cycle;
+SET search_path = ${schema}_cycle;
+CREATE TABLE hoist_records (LIKE $schema.hoist_records INCLUDING ALL) WITH (fillfactor = 80);
+INSERT INTO hoist_records (kind, id, parent, key, rank, data)
+  SELECT 'Instance', convert_to('i' || i, 'UTF8'), 'group', 'A', -1, convert_to(repeat('x', 200), 'UTF8')
+  FROM generate_series(1, 100) i;
+INSERT INTO hoist_records (kind, id, parent, key, rank, data)
+  SELECT 'GameServer', convert_to('g' || i, 'UTF8'), convert_to('i' || (i % 100 + 1), 'UTF8'), 'A', i,
          convert_to(repeat('x', 400), 'UTF8')
   FROM generate_series(1, 10000) i;
 VACUUM ANALYZE hoist_records;
@@ -58,10 +82,34 @@ UPDATE hoist_records SET data = data WHERE kind = 'GameServer' AND id = convert_
 COMMIT;
 \endpipeline
 SQL
+cat > "$dir/claim-cycle-in-sql.sql" <<'SQL'
+WITH pick AS (
+  SELECT i.id AS instance, g.id AS server
+  FROM (SELECT id FROM hoist_records WHERE kind = 'Instance' AND parent = 'group' AND key = 'A'
+        ORDER BY rank, id OFFSET 0 FOR UPDATE SKIP LOCKED) i
+  CROSS JOIN LATERAL (SELECT id FROM hoist_records WHERE kind = 'GameServer' AND parent = i.id AND key = 'A'
+        ORDER BY rank, id LIMIT 1 FOR UPDATE SKIP LOCKED) g
+  LIMIT 1),
+server AS (UPDATE hoist_records r SET key = 'C', data = r.data FROM pick
+  WHERE r.kind = 'GameServer' AND r.id = pick.server RETURNING r.id),
+instance AS (UPDATE hoist_records r SET rank = r.rank - 1, data = r.data FROM pick
+  WHERE r.kind = 'Instance' AND r.id = pick.instance RETURNING r.id)
+SELECT convert_from(server.id, 'UTF8') AS server FROM server, instance \gset
+UPDATE hoist_records SET key = 'U', data = data WHERE kind = 'GameServer' AND id = convert_to(:server, 'UTF8');
+WITH server AS (UPDATE hoist_records SET key = 'A', data = data
+  WHERE kind = 'GameServer' AND id = convert_to(:server, 'UTF8') RETURNING parent)
+UPDATE hoist_records r SET rank = r.rank + 1, data = r.data FROM server WHERE r.kind = 'Instance' AND r.id = server.parent;
+SQL
 echo "pgbench: $conns connections, ${secs}s each, load average $(cut -d' ' -f1 /proc/loadavg) at start"
-for shape in one-statement read-then-write; do
-	out=$(PGOPTIONS="-c search_path=$schema" "$pgbench" -n -M prepared -c "$conns" -j 2 -T "$secs" -f "$dir/$shape.sql" ${db:+"$db"} 2>&1) ||
+for shape in one-statement read-then-write claim-cycle-in-sql; do
+	path=$schema
+	[ "$shape" = claim-cycle-in-sql ] && path=${schema}_cycle
+	out=$(PGOPTIONS="-c search_path=$path" "$pgbench" -n -M prepared -c "$conns" -j 2 -T "$secs" -f "$dir/$shape.sql" ${db:+"$db"} 2>&1) ||
 		{ echo "$out" >&2; exit 1; }
 	tps=$(echo "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
-	printf '%-16s %8.0f transactions/s\n' "$shape" "$tps"
+	if [ "$shape" = claim-cycle-in-sql ]; then
+		printf '%-18s %8.0f cycles/s (three transactions each)\n' "$shape" "$tps"
+	else
+		printf '%-18s %8.0f transactions/s\n' "$shape" "$tps"
+	fi
 done
