@@ -290,7 +290,10 @@ func (s *Service) CreateMatchmakingConfiguration(ctx context.Context, in *api.Cr
 				return err
 			}
 		}
-		return putConfig(ctx, tx, c, true)
+		if err := putConfig(ctx, tx, c, true); err != nil {
+			return err
+		}
+		return createCounts(ctx, tx, name)
 	})
 	if err != nil {
 		return nil, err

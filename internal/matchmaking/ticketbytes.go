@@ -39,6 +39,7 @@ const MaxTicketBytes = 64 << 20
 // "ended"), which only the transactions that end tickets write. The
 // record an older Hoist kept (ID the configuration's name, the count
 // itself) counts as added. The count is what was added less what ended.
+// The "added" records are written with the configuration (createCounts).
 const (
 	ticketByteShards = 64
 	bytesAdded       = "added"
@@ -95,6 +96,37 @@ func addTicketBytes(ctx context.Context, tx store.Tx, config string, delta int64
 		return err
 	}
 	return putCount(ctx, tx, &heldCount{id: id, key: key, n: n}, config, max(delta, -delta))
+}
+
+// createCounts writes the records of the configuration's count that do not
+// exist yet, each at 0: CreateMatchmakingConfiguration writes all of them,
+// so that StartMatchmaking on PostgreSQL always finds the record it adds
+// to and runs as a Claim. A start that does not find it (a configuration
+// an earlier Hoist created) runs in an Update, which creates them all.
+// Without them, the first ticketByteShards starts all ran as
+// SERIALIZABLE Updates inserting neighbouring records, which conflict:
+// every one run again ran alone (the store's hoist_serial lock), holding
+// up every other start.
+func createCounts(ctx context.Context, tx store.Tx, config string) error {
+	recs, _, err := tx.List(ctx, store.Query{Kind: KindTicketBytes, Parent: config, HasParent: true, Key: bytesAdded, HasKey: true,
+		NoData: true, Limit: ticketByteShards + 1})
+	if err != nil {
+		return err
+	}
+	have := make(map[string]bool, len(recs))
+	for _, r := range recs {
+		have[r.ID] = true
+	}
+	for i := range ticketByteShards {
+		id := config + "/" + strconv.Itoa(i)
+		if have[id] {
+			continue
+		}
+		if err := putCount(ctx, tx, &heldCount{id: id, key: bytesAdded}, config, 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // nextCountID is the ID of the record of the configuration's count that

@@ -409,6 +409,11 @@ func (s *Service) startTx(ctx context.Context, tx store.Tx, in *api.StartMatchma
 		ps[i].Team = nil
 	}
 	if held == nil {
+		if s.cfg.Shared {
+			if err := createCounts(ctx, tx, api.ToString(c.Name)); err != nil {
+				return nil, cnt, err
+			}
+		}
 		n, err := countValue(ctx, tx, countID)
 		if err != nil {
 			return nil, cnt, err
@@ -440,8 +445,9 @@ func usedTicketID(err error, id string) error {
 // (DeleteMatchmakingConfiguration, SERIALIZABLE), so while a Claim holds
 // one the configuration cannot be deleted (the delete waits, then fails
 // with a serialization error, runs again and sees the new ticket). A
-// missing record (no ticket added to it yet, or the configuration
-// deleted) is errRunInUpdate: a new record would protect nothing. rs is
+// missing record (a configuration an earlier Hoist created, whose first
+// start writes them all: createCounts; or the configuration deleted) is
+// errRunInUpdate: a new record would protect nothing. rs is
 // nil when the configuration names another rule set now, or the one it
 // names was not found (the caller reads it itself: ruleSetOf).
 func (s *Service) readForStart(ctx context.Context, tx store.Tx, countID, config string) (held *heldCount, c *api.MatchmakingConfiguration, rs *flexmatch.RuleSet, err error) {

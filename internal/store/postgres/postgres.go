@@ -87,7 +87,7 @@ type Store struct {
 	stopLoops chan struct{}
 	loopsDone sync.WaitGroup
 
-	stats struct{ commits, retries, conflicts, trips atomic.Int64 }
+	stats struct{ commits, claims, retries, conflicts, trips atomic.Int64 }
 
 	// renewed holds, by lease name, the latest grant AcquireLease
 	// returned (store.Grant): the fence's expiry (see sqlFence).
@@ -174,8 +174,9 @@ func (s *Store) Failed() error { return nil }
 
 // Stats are counters since Open.
 type Stats struct {
-	// Commits counts Updates (and fenced Updates) committed.
-	Commits int64
+	// Commits counts Updates and Claims (fenced or not) committed;
+	// Claims those of them that were Claims.
+	Commits, Claims int64
 	// Retries counts attempts run again after a serialization failure or
 	// a deadlock.
 	Retries int64
@@ -190,7 +191,7 @@ type Stats struct {
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
-	return Stats{Commits: s.stats.commits.Load(), Retries: s.stats.retries.Load(), Conflicts: s.stats.conflicts.Load(),
+	return Stats{Commits: s.stats.commits.Load(), Claims: s.stats.claims.Load(), Retries: s.stats.retries.Load(), Conflicts: s.stats.conflicts.Load(),
 		RoundTrips: s.stats.trips.Load()}
 }
 

@@ -65,6 +65,9 @@ func (s *Store) update(ctx context.Context, fence *store.Grant, claim bool, fn f
 		if !again {
 			if err == nil {
 				s.stats.commits.Add(1)
+				if claim {
+					s.stats.claims.Add(1)
+				}
 			}
 			return err
 		}
