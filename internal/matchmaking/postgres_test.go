@@ -73,17 +73,7 @@ func TestStartsAtOnceDoNotConflictOnPostgres(t *testing.T) {
 	}
 	const callers, each = 12, 4
 	before := st.Stats()
-	var wg sync.WaitGroup
-	for c := range callers {
-		wg.Go(func() {
-			for i := range each {
-				if err := h.startSmall("duel", ids.UUID(), c*each+i); err != nil {
-					t.Error(err)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	h.startAtOnce("duel", callers, each)
 	after := st.Stats()
 	// Before, 16 to 34 of the 48 ran again; now none (2 allowed: another
 	// conflict on a shared index page).
@@ -384,17 +374,7 @@ func TestFirstStartsAreClaimsOnPostgres(t *testing.T) {
 	st := h.st.(*postgres.Store)
 	before := st.Stats()
 	const callers, each = 12, 4
-	var wg sync.WaitGroup
-	for c := range callers {
-		wg.Go(func() {
-			for i := range each {
-				if err := h.startSmall("duel", ids.UUID(), c*each+i); err != nil {
-					t.Error(err)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	h.startAtOnce("duel", callers, each)
 	after := st.Stats()
 	if n := (after.Commits - after.Claims) - (before.Commits - before.Claims); n != 0 {
 		t.Errorf("%d first StartMatchmaking calls at once committed %d Updates, want none (all Claims)", callers*each, n)
@@ -457,4 +437,20 @@ func (h *ticketHarness) countRecords(config string) int {
 		h.t.Fatal(err)
 	}
 	return n
+}
+
+// startAtOnce starts callers*each small tickets on config with random IDs,
+// callers at once, each one after the other.
+func (h *ticketHarness) startAtOnce(config string, callers, each int) {
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Go(func() {
+			for i := range each {
+				if err := h.startSmall(config, ids.UUID(), c*each+i); err != nil {
+					h.t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
