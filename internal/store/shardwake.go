@@ -124,15 +124,34 @@ func (w *ShardWake) Run(ctx context.Context) {
 	})
 }
 
+// wakeGap is the least time between two wakes a replica sends for one
+// loop. A wake made after a quiet spell goes out at once; those made
+// within wakeGap of the last one go out together when it has passed. Under
+// load the holder is in a pass, and finds the new work in its next one
+// whether woken or not: the gap bounds what wakes cost the database and
+// every replica's listener (on three replicas under e2e/matchload, 3,417
+// NOTIFY statements in a 13 s run, one each round trip) at the price of at
+// most wakeGap for work committed just after a wake, when the holder was
+// idle again by then.
+const wakeGap = 25 * time.Millisecond
+
 // send sends the pending wakes, all of them in one statement, each time
-// there are some.
+// there are some, at most one statement each wakeGap.
 func (w *ShardWake) send(ctx context.Context) {
+	gap := time.NewTimer(0)
+	defer gap.Stop()
 	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-gap.C:
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-w.sig:
 		}
+		gap.Reset(wakeGap)
 		w.mu.Lock()
 		keys := make([]string, 0, len(w.pending))
 		for k := range w.pending {
