@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # floor.sh: what one PostgreSQL on this machine can commit at most, in the
-# two shapes a Hoist request could have at best, driven by PostgreSQL's own
+# shapes Hoist's requests could have at best, driven by PostgreSQL's own
 # C client (pgbench) so that the client costs as little as it can. See
 # docs/performance.md, "Claims on PostgreSQL".
 #
 #   bash e2e/pgfloor/floor.sh [CONNECTION-STRING]   # default: the PG* environment variables
+#   FLOOR_INDEXES=claims bash e2e/pgfloor/floor.sh  # only the indexes a claim reads
 #
 # It creates a schema of its own (dropped at the end) holding a
 # hoist_records table as Hoist's schema has it, with 10,000 rows, and runs
@@ -34,6 +35,15 @@ pgbench=$(command -v pgbench || ls -d /usr/lib/postgresql/*/bin/pgbench 2>/dev/n
 db=${1:-}
 secs=${FLOOR_SECONDS:-15}
 conns=${FLOOR_CONNECTIONS:-32}
+# FLOOR_INDEXES=claims keeps only the primary key and the one index the
+# claim cycle reads (a table of FleetIQ's own): what fewer index writes
+# would give. Default: every index of Hoist's hoist_records.
+other_indexes='CREATE INDEX ON hoist_records (kind, seq);
+CREATE INDEX ON hoist_records (kind, key, rank, id) INCLUDE (seq);
+CREATE INDEX ON hoist_records (kind, key, seq);
+CREATE INDEX ON hoist_records (kind, parent, seq);
+CREATE INDEX ON hoist_records (kind, parent, id);'
+[ "${FLOOR_INDEXES:-}" = claims ] && other_indexes=
 schema=hoist_floor_$$
 dir=$(mktemp -d)
 sql() { if [ -n "$db" ]; then psql -qX -v ON_ERROR_STOP=1 -d "$db" "$@"; else psql -qX -v ON_ERROR_STOP=1 "$@"; fi; }
@@ -44,12 +54,8 @@ CREATE SCHEMA $schema;
 SET search_path = $schema;
 CREATE TABLE hoist_records (kind text NOT NULL, id bytea NOT NULL, parent bytea NOT NULL, key bytea NOT NULL,
   rank bigint NOT NULL, seq bigserial, data bytea NOT NULL, PRIMARY KEY (kind, id)) WITH (fillfactor = 80);
-CREATE INDEX ON hoist_records (kind, seq);
 CREATE INDEX ON hoist_records (kind, parent, key, rank, id) INCLUDE (seq);
-CREATE INDEX ON hoist_records (kind, key, rank, id) INCLUDE (seq);
-CREATE INDEX ON hoist_records (kind, key, seq);
-CREATE INDEX ON hoist_records (kind, parent, seq);
-CREATE INDEX ON hoist_records (kind, parent, id);
+$other_indexes
 INSERT INTO hoist_records (kind, id, parent, key, rank, data)
   SELECT 'GameServer', convert_to('g' || i, 'UTF8'), convert_to('i' || (i % 100), 'UTF8'), 'AVAILABLE', 0,
          convert_to(repeat('x', 400), 'UTF8')
@@ -100,7 +106,7 @@ WITH server AS (UPDATE hoist_records SET key = 'A', data = data
   WHERE kind = 'GameServer' AND id = convert_to(:server, 'UTF8') RETURNING parent)
 UPDATE hoist_records r SET rank = r.rank + 1, data = r.data FROM server WHERE r.kind = 'Instance' AND r.id = server.parent;
 SQL
-echo "pgbench: $conns connections, ${secs}s each, load average $(cut -d' ' -f1 /proc/loadavg) at start"
+echo "pgbench: $conns connections, ${secs}s each, indexes: ${FLOOR_INDEXES:-all}, load average $(cut -d' ' -f1 /proc/loadavg) at start"
 for shape in one-statement read-then-write claim-cycle-in-sql; do
 	path=$schema
 	[ "$shape" = claim-cycle-in-sql ] && path=${schema}_cycle
